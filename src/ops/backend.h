@@ -1,0 +1,99 @@
+#pragma once
+// The backend-neutral op API: what a model forward is written against. One implementation per
+// backend (CpuBackend: the fp32 reference; CudaBackend: kernels). Every op takes views into the
+// backend's own memory and is asynchronous on CUDA (ordered on the backend's stream) until
+// synchronize() or a download.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ops/batch.h"
+#include "ops/kv_cache.h"
+#include "ops/sampling.h"
+#include "ops/tensor.h"
+
+namespace lathe::ops {
+
+// Rotary embedding parameters. inv_freq is f32 [rotary_dim / 2] in backend memory (already
+// scaled per rope_scaling); angle = position * inv_freq[i] in f32; cos/sin are multiplied by
+// attention_scaling. Rotate-half pairing (i with i + rotary_dim/2); dims >= rotary_dim pass.
+struct RopeParams {
+  const float* inv_freq = nullptr;
+  int32_t rotary_dim = 0;
+  float attention_scaling = 1.0f;
+};
+
+// Attention geometry of one layer. Query head j reads KV head j / (num_heads / num_kv_heads).
+struct AttentionShape {
+  int32_t num_heads = 0;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  float scale = 1.0f;  // usually head_dim^-0.5
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  virtual DeviceKind kind() const = 0;
+  virtual std::string name() const = 0;
+  // dtype of hidden states between ops (F32 on the CPU reference, BF16 on CUDA).
+  virtual DType activation_dtype() const = 0;
+
+  // ---- memory -------------------------------------------------------------------------------
+  virtual void* alloc(size_t bytes) = 0;  // throws lathe::Error when memory runs out
+  virtual void free(void* ptr) = 0;
+  virtual void upload(void* dst, const void* host_src, size_t bytes) = 0;
+  virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
+  virtual void fill_zero(void* dst, size_t bytes) = 0;
+  virtual void synchronize() = 0;
+
+  // Copies the step's host-planned arrays into backend memory owned by the backend (reused
+  // across steps; valid until the next call).
+  virtual DeviceBatch upload_batch(const ForwardBatch& batch) = 0;
+
+  // ---- ops ----------------------------------------------------------------------------------
+  // out[t, :] = table[ids[t], :] for t < batch.num_tokens (ids = batch.token_ids).
+  virtual void embedding(const DeviceBatch& batch, const WeightView& table, Act out) = 0;
+
+  // out = weight * x / sqrt(mean(x^2) + eps), per row. weight: f32 [cols].
+  virtual void rms_norm(Act x, const float* weight, float eps, Act out) = 0;
+
+  // residual += delta; out = rms_norm(residual). Both rows in place where views alias.
+  virtual void add_rms_norm(Act residual, Act delta, const float* weight, float eps, Act out) = 0;
+
+  // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.
+  // The backend picks the arm from (phase, rows, weight kind) through ops/dispatch.
+  virtual void linear(Phase phase, Act x, const WeightView& weight, Act out) = 0;
+
+  // In place on q [T, nH*hd] and k [T, nKV*hd]: per-head RMSNorm over hd with q_norm / k_norm
+  // (f32 [hd], shared across heads), then RoPE at batch.positions; then k and v rows are
+  // written into the cache at batch.slot_mapping.
+  virtual void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm,
+                                     const float* k_norm, float eps, const RopeParams& rope,
+                                     const AttentionShape& shape, const KvCacheShape& cache_shape,
+                                     const KvCacheLayer& cache) = 0;
+
+  // Causal paged attention: each row attends to its sequence's cached positions
+  // [0, context_len - query_len + i] (i = row index within the sequence's chunk).
+  // q [T, nH*hd] (post-RoPE), out [T, nH*hd].
+  virtual void attention(const DeviceBatch& batch, Act q, const AttentionShape& shape,
+                         const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act out) = 0;
+
+  // out[t, i] = silu(gate_up[t, i]) * gate_up[t, I + i] for gate_up [T, 2I], out [T, I].
+  virtual void silu_mul(Act gate_up, Act out) = 0;
+
+  // out[i, :] = x[batch.logits_rows[i], :] for i < batch.num_logits_rows.
+  virtual void gather_logits_rows(const DeviceBatch& batch, Act x, Act out) = 0;
+
+  // One token per row of logits (F32 [S, V]) under params[row] (host array of S), written to
+  // host memory out_ids[S]. Follows the rule in ops/sampling.h.
+  virtual void sample(Act logits, const std::vector<SamplingParams>& params, int32_t* out_ids) = 0;
+};
+
+// The CPU reference backend (always available).
+std::unique_ptr<Backend> make_cpu_backend();
+
+}  // namespace lathe::ops

@@ -1,0 +1,37 @@
+#pragma once
+// The paged KV cache layout shared by every backend.
+//
+// Per layer, K and V are each [num_blocks, num_kv_heads, block_size, head_dim] in `dtype`
+// (F32 on the CPU reference by default, BF16 on CUDA, or F8_E4M3 with a per-tensor scale:
+// stored = fp8(x / scale), read = fp8 * scale). One block of one head is block_size * head_dim
+// contiguous elements, which is what a decode CTA per (head, sequence) streams through.
+#include <cstdint>
+
+#include "core/dtype.h"
+
+namespace lathe::ops {
+
+struct KvCacheShape {
+  int32_t num_blocks = 0;
+  int32_t block_size = 16;
+  int32_t num_kv_heads = 0;
+  int32_t head_dim = 0;
+  DType dtype = DType::kF32;
+
+  int64_t elements_per_layer() const {
+    return static_cast<int64_t>(num_blocks) * num_kv_heads * block_size * head_dim;
+  }
+  // Element offset of (block, head, slot-in-block, 0).
+  int64_t offset(int64_t block, int64_t head, int64_t slot) const {
+    return ((block * num_kv_heads + head) * block_size + slot) * head_dim;
+  }
+};
+
+struct KvCacheLayer {
+  void* k = nullptr;
+  void* v = nullptr;
+  float k_scale = 1.0f;  // used when dtype is F8_E4M3
+  float v_scale = 1.0f;
+};
+
+}  // namespace lathe::ops
