@@ -1,0 +1,117 @@
+#include "target/levers.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+namespace lathe::target {
+namespace {
+
+// Trimmed, lower-cased copy of a lever spelling (the grammar is case-insensitive).
+std::string normalise(std::string_view spelling) {
+  size_t first = 0;
+  size_t last = spelling.size();
+  while (first < last && std::isspace(static_cast<unsigned char>(spelling[first]))) ++first;
+  while (last > first && std::isspace(static_cast<unsigned char>(spelling[last - 1]))) --last;
+  std::string out(spelling.substr(first, last - first));
+  std::transform(out.begin(), out.end(), out.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return out;
+}
+
+// A whole-string unsigned decimal; nullopt for signs, blanks, trailing text or overflow.
+std::optional<uint64_t> parse_decimal(const std::string& text) {
+  if (text.empty()) return std::nullopt;
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
+  return value;
+}
+
+const char* on_off(bool value) { return value ? "on" : "off"; }
+
+}  // namespace
+
+SplitkPolicy SplitkPolicy::pinned_to(uint32_t count) {
+  return {Kind::kPinned, std::clamp<uint32_t>(count, 1, kMaxDecodeSplits)};
+}
+
+std::optional<SplitkPolicy> parse_splitk_policy(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "legacy") return SplitkPolicy::legacy();
+  if (word == "auto") return SplitkPolicy::automatic();
+  if (word == "0" || word == "off" || word == "false" || word == "no") return SplitkPolicy::pinned_to(1);
+  std::optional<uint64_t> count = parse_decimal(word);
+  if (!count) return std::nullopt;
+  return SplitkPolicy::pinned_to(static_cast<uint32_t>(std::min<uint64_t>(*count, kMaxDecodeSplits)));
+}
+
+std::string splitk_policy_label(const SplitkPolicy& policy) {
+  switch (policy.kind) {
+    case SplitkPolicy::Kind::kLegacy:
+      return "legacy";
+    case SplitkPolicy::Kind::kAuto:
+      return "auto";
+    case SplitkPolicy::Kind::kPinned:
+      break;
+  }
+  return std::to_string(std::clamp<uint32_t>(policy.pinned, 1, kMaxDecodeSplits));
+}
+
+std::optional<bool> parse_on_off(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "1" || word == "on" || word == "true" || word == "yes") return true;
+  if (word == "0" || word == "off" || word == "false" || word == "no") return false;
+  return std::nullopt;
+}
+
+std::optional<int32_t> parse_gemv_max_m(std::string_view spelling) {
+  std::optional<uint64_t> value = parse_decimal(normalise(spelling));
+  if (!value || *value > static_cast<uint64_t>(kMaxFfnGemvRows)) return std::nullopt;
+  return static_cast<int32_t>(*value);
+}
+
+Lever<SplitkPolicy> resolve_splitk_lever(const SplitkPolicy& declared, std::optional<std::string_view> env_raw,
+                                         std::string* note) {
+  if (!env_raw) return {declared, false};
+  if (std::optional<SplitkPolicy> parsed = parse_splitk_policy(*env_raw)) return {*parsed, true};
+  if (note) {
+    *note = fmt::format("{}='{}' is not legacy|auto|off|<count>; keeping the declared {}", kEnvAttnDecodeSplitk,
+                        *env_raw, splitk_policy_label(declared));
+  }
+  return {declared, false};
+}
+
+Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optional<std::string_view> env_raw,
+                                 std::string* note) {
+  if (!env_raw) return {declared, false};
+  if (std::optional<bool> parsed = parse_on_off(*env_raw)) return {*parsed, true};
+  if (note) {
+    *note = fmt::format("{}='{}' is not on|off|1|0|true|false|yes|no; keeping the declared {}", env_name, *env_raw,
+                        on_off(declared));
+  }
+  return {declared, false};
+}
+
+Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw, std::string* note) {
+  if (!env_raw) return {declared, false};
+  if (std::optional<int32_t> parsed = parse_gemv_max_m(*env_raw)) return {*parsed, true};
+  if (note) {
+    *note = fmt::format("{}='{}' is not an integer in 0..{}; keeping the declared {}", kEnvFfnGemvMaxM, *env_raw,
+                        kMaxFfnGemvRows, declared);
+  }
+  return {declared, false};
+}
+
+std::string format_levers(const Levers& levers) {
+  auto env = [](bool from_env) { return from_env ? " (env)" : ""; };
+  return fmt::format("attn_decode_splitk={}{} attn_decode_gqa_pack={}{} ffn_batch16={}{} ffn_gemv_max_m={}{}",
+                     splitk_policy_label(levers.attn_decode_splitk.value), env(levers.attn_decode_splitk.from_env),
+                     on_off(levers.attn_decode_gqa_pack.value), env(levers.attn_decode_gqa_pack.from_env),
+                     on_off(levers.ffn_batch16.value), env(levers.ffn_batch16.from_env),
+                     levers.ffn_gemv_max_m.value, env(levers.ffn_gemv_max_m.from_env));
+}
+
+}  // namespace lathe::target

@@ -1,0 +1,97 @@
+#pragma once
+// Operator levers: the knobs a hardware target declares in targets/<name>.toml [defaults] and an
+// operator may override through LATHE_* environment variables. They are resolved ONCE at boot
+// (target/target.h: resolve_target) into one Levers value that is passed explicitly to whoever
+// needs it; nothing on a hot path reads the environment (ARCHITECTURE rules 4 and 5).
+//
+// Grammar shared by every lever: the spelling is trimmed and compared case-insensitively. A
+// spelling that does not parse never arms anything: the declaration is kept and the resolution
+// records a note saying so (a typo must not silently switch a kernel geometry).
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace lathe::target {
+
+// Hard ceiling on the paged-decode split count; pinned counts are clamped to 1..kMaxDecodeSplits
+// and the split-K workspace is sized against it (see ops/splitk_policy.h for the reasons).
+inline constexpr uint32_t kMaxDecodeSplits = 16;
+
+// How a serve picks its paged-decode split-K count (the arithmetic is in ops/splitk_policy.h).
+struct SplitkPolicy {
+  enum class Kind {
+    kLegacy,  // sm_count / (num_q_heads * max(num_seqs, max_decode_seqs)): reads the live batch
+    kAuto,    // two waves of CTAs at the single-sequence shape; a function of configuration only
+    kPinned,  // an operator-chosen count in 1..kMaxDecodeSplits (1 = no split-K)
+  };
+  Kind kind = Kind::kAuto;
+  uint32_t pinned = 1;  // meaningful for kPinned only
+
+  static SplitkPolicy legacy() { return {Kind::kLegacy, 1}; }
+  static SplitkPolicy automatic() { return {Kind::kAuto, 1}; }
+  // Clamps `count` into 1..kMaxDecodeSplits.
+  static SplitkPolicy pinned_to(uint32_t count);
+
+  friend bool operator==(const SplitkPolicy&, const SplitkPolicy&) = default;
+};
+
+// "legacy" | "auto" | "0" / "off" / "false" / "no" (= pinned 1) | a decimal count (clamped to
+// 1..kMaxDecodeSplits). nullopt for anything else.
+std::optional<SplitkPolicy> parse_splitk_policy(std::string_view spelling);
+
+// The spelling that parse_splitk_policy maps back to the same policy: "legacy", "auto" or the
+// pinned count in decimal.
+std::string splitk_policy_label(const SplitkPolicy& policy);
+
+// "1" / "on" / "true" / "yes" -> true; "0" / "off" / "false" / "no" -> false; else nullopt.
+std::optional<bool> parse_on_off(std::string_view spelling);
+
+// Largest decode width the FFN GEMV tiers serve (ffn_gemv_max_m); wider decode rows take the GEMM.
+inline constexpr int32_t kMaxFfnGemvRows = 32;
+
+// A decimal integer in 0..kMaxFfnGemvRows (0 = the GEMV tiers never serve the FFN); else nullopt.
+std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
+
+// One resolved lever: its value and whether the value came from the environment (the boot line
+// marks those "(env)").
+template <typename T>
+struct Lever {
+  T value{};
+  bool from_env = false;
+};
+
+// Every lever of one process, resolved once at boot.
+struct Levers {
+  // Paged-decode split-K policy. Env: LATHE_ATTN_DECODE_SPLITK.
+  Lever<SplitkPolicy> attn_decode_splitk{SplitkPolicy::automatic(), false};
+  // Arms the GQA-packed non-split decode kernel where its shape gate admits the model.
+  // Env: LATHE_ATTN_DECODE_GQA_PACK.
+  Lever<bool> attn_decode_gqa_pack{false, false};
+  // Lets the FFN GEMV take its batch16 tier (5 <= m <= 32). Env: LATHE_FFN_BATCH16.
+  Lever<bool> ffn_batch16{true, false};
+  // Widest decode row count the GEMV tiers serve; wider takes the GEMM. Env: LATHE_FFN_GEMV_MAX_M.
+  Lever<int32_t> ffn_gemv_max_m{kMaxFfnGemvRows, false};
+};
+
+// The environment variable names, one per lever (kept here so docs and tests share them).
+inline constexpr const char* kEnvAttnDecodeSplitk = "LATHE_ATTN_DECODE_SPLITK";
+inline constexpr const char* kEnvAttnDecodeGqaPack = "LATHE_ATTN_DECODE_GQA_PACK";
+inline constexpr const char* kEnvFfnBatch16 = "LATHE_FFN_BATCH16";
+inline constexpr const char* kEnvFfnGemvMaxM = "LATHE_FFN_GEMV_MAX_M";
+
+// Resolution of one lever against an optional raw environment spelling. Pure (the environment is
+// an argument) so every rule is unit-testable. Returns the lever; when env_raw is present but does
+// not parse, the declaration is kept and `note` (if given) receives a one-line explanation.
+Lever<SplitkPolicy> resolve_splitk_lever(const SplitkPolicy& declared, std::optional<std::string_view> env_raw,
+                                         std::string* note = nullptr);
+Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optional<std::string_view> env_raw,
+                                 std::string* note = nullptr);
+Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw,
+                                        std::string* note = nullptr);
+
+// "attn_decode_splitk=auto attn_decode_gqa_pack=off ffn_batch16=on ffn_gemv_max_m=32", with
+// " (env)" after each value that came from the environment.
+std::string format_levers(const Levers& levers);
+
+}  // namespace lathe::target
