@@ -1,0 +1,56 @@
+#pragma once
+// OpenAI request bodies parsed and validated into plain structs. Validation follows OpenAI's
+// behaviour where it is documented: wrong types and out-of-range values are 400s naming the
+// field (`param`); unknown fields are tolerated. Parsing never touches the engine.
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace lathe::server {
+
+struct SamplingRequest {
+  std::optional<int64_t> max_tokens;  // absent: until max-model-len (chat) or 16 (completions)
+  float temperature = 1.0f;
+  float top_p = 1.0f;
+  int32_t top_k = 0;  // 0 or -1: disabled
+  float min_p = 0.0f;
+  std::optional<uint64_t> seed;
+  std::vector<std::string> stop;
+  std::vector<int32_t> stop_token_ids;  // vLLM extension
+  bool ignore_eos = false;              // vLLM extension
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+};
+
+struct CompletionRequest {
+  std::string model;
+  // Exactly one of the two is set: a text prompt or token ids.
+  std::optional<std::string> prompt_text;
+  std::optional<std::vector<int32_t>> prompt_ids;
+  SamplingRequest sampling;
+};
+
+struct ChatRequest {
+  std::string model;
+  nlohmann::ordered_json messages;  // validated: array of {role, content, ...}
+  nlohmann::ordered_json tools;     // null or array of {type: function, function: {...}}
+  // "none" | "auto" | "required" | a function name (from {"type":"function","function":{"name"}})
+  std::string tool_choice = "auto";
+  std::optional<std::string> tool_choice_function;
+  std::optional<bool> enable_thinking;  // chat_template_kwargs.enable_thinking
+  nlohmann::ordered_json chat_template_kwargs = nlohmann::ordered_json::object();
+  bool add_generation_prompt = true;
+  SamplingRequest sampling;
+};
+
+// Throw ApiException (server/api_error.h) on invalid input.
+CompletionRequest parse_completion_request(const nlohmann::ordered_json& body);
+ChatRequest parse_chat_request(const nlohmann::ordered_json& body);
+
+// Parses a request body's text; malformed JSON or a non-object body is a 400.
+nlohmann::ordered_json parse_json_body(const std::string& text);
+
+}  // namespace lathe::server
