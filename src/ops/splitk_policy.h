@@ -1,0 +1,93 @@
+#pragma once
+// The paged-decode split-K policy: how many KV splits a decode launch uses, and the GQA-pack
+// gate. Pure functions of configuration; the CUDA dispatch and the workspace sizing both call
+// decode_num_splits, so a launch can never address more slots than were allocated.
+//
+// Why the split count must not follow the live batch: merging online-softmax partials is not
+// associative. A sequence whose KV is cut into a different number of pieces when it shares a
+// step with other sequences takes a different rounding path and can flip a temperature-0 argmax.
+// So the `auto` and pinned policies read (sm_count, num_q_heads) and nothing else; the split
+// count is fixed for the life of a serve. `legacy` keeps the older rule that reads the reference
+// batch max(num_seqs, max_decode_seqs); it exists to be measured against and as the known-bad
+// control of the determinism tests, and no target declares it.
+//
+// What the old rule got wrong on big parts: with num_q_heads * ref_seqs at or above the SM count
+// it picks ONE split even at batch 1 (24 q heads x 16 reference sequences >= 132 SMs on an H100),
+// so a single-sequence step launched 24 CTAs on 132 SMs and read its KV at ~1% of HBM bandwidth.
+// `auto` sizes for the single-sequence shape instead, which is the one that starves.
+//
+// Short contexts are the kernel's business: each sequence's split length is
+// max(ceil(len / splits), kMinKvPerSplit), computed on the device from its own length, so the
+// host never reads device-side lengths (CUDA graphs) and short sequences leave trailing splits
+// empty instead of cutting their KV into slivers.
+#include <cstddef>
+#include <cstdint>
+
+#include "target/levers.h"
+
+namespace lathe::ops {
+
+using target::kMaxDecodeSplits;
+using target::SplitkPolicy;
+
+// CTA waves `auto` aims for at batch 1. Two rather than one: a decode CTA waits on a paged gather
+// most of the time, and a second resident CTA per SM covers the first one's misses; beyond that,
+// every extra split only adds partials for the reduce to merge and repeats the Q load.
+inline constexpr uint32_t kSplitkTargetWaves = 2;
+
+// The fewest KV positions one split covers (the kernel's floor on the split length).
+inline constexpr int32_t kMinKvPerSplit = 128;
+
+// clamp(ceil(kSplitkTargetWaves * sm_count / num_q_heads), 1, kMaxDecodeSplits). Zero arguments
+// are treated as 1.
+uint32_t auto_splits(uint32_t sm_count, uint32_t num_q_heads);
+
+// The older batch-dependent rule: 1 when num_q_heads * ref_seqs already covers the SMs, else
+// sm_count / (num_q_heads * ref_seqs) (floor). Zero arguments are treated as 1.
+uint32_t legacy_splits(uint32_t sm_count, uint32_t num_q_heads, uint32_t ref_seqs);
+
+// The reference batch the legacy rule reads: max(num_seqs, max_decode_seqs, 1).
+uint32_t legacy_reference_seqs(uint32_t num_seqs, uint32_t max_decode_seqs);
+
+// THE split count of a decode launch. `legacy_ref_seqs` is read by the legacy policy only; auto
+// and pinned are functions of (sm_count, num_q_heads) alone. The result is in 1..kMaxDecodeSplits
+// for every input except a legacy count on a part with more than 16x the heads' SMs (legacy is
+// not clamped: it is preserved as it was).
+uint32_t decode_num_splits(const SplitkPolicy& policy, uint32_t sm_count, uint32_t num_q_heads,
+                           uint32_t legacy_ref_seqs);
+
+// Workspace records ([head_dim] partial output + running max + running sum, f32) the split-K arm
+// must have room for. The split kernel writes record ((seq * num_q_heads) + head) * splits + split,
+// so auto/pinned need max_rows * num_q_heads * splits, with max_rows the widest decode batch the
+// serve accepts (not a typical one: a short allocation is a silent out-of-bounds device write).
+// Legacy needs sm_count: its rule keeps num_seqs * num_q_heads * splits <= sm_count for every
+// batch whose reference covers it.
+uint64_t workspace_slots(const SplitkPolicy& policy, uint32_t sm_count, uint32_t num_q_heads,
+                         uint32_t max_rows, uint32_t legacy_ref_seqs);
+
+// Bytes of one workspace record for a head_dim (head_dim + 2 floats).
+size_t workspace_record_bytes(int32_t head_dim);
+
+// ---- GQA-packed decode ---------------------------------------------------------------------
+// The packed kernel puts a whole query group (the heads sharing one KV head) into one CTA, keeps
+// their queries in registers and reads each K/V row once: grid (num_kv_heads, sequences) instead
+// of (num_q_heads, sequences). Group width and head dim are compile-time in the kernel (register
+// arrays are sized by them), so only the instantiated shapes are admitted. It is used in the
+// non-split arm only: there it does the same arithmetic per query as the unpacked kernel and is
+// bit-identical to it; packing under split-K would change the split count (fewer CTAs want more
+// splits), hence the merge tree and the bytes.
+
+// Compiled group widths (num_q_heads / num_kv_heads) and head dims of the packed kernel.
+inline constexpr int32_t kGqaPackGroups[] = {2, 4, 6, 8};
+inline constexpr int32_t kGqaPackHeadDims[] = {128, 256};
+
+// True exactly for a compiled (group, head_dim) with num_q_heads == num_kv_heads * group: the
+// ratio is tested by multiplication, so 25 q heads over 4 kv heads (which truncating division
+// would call 6) is refused.
+bool gqa_pack_shape_ok(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim);
+
+// CTAs a packed launch puts on the device (num_kv_heads * num_seqs), against
+// num_q_heads * num_seqs unpacked: the whole trade of the packed arm in one number.
+uint64_t gqa_pack_ctas(int32_t num_kv_heads, int32_t num_seqs);
+
+}  // namespace lathe::ops
