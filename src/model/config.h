@@ -21,6 +21,7 @@ struct RopeScaling {
   std::optional<double> attention_factor;
   std::optional<double> mscale;
   std::optional<double> mscale_all_dim;
+  bool truncate = true;  // yarn: floor/ceil the correction range (HF's default)
 };
 
 struct QuantConfig {
