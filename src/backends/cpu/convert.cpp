@@ -11,6 +11,20 @@ namespace lathe::cpu {
 namespace {
 
 constexpr int kLanes = 8;
+// Half of the 8 lanes: a 4-float vector (GCC/Clang vector extension, one SSE register).
+typedef float Quad __attribute__((vector_size(4 * sizeof(float))));
+
+inline Quad load_quad(const float* p) {
+  Quad v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+// Spills lanes 0-3 (lo) and 4-7 (hi) to an array.
+inline void store_lanes(const Quad& lo, const Quad& hi, float* lanes) {
+  std::memcpy(lanes, &lo, sizeof lo);
+  std::memcpy(lanes + 4, &hi, sizeof hi);
+}
 
 // Combines the lanes pairwise in a fixed tree.
 inline float reduce_lanes(const float* acc) {
@@ -107,46 +121,41 @@ void decode_weight_row(const void* weight, DType dtype, int64_t cols, int64_t ro
   }
 }
 
+// The lanes are explicit vectors (lanes 0-3 and 4-7) so the compiler cannot pick a different
+// association: lane j accumulates elements j, j + 8, j + 16, ... in order, the scalar tail
+// continues lanes 0..n%8-1, and reduce_lanes combines them.
 float dot(const float* a, const float* b, int64_t n) {
-  float acc[kLanes] = {};
+  Quad lo = {};
+  Quad hi = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) acc[j] += a[i + j] * b[i + j];
+    lo += load_quad(a + i) * load_quad(b + i);
+    hi += load_quad(a + i + 4) * load_quad(b + i + 4);
   }
-  for (int j = 0; i + j < n; ++j) acc[j] += a[i + j] * b[i + j];
-  return reduce_lanes(acc);
+  float lanes[kLanes];
+  store_lanes(lo, hi, lanes);
+  for (int j = 0; i + j < n; ++j) lanes[j] += a[i + j] * b[i + j];
+  return reduce_lanes(lanes);
 }
 
 void dot4(const float* x, const float* const w[4], int64_t n, float out[4]) {
-  float acc0[kLanes] = {};
-  float acc1[kLanes] = {};
-  float acc2[kLanes] = {};
-  float acc3[kLanes] = {};
-  const float* w0 = w[0];
-  const float* w1 = w[1];
-  const float* w2 = w[2];
-  const float* w3 = w[3];
+  Quad lo[4] = {};
+  Quad hi[4] = {};
   int64_t i = 0;
   for (; i + kLanes <= n; i += kLanes) {
-    for (int j = 0; j < kLanes; ++j) {
-      const float xv = x[i + j];
-      acc0[j] += xv * w0[i + j];
-      acc1[j] += xv * w1[i + j];
-      acc2[j] += xv * w2[i + j];
-      acc3[j] += xv * w3[i + j];
+    const Quad x_lo = load_quad(x + i);
+    const Quad x_hi = load_quad(x + i + 4);
+    for (int r = 0; r < 4; ++r) {
+      lo[r] += x_lo * load_quad(w[r] + i);
+      hi[r] += x_hi * load_quad(w[r] + i + 4);
     }
   }
-  for (int j = 0; i + j < n; ++j) {
-    const float xv = x[i + j];
-    acc0[j] += xv * w0[i + j];
-    acc1[j] += xv * w1[i + j];
-    acc2[j] += xv * w2[i + j];
-    acc3[j] += xv * w3[i + j];
+  for (int r = 0; r < 4; ++r) {
+    float lanes[kLanes];
+    store_lanes(lo[r], hi[r], lanes);
+    for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * w[r][i + j];
+    out[r] = reduce_lanes(lanes);
   }
-  out[0] = reduce_lanes(acc0);
-  out[1] = reduce_lanes(acc1);
-  out[2] = reduce_lanes(acc2);
-  out[3] = reduce_lanes(acc3);
 }
 
 }  // namespace lathe::cpu
