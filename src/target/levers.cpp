@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cstdint>
 
 namespace lathe::target {
 namespace {
@@ -43,8 +44,9 @@ std::optional<SplitkPolicy> parse_splitk_policy(std::string_view spelling) {
   if (word == "legacy") return SplitkPolicy::legacy();
   if (word == "auto") return SplitkPolicy::automatic();
   if (word == "0" || word == "off" || word == "false" || word == "no") return SplitkPolicy::pinned_to(1);
+  // A count must fit 32 bits (larger is not a count at all); in range it clamps to the ceiling.
   std::optional<uint64_t> count = parse_decimal(word);
-  if (!count) return std::nullopt;
+  if (!count || *count > UINT32_MAX) return std::nullopt;
   return SplitkPolicy::pinned_to(static_cast<uint32_t>(std::min<uint64_t>(*count, kMaxDecodeSplits)));
 }
 
@@ -73,15 +75,23 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
-Lever<SplitkPolicy> resolve_splitk_lever(const SplitkPolicy& declared, std::optional<std::string_view> env_raw,
-                                         std::string* note) {
-  if (!env_raw) return {declared, false};
-  if (std::optional<SplitkPolicy> parsed = parse_splitk_policy(*env_raw)) return {*parsed, true};
-  if (note) {
-    *note = fmt::format("{}='{}' is not legacy|auto|off|<count>; keeping the declared {}", kEnvAttnDecodeSplitk,
-                        *env_raw, splitk_policy_label(declared));
+Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
+                                          std::string* note) {
+  std::string why;
+  std::optional<SplitkPolicy> parsed_declared = parse_splitk_policy(declared);
+  if (!parsed_declared) why = fmt::format("declared attn_decode_splitk '{}' is not legacy|auto|off|<count>; using legacy", declared);
+  const SplitkPolicy fallback = parsed_declared.value_or(SplitkPolicy::legacy());
+  Lever<SplitkPolicy> out{fallback, false};
+  if (env_raw) {
+    if (std::optional<SplitkPolicy> parsed = parse_splitk_policy(*env_raw)) {
+      out = {*parsed, true};
+    } else {
+      why += fmt::format("{}{}='{}' is not legacy|auto|off|<count>; keeping the declared {}", why.empty() ? "" : "; ",
+                         kEnvAttnDecodeSplitk, *env_raw, splitk_policy_label(fallback));
+    }
   }
-  return {declared, false};
+  if (note) *note = why;
+  return out;
 }
 
 Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optional<std::string_view> env_raw,

@@ -83,8 +83,12 @@ inline constexpr const char* kEnvFfnGemvMaxM = "LATHE_FFN_GEMV_MAX_M";
 // Resolution of one lever against an optional raw environment spelling. Pure (the environment is
 // an argument) so every rule is unit-testable. Returns the lever; when env_raw is present but does
 // not parse, the declaration is kept and `note` (if given) receives a one-line explanation.
-Lever<SplitkPolicy> resolve_splitk_lever(const SplitkPolicy& declared, std::optional<std::string_view> env_raw,
-                                         std::string* note = nullptr);
+//
+// The split policy's declaration is a spelling too (targets/*.toml): one that does not parse
+// resolves to legacy (with a note), the rule the declaration had before it was written down; an
+// environment spelling that parses overrides it and is marked from_env.
+Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
+                                          std::string* note = nullptr);
 Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optional<std::string_view> env_raw,
                                  std::string* note = nullptr);
 Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw,

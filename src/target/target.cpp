@@ -91,13 +91,12 @@ class Section {
     return out;
   }
 
-  SplitkPolicy splitk(const char* key) const {
+  // A split-policy spelling: a string, or a non-negative integer count.
+  std::string splitk_spelling(const char* key) const {
     const toml::node& node = required(key);
-    std::optional<SplitkPolicy> policy;
-    if (node.is_string()) policy = parse_splitk_policy(*node.value<std::string>());
-    if (node.is_integer() && *node.value<int64_t>() >= 0) policy = parse_splitk_policy(std::to_string(*node.value<int64_t>()));
-    if (!policy) fail("{}: '{}.{}' must be \"legacy\", \"auto\", \"off\" or a split count", source_, name_, key);
-    return *policy;
+    if (node.is_string()) return *node.value<std::string>();
+    if (node.is_integer() && *node.value<int64_t>() >= 0) return std::to_string(*node.value<int64_t>());
+    fail("{}: '{}.{}' must be a string (\"legacy\", \"auto\", \"off\") or a split count", source_, name_, key);
   }
 
  private:
@@ -153,7 +152,7 @@ TargetDecl parse_target(std::string_view toml_text, const std::string& id, const
 
   const Section defaults(root, "defaults", source);
   defaults.allow_only({"attn_decode_splitk", "attn_decode_gqa_pack", "ffn_batch16", "ffn_gemv_max_m"});
-  decl.defaults.attn_decode_splitk = defaults.splitk("attn_decode_splitk");
+  decl.defaults.attn_decode_splitk = defaults.splitk_spelling("attn_decode_splitk");
   decl.defaults.attn_decode_gqa_pack = defaults.boolean("attn_decode_gqa_pack");
   decl.defaults.ffn_batch16 = defaults.boolean("ffn_batch16");
   decl.defaults.ffn_gemv_max_m = static_cast<int32_t>(defaults.integer("ffn_gemv_max_m", 0, kMaxFfnGemvRows));
@@ -253,7 +252,7 @@ ResolvedTarget resolve_target(const std::vector<TargetDecl>& targets, const std:
     return s ? std::optional<std::string_view>(*s) : std::nullopt;
   };
   out.levers.attn_decode_splitk =
-      resolve([&](std::string* n) { return resolve_splitk_lever(d.attn_decode_splitk, view(splitk), n); });
+      resolve([&](std::string* n) { return resolve_splitk_policy(d.attn_decode_splitk, view(splitk), n); });
   out.levers.attn_decode_gqa_pack = resolve(
       [&](std::string* n) { return resolve_on_off_lever(kEnvAttnDecodeGqaPack, d.attn_decode_gqa_pack, view(pack), n); });
   out.levers.ffn_batch16 =

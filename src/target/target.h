@@ -17,7 +17,7 @@
 //   memory_gb = 141.0
 //   device_match = ["H200"]         # case-insensitive substrings of the driver's device name
 //   [defaults]
-//   attn_decode_splitk = "auto"     # legacy | auto | off | <count>
+//   attn_decode_splitk = "auto"     # legacy | auto | off | <count>; unparseable -> legacy
 //   attn_decode_gqa_pack = false
 //   ffn_batch16 = true
 //   ffn_gemv_max_m = 32
@@ -46,7 +46,7 @@ struct HardwareDecl {
 };
 
 struct TargetDefaults {
-  SplitkPolicy attn_decode_splitk = SplitkPolicy::automatic();
+  std::string attn_decode_splitk = "auto";  // a spelling: resolve_splitk_policy reads it
   bool attn_decode_gqa_pack = false;
   bool ffn_batch16 = true;
   int32_t ffn_gemv_max_m = kMaxFfnGemvRows;
@@ -63,7 +63,8 @@ struct TargetDecl {
 inline constexpr const char* kFallbackTarget = "generic";
 
 // Parses one declaration. Throws lathe::Error naming `source` and the offending key (unknown,
-// missing, wrong type, out of range or an unparseable lever spelling).
+// missing, wrong type or out of range). attn_decode_splitk is kept as spelled (string or integer);
+// resolution decides what an unparseable one means.
 TargetDecl parse_target(std::string_view toml_text, const std::string& id, const std::string& source);
 
 // Every declaration from the first source that exists (see the header comment), sorted by id.

@@ -1,0 +1,136 @@
+// Lever grammar and resolution (target/levers.h): trimmed, case-insensitive spellings; an
+// unparseable environment value keeps the declaration and says so; values from the environment
+// are marked.
+#include <gtest/gtest.h>
+
+#include "target/levers.h"
+
+namespace lathe::target {
+namespace {
+
+TEST(LeverGrammar, SplitkSpellings) {
+  EXPECT_EQ(parse_splitk_policy("legacy"), SplitkPolicy::legacy());
+  EXPECT_EQ(parse_splitk_policy("  AUTO \t"), SplitkPolicy::automatic());
+  EXPECT_EQ(parse_splitk_policy("Legacy"), SplitkPolicy::legacy());
+  for (const char* off : {"0", "off", "OFF", "false", "no", " No "}) {
+    EXPECT_EQ(parse_splitk_policy(off), SplitkPolicy::pinned_to(1)) << off;
+  }
+  EXPECT_EQ(parse_splitk_policy("1"), SplitkPolicy::pinned_to(1));
+  EXPECT_EQ(parse_splitk_policy("8"), SplitkPolicy::pinned_to(8));
+  EXPECT_EQ(parse_splitk_policy(" 16 "), SplitkPolicy::pinned_to(16));
+  // Counts above the ceiling clamp to it; a number that does not fit 32 bits is no count.
+  EXPECT_EQ(parse_splitk_policy("17"), SplitkPolicy::pinned_to(16));
+  EXPECT_EQ(parse_splitk_policy("4294967295")->pinned, 16u);
+  for (const char* bad : {"4294967296", "", "  ", "autoo", "-1", "+4", "1.5", "4x", "x4", "on", "yes", "true", "legacy auto"}) {
+    EXPECT_FALSE(parse_splitk_policy(bad).has_value()) << "'" << bad << "'";
+  }
+}
+
+TEST(LeverGrammar, PinnedConstructorClamps) {
+  EXPECT_EQ(SplitkPolicy::pinned_to(0).pinned, 1u);
+  EXPECT_EQ(SplitkPolicy::pinned_to(5).pinned, 5u);
+  EXPECT_EQ(SplitkPolicy::pinned_to(1000).pinned, kMaxDecodeSplits);
+}
+
+TEST(LeverGrammar, LabelRoundTrips) {
+  std::vector<SplitkPolicy> all = {SplitkPolicy::legacy(), SplitkPolicy::automatic()};
+  for (uint32_t n = 1; n <= kMaxDecodeSplits; ++n) all.push_back(SplitkPolicy::pinned_to(n));
+  for (const SplitkPolicy& policy : all) {
+    const std::string label = splitk_policy_label(policy);
+    std::optional<SplitkPolicy> back = parse_splitk_policy(label);
+    ASSERT_TRUE(back.has_value()) << label;
+    EXPECT_EQ(*back, policy) << label;
+  }
+  EXPECT_EQ(splitk_policy_label(SplitkPolicy::legacy()), "legacy");
+  EXPECT_EQ(splitk_policy_label(SplitkPolicy::automatic()), "auto");
+  EXPECT_EQ(splitk_policy_label(SplitkPolicy::pinned_to(1)), "1");
+  EXPECT_EQ(splitk_policy_label(*parse_splitk_policy("off")), "1");
+}
+
+TEST(LeverGrammar, OnOff) {
+  for (const char* on : {"1", "on", "ON", " true", "yes", "Yes "}) EXPECT_EQ(parse_on_off(on), true) << on;
+  for (const char* off : {"0", "off", "false", "NO"}) EXPECT_EQ(parse_on_off(off), false) << off;
+  for (const char* bad : {"", "2", "onn", "enable", "y", "-1"}) EXPECT_FALSE(parse_on_off(bad).has_value()) << bad;
+}
+
+TEST(LeverGrammar, GemvMaxM) {
+  EXPECT_EQ(parse_gemv_max_m("0"), 0);
+  EXPECT_EQ(parse_gemv_max_m(" 16 "), 16);
+  EXPECT_EQ(parse_gemv_max_m("32"), 32);
+  for (const char* bad : {"33", "-1", "", "x", "8.0", "99999999999999999999"}) {
+    EXPECT_FALSE(parse_gemv_max_m(bad).has_value()) << bad;
+  }
+}
+
+TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
+  std::string note;
+  Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::automatic());
+  EXPECT_FALSE(lever.from_env);
+  EXPECT_TRUE(note.empty());
+
+  lever = resolve_splitk_policy("auto", "8", &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::pinned_to(8));
+  EXPECT_TRUE(lever.from_env);
+
+  lever = resolve_splitk_policy("auto", "legacy", &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::legacy());
+  EXPECT_TRUE(lever.from_env);
+}
+
+TEST(LeverResolution, SplitkTypoKeepsTheDeclaration) {
+  std::string note;
+  Lever<SplitkPolicy> lever = resolve_splitk_policy("4", "atuo", &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::pinned_to(4));
+  EXPECT_FALSE(lever.from_env);
+  EXPECT_NE(note.find("LATHE_ATTN_DECODE_SPLITK"), std::string::npos) << note;
+  EXPECT_NE(note.find("atuo"), std::string::npos) << note;
+}
+
+TEST(LeverResolution, UnparseableDeclarationFallsToLegacy) {
+  std::string note;
+  Lever<SplitkPolicy> lever = resolve_splitk_policy("automatic", std::nullopt, &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::legacy());
+  EXPECT_FALSE(lever.from_env);
+  EXPECT_NE(note.find("automatic"), std::string::npos) << note;
+  // ... and a parseable environment value still overrides it.
+  lever = resolve_splitk_policy("automatic", "auto", &note);
+  EXPECT_EQ(lever.value, SplitkPolicy::automatic());
+  EXPECT_TRUE(lever.from_env);
+}
+
+TEST(LeverResolution, OnOffAndGemv) {
+  std::string note;
+  EXPECT_FALSE(resolve_on_off_lever(kEnvAttnDecodeGqaPack, false, std::nullopt, &note).value);
+  Lever<bool> pack = resolve_on_off_lever(kEnvAttnDecodeGqaPack, false, "on", &note);
+  EXPECT_TRUE(pack.value);
+  EXPECT_TRUE(pack.from_env);
+  // A typo neither arms nor disarms.
+  pack = resolve_on_off_lever(kEnvAttnDecodeGqaPack, true, "of", &note);
+  EXPECT_TRUE(pack.value);
+  EXPECT_FALSE(pack.from_env);
+  EXPECT_NE(note.find(kEnvAttnDecodeGqaPack), std::string::npos);
+  pack = resolve_on_off_lever(kEnvAttnDecodeGqaPack, false, "1x", &note);
+  EXPECT_FALSE(pack.value);
+
+  Lever<int32_t> gemv = resolve_gemv_max_m_lever(32, "16", &note);
+  EXPECT_EQ(gemv.value, 16);
+  EXPECT_TRUE(gemv.from_env);
+  gemv = resolve_gemv_max_m_lever(32, "64", &note);
+  EXPECT_EQ(gemv.value, 32);
+  EXPECT_FALSE(gemv.from_env);
+  EXPECT_NE(note.find(kEnvFfnGemvMaxM), std::string::npos);
+}
+
+TEST(LeverFormat, MarksEnvironmentValues) {
+  Levers levers;
+  levers.attn_decode_splitk = {SplitkPolicy::pinned_to(6), true};
+  levers.attn_decode_gqa_pack = {true, false};
+  levers.ffn_batch16 = {false, true};
+  levers.ffn_gemv_max_m = {24, false};
+  EXPECT_EQ(format_levers(levers),
+            "attn_decode_splitk=6 (env) attn_decode_gqa_pack=on ffn_batch16=off (env) ffn_gemv_max_m=24");
+}
+
+}  // namespace
+}  // namespace lathe::target
