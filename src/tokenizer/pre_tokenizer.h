@@ -1,0 +1,43 @@
+#pragma once
+// The Split pre-tokenizer (behaviour Isolated): every regex match is one piece and so is every
+// stretch of text between matches. Patterns are written for Oniguruma (what HF tokenizers runs)
+// and executed with PCRE2 (PCRE2_UTF | PCRE2_UCP, JIT-compiled when available).
+//
+// The one semantic difference that matters for tokenizer patterns is `\s`: Oniguruma matches the
+// Unicode White_Space property, PCRE2 with UCP matches \p{Z}, \h and \v, which adds U+180E
+// (MONGOLIAN VOWEL SEPARATOR). translate_pattern() therefore spells `\s` as the explicit
+// White_Space set (and `\S` as its complement) before compiling. `\S` inside a character class
+// and `\Q...\E` are refused with an error; everything else is passed through unchanged.
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace lathe::tokenizer {
+
+// Oniguruma pattern -> PCRE2 pattern (see above). `where` names the field in errors.
+std::string translate_pattern(std::string_view pattern, const std::string& where);
+
+class SplitPreTokenizer {
+ public:
+  // Compiles `pattern` (Oniguruma syntax, translated); a pattern PCRE2 rejects throws
+  // lathe::Error naming `where` and the offset.
+  SplitPreTokenizer(std::string_view pattern, const std::string& where);
+  ~SplitPreTokenizer();
+  SplitPreTokenizer(SplitPreTokenizer&&) noexcept;
+  SplitPreTokenizer& operator=(SplitPreTokenizer&&) noexcept;
+
+  // Appends the pieces of `text` (valid UTF-8, not checked again) to `pieces`, in order; the
+  // pieces are views into `text` and tile it exactly (no empty piece). Thread-safe.
+  void split(std::string_view text, std::vector<std::string_view>& pieces) const;
+
+  bool jit() const { return jit_; }
+
+ private:
+  struct Code;
+  std::unique_ptr<Code> code_;
+  bool jit_ = false;
+  std::string where_;
+};
+
+}  // namespace lathe::tokenizer
