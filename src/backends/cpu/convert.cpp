@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "backends/cpu/cpu_ops.h"
+#include "backends/cpu/internal.h"
 #include "core/error.h"
 #include "core/numeric.h"
 
@@ -17,6 +18,19 @@ typedef float Quad __attribute__((vector_size(4 * sizeof(float))));
 inline Quad load_quad(const float* p) {
   Quad v;
   std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+typedef uint32_t Quad32 __attribute__((vector_size(4 * sizeof(uint32_t))));
+typedef uint16_t Quad16 __attribute__((vector_size(4 * sizeof(uint16_t))));
+
+// Four bf16 values widened exactly to f32 (bits << 16).
+inline Quad load_bf16_quad(const uint16_t* p) {
+  Quad16 bits;
+  std::memcpy(&bits, p, sizeof bits);
+  const Quad32 wide = __builtin_convertvector(bits, Quad32) << 16;
+  Quad v;
+  std::memcpy(&v, &wide, sizeof v);
   return v;
 }
 
@@ -154,6 +168,26 @@ void dot4(const float* x, const float* const w[4], int64_t n, float out[4]) {
     float lanes[kLanes];
     store_lanes(lo[r], hi[r], lanes);
     for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * w[r][i + j];
+    out[r] = reduce_lanes(lanes);
+  }
+}
+
+void detail::dot4_bf16(const float* x, const uint16_t* const w[4], int64_t n, float out[4]) {
+  Quad lo[4] = {};
+  Quad hi[4] = {};
+  int64_t i = 0;
+  for (; i + kLanes <= n; i += kLanes) {
+    const Quad x_lo = load_quad(x + i);
+    const Quad x_hi = load_quad(x + i + 4);
+    for (int r = 0; r < 4; ++r) {
+      lo[r] += x_lo * load_bf16_quad(w[r] + i);
+      hi[r] += x_hi * load_bf16_quad(w[r] + i + 4);
+    }
+  }
+  for (int r = 0; r < 4; ++r) {
+    float lanes[kLanes];
+    store_lanes(lo[r], hi[r], lanes);
+    for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * bf16_bits_to_float(w[r][i + j]);
     out[r] = reduce_lanes(lanes);
   }
 }

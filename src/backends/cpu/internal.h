@@ -19,4 +19,9 @@ void check_rows(const char* op, const char* what, const Rows& view, int64_t rows
 // Rows per parallel task so that each task carries about `work_per_task` element operations.
 int64_t rows_per_task(int64_t work_per_row, int64_t work_per_task = 1 << 15);
 
+// dot4 with the four weight rows read directly as bf16 bits (widened exactly to f32): the same
+// lanes and order as dot4 over the decoded rows, so bit-identical to it. Used when a decode
+// pass would not be amortised over several activation rows.
+void dot4_bf16(const float* x, const uint16_t* const w[4], int64_t n, float out[4]);
+
 }  // namespace lathe::cpu::detail

@@ -19,6 +19,9 @@ namespace {
 
 constexpr int64_t kTile = 4;                // weight rows per dot4
 constexpr int64_t kBlockBytes = 256 * 1024;  // f32 bytes of decoded weights / activations per block
+// Up to this many activation rows an unscaled BF16 weight is read in place (dot4_bf16) instead
+// of being decoded to f32 first: the decode pass would not be amortised. Bit-identical either way.
+constexpr int64_t kDirectBf16MaxRows = 2;
 
 inline void store_value(char* row, DType dtype, int64_t index, float value) {
   switch (dtype) {
@@ -65,14 +68,33 @@ void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType
   const int64_t m_block = std::max<int64_t>(1, kBlockBytes / row_bytes);
   const int64_t num_n_blocks = (out_features + n_block - 1) / n_block;
   const int64_t work_per_block = n_block * std::max<int64_t>(1, k) * rows;
+  const bool direct_bf16 = weight_dtype == DType::kBF16 && scale.data == nullptr && rows <= kDirectBf16MaxRows;
 
   parallel_for(
       num_n_blocks,
       [&](int64_t block_begin, int64_t block_end) {
-        std::vector<float> w_storage(static_cast<size_t>(n_block * k));
+        std::vector<float> w_storage(direct_bf16 ? 0 : static_cast<size_t>(n_block * k));
         for (int64_t block = block_begin; block < block_end; ++block) {
           const int64_t n0 = block * n_block;
           const int64_t count = std::min(out_features, n0 + n_block) - n0;
+          if (direct_bf16) {
+            const auto* w_bits = static_cast<const uint16_t*>(weight);
+            for (int64_t t0 = 0; t0 < count; t0 += kTile) {
+              const uint16_t* w[kTile];
+              for (int64_t j = 0; j < kTile; ++j) w[j] = w_bits + (n0 + std::min(t0 + j, count - 1)) * k;
+              const int64_t live = std::min(kTile, count - t0);
+              for (int64_t m = 0; m < rows; ++m) {
+                float result[kTile];
+                detail::dot4_bf16(xf + m * k, w, k, result);
+                char* out_row = detail::row_ptr(out, m);
+                for (int64_t j = 0; j < live; ++j) {
+                  const int64_t n = n0 + t0 + j;
+                  store_value(out_row, out.dtype, n, bias != nullptr ? result[j] + bias[n] : result[j]);
+                }
+              }
+            }
+            continue;
+          }
           for (int64_t i = 0; i < count; ++i) {
             decode_weight_row(weight, weight_dtype, k, n0 + i, scale, w_storage.data() + i * k);
           }
