@@ -1,0 +1,203 @@
+#include "model/qwen3.h"
+
+#include <cmath>
+#include <utility>
+
+#include "core/dtype.h"
+#include "core/error.h"
+#include "core/log.h"
+
+namespace lathe::model {
+namespace {
+
+// Scratch activations of one step, each [max_tokens_per_step, cols] in the activation dtype
+// (kGathered: [max_logits_rows, H]).
+enum Scratch : int {
+  kHidden,    // the residual stream h                         [T, H]
+  kNormed,    // RMSNorm(h), the input of the next linear      [T, H]
+  kQkv,       // q | k | v column slices of one buffer         [T, (nH + 2 nKV) hd]
+  kAttn,      // attention output, heads concatenated          [T, nH hd]
+  kDelta,     // o_proj / down_proj output added into h        [T, H]
+  kGateUp,    // gate | up column slices                       [T, 2 I]
+  kMlp,       // silu(gate) * up                               [T, I]
+  kGathered,  // final-normed rows whose logits are returned   [R, H]
+  kNumScratch,
+};
+
+}  // namespace
+
+Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights weights, const Qwen3Options& options)
+    : backend_(backend),
+      config_(std::move(config)),
+      options_(options),
+      host_(std::move(weights)),
+      device_(upload_qwen3_weights(backend, host_)),
+      kv_cache_(backend, config_.num_hidden_layers,
+                ops::KvCacheShape{options.num_kv_blocks, options.kv_block_size,
+                                  static_cast<int32_t>(config_.num_key_value_heads),
+                                  static_cast<int32_t>(config_.head_dim), options.kv_dtype}) {
+  const ModelConfig& c = config_;
+  if (c.num_attention_heads <= 0 || c.num_key_value_heads <= 0 || c.num_attention_heads % c.num_key_value_heads != 0) {
+    fail("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", (c.dir / "config.json").string(),
+         c.num_attention_heads, c.num_key_value_heads);
+  }
+  if (static_cast<int64_t>(host_.layers.size()) != c.num_hidden_layers) {
+    fail("{}: {} layers loaded, config says {}", c.dir.string(), host_.layers.size(), c.num_hidden_layers);
+  }
+  if (options.max_tokens_per_step < 1 || options.max_logits_rows < 1) {
+    fail("Qwen3 model: max_tokens_per_step ({}) and max_logits_rows ({}) must be at least 1",
+         options.max_tokens_per_step, options.max_logits_rows);
+  }
+  if (options.num_kv_blocks < 2) fail("Qwen3 model: the KV cache needs at least 2 blocks, got {}", options.num_kv_blocks);
+
+  const RopeTables tables = compute_rope(c);
+  const int64_t rotary_dim = c.rotary_dim();
+  if (rotary_dim <= 0 || rotary_dim % 2 != 0 || rotary_dim > c.head_dim ||
+      static_cast<int64_t>(tables.inv_freq.size()) != rotary_dim / 2) {
+    fail("{}: rotary dim {} (head_dim {} x partial_rotary_factor {}) is not an even number <= head_dim",
+         (c.dir / "config.json").string(), rotary_dim, c.head_dim, c.partial_rotary_factor);
+  }
+  inv_freq_ = DeviceBuffer(backend, tables.inv_freq.size() * sizeof(float), "RoPE tables");
+  backend.upload(inv_freq_.data(), tables.inv_freq.data(), tables.inv_freq.size() * sizeof(float));
+  rope_.inv_freq = static_cast<const float*>(inv_freq_.data());
+  rope_.rotary_dim = static_cast<int32_t>(rotary_dim);
+  rope_.attention_scaling = tables.attention_scaling;
+
+  attn_shape_.num_heads = static_cast<int32_t>(c.num_attention_heads);
+  attn_shape_.num_kv_heads = static_cast<int32_t>(c.num_key_value_heads);
+  attn_shape_.head_dim = static_cast<int32_t>(c.head_dim);
+  attn_shape_.scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.head_dim)));
+
+  const int64_t q_cols = c.num_attention_heads * c.head_dim;
+  const int64_t kv_cols = c.num_key_value_heads * c.head_dim;
+  scratch_cols_.assign(kNumScratch, 0);
+  scratch_cols_[kHidden] = c.hidden_size;
+  scratch_cols_[kNormed] = c.hidden_size;
+  scratch_cols_[kQkv] = q_cols + 2 * kv_cols;
+  scratch_cols_[kAttn] = q_cols;
+  scratch_cols_[kDelta] = c.hidden_size;
+  scratch_cols_[kGateUp] = 2 * c.intermediate_size;
+  scratch_cols_[kMlp] = c.intermediate_size;
+  scratch_cols_[kGathered] = c.hidden_size;
+  const size_t elem = dtype_size(backend.activation_dtype());
+  for (int i = 0; i < kNumScratch; ++i) {
+    const int64_t rows = i == kGathered ? options.max_logits_rows : options.max_tokens_per_step;
+    scratch_.emplace_back(backend, static_cast<size_t>(rows * scratch_cols_[static_cast<size_t>(i)]) * elem,
+                          "activation scratch");
+  }
+  backend.synchronize();
+  if (log_once("qwen3.model")) {
+    spdlog::info("qwen3: {} layers, hidden {}, heads {}/{} x {}, vocab {}, weights {:.1f} MiB ({} uploaded), KV {} "
+                 "{} blocks x {} ({:.1f} MiB)",
+                 c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim,
+                 c.vocab_size, static_cast<double>(device_.weight_bytes) / (1024.0 * 1024.0),
+                 device_.uploaded_bytes > 0 ? "copied" : "zero-copy", dtype_name(options.kv_dtype),
+                 options.num_kv_blocks, options.kv_block_size,
+                 static_cast<double>(kv_cache_.bytes()) / (1024.0 * 1024.0));
+  }
+}
+
+ops::Act Qwen3Model::scratch(int buffer, int64_t rows) const {
+  ops::Act act;
+  act.data = scratch_[static_cast<size_t>(buffer)].data();
+  act.dtype = backend_.activation_dtype();
+  act.rows = rows;
+  act.cols = scratch_cols_[static_cast<size_t>(buffer)];
+  act.stride = act.cols;
+  return act;
+}
+
+void Qwen3Model::validate(const ops::ForwardBatch& batch, const ops::Act& logits_out) const {
+  const int64_t tokens = batch.num_tokens();
+  if (tokens < 1 || tokens > options_.max_tokens_per_step) {
+    fail("qwen3 forward: step has {} tokens, the model was sized for 1..{}", tokens, options_.max_tokens_per_step);
+  }
+  for (int64_t t = 0; t < tokens; ++t) {
+    const int32_t id = batch.token_ids[static_cast<size_t>(t)];
+    if (id < 0 || id >= config_.vocab_size) {
+      fail("qwen3 forward: token id {} (row {}) is outside the vocabulary [0, {})", id, t, config_.vocab_size);
+    }
+  }
+  const ops::KvCacheShape& kv = kv_cache_.shape();
+  const int64_t num_slots = static_cast<int64_t>(kv.num_blocks) * kv.block_size;
+  for (int32_t slot : batch.slot_mapping) {
+    if (slot >= num_slots) fail("qwen3 forward: slot {} is outside the KV cache's {} slots", slot, num_slots);
+  }
+  for (int32_t block : batch.block_tables) {
+    if (block < 0 || block >= kv.num_blocks) {
+      fail("qwen3 forward: block {} is outside the KV cache's {} blocks", block, kv.num_blocks);
+    }
+  }
+  for (int32_t len : batch.context_lens) {
+    if (len < 1 || static_cast<int64_t>(len) > static_cast<int64_t>(batch.max_blocks_per_seq) * kv.block_size) {
+      fail("qwen3 forward: context length {} does not fit {} blocks per sequence", len, batch.max_blocks_per_seq);
+    }
+  }
+  const auto rows = static_cast<int64_t>(batch.logits_rows.size());
+  if (rows > options_.max_logits_rows) {
+    fail("qwen3 forward: {} logits rows, the model was sized for {}", rows, options_.max_logits_rows);
+  }
+  if (rows > 0 && (logits_out.dtype != DType::kF32 || logits_out.rows != rows ||
+                   logits_out.cols != config_.vocab_size || logits_out.stride < logits_out.cols)) {
+    fail("qwen3 forward: logits_out must be F32 [{}, {}], got {} [{}, {}]", rows, config_.vocab_size,
+         dtype_name(logits_out.dtype), logits_out.rows, logits_out.cols);
+  }
+}
+
+void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
+  validate(batch, logits_out);
+  ops::Backend& be = backend_;
+  const ModelConfig& c = config_;
+  const ops::Phase phase = batch.phase;
+  const int64_t tokens = batch.num_tokens();
+  const auto eps = static_cast<float>(c.rms_norm_eps);
+  const int64_t q_cols = c.num_attention_heads * c.head_dim;
+  const int64_t kv_cols = c.num_key_value_heads * c.head_dim;
+  const int64_t inter = c.intermediate_size;
+  const ops::KvCacheShape& kv_shape = kv_cache_.shape();
+
+  const ops::DeviceBatch dev = be.upload_batch(batch);
+  const ops::Act hidden = scratch(kHidden, tokens);  // [T, H]
+  const ops::Act normed = scratch(kNormed, tokens);  // [T, H]
+  const ops::Act qkv = scratch(kQkv, tokens);        // [T, (nH + 2 nKV) hd]
+  const ops::Act q = qkv.slice_cols(0, q_cols);
+  const ops::Act k = qkv.slice_cols(q_cols, kv_cols);
+  const ops::Act v = qkv.slice_cols(q_cols + kv_cols, kv_cols);
+  const ops::Act attn = scratch(kAttn, tokens);      // [T, nH hd]
+  const ops::Act delta = scratch(kDelta, tokens);    // [T, H]
+  const ops::Act gate_up = scratch(kGateUp, tokens); // [T, 2I]
+  const ops::Act gate = gate_up.slice_cols(0, inter);
+  const ops::Act up = gate_up.slice_cols(inter, inter);
+  const ops::Act mlp = scratch(kMlp, tokens);        // [T, I]
+
+  be.embedding(dev, device_.embed_tokens, hidden);
+  be.rms_norm(hidden, device_.layers.front().input_layernorm, eps, normed);
+  for (size_t l = 0; l < device_.layers.size(); ++l) {
+    const Qwen3LayerDeviceWeights& w = device_.layers[l];
+    const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
+    // Attention block: normed = input_layernorm(h).
+    be.linear(phase, normed, w.q_proj, q);
+    be.linear(phase, normed, w.k_proj, k);
+    be.linear(phase, normed, w.v_proj, v);
+    be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
+    be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
+    be.linear(phase, attn, w.o_proj, delta);
+    // h += o; normed = post_attention_layernorm(h).
+    be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
+    // MLP block.
+    be.linear(phase, normed, w.gate_proj, gate);
+    be.linear(phase, normed, w.up_proj, up);
+    be.silu_mul(gate_up, mlp);
+    be.linear(phase, mlp, w.down_proj, delta);
+    // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.
+    const bool last = l + 1 == device_.layers.size();
+    const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;
+    be.add_rms_norm(hidden, delta, next_norm, eps, normed);
+  }
+  if (batch.logits_rows.empty()) return;
+  const ops::Act gathered = scratch(kGathered, static_cast<int64_t>(batch.logits_rows.size()));  // [R, H]
+  be.gather_logits_rows(dev, normed, gathered);
+  be.linear(phase, gathered, device_.lm_head, logits_out);  // F32 [R, V]
+}
+
+}  // namespace lathe::model

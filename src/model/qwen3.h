@@ -1,0 +1,66 @@
+#pragma once
+// The Qwen3 dense model (spec section 2) over the backend-neutral op API.
+//
+// Owns the host weights (mmapped views), their backend-side views, the paged KV cache of every
+// layer and the scratch activations of one step (allocated once for `max_tokens_per_step`
+// rows; forward() never allocates). forward() runs one step of any mix of prefill chunks and
+// decode rows planned by the caller (ops/batch.h) and writes the logits of the batch's
+// logits_rows.
+#include <cstdint>
+#include <vector>
+
+#include "model/config.h"
+#include "model/device_buffer.h"
+#include "model/kv_cache_store.h"
+#include "model/weight_upload.h"
+#include "model/weights.h"
+#include "ops/backend.h"
+
+namespace lathe::model {
+
+struct Qwen3Options {
+  int32_t max_tokens_per_step = 0;  // scratch rows: the widest step forward() accepts (>= 1)
+  int32_t max_logits_rows = 0;      // the most logits rows one step may return (>= 1)
+  int32_t num_kv_blocks = 0;        // KV cache blocks, including the scratch block 0 (>= 2)
+  int32_t kv_block_size = 16;       // token slots per block
+  DType kv_dtype = DType::kF32;     // F32, BF16, F16 or F8_E4M3 (scale 1.0)
+};
+
+class Qwen3Model {
+ public:
+  // Validates the geometry (GQA divisibility, rotary dim), uploads the weights, allocates the
+  // KV cache and the scratch. Throws lathe::Error naming what is wrong or does not fit.
+  Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights weights, const Qwen3Options& options);
+
+  // One step. logits_out: F32 [batch.logits_rows.size(), vocab] in the backend's memory (any
+  // row stride >= vocab); left untouched when the step returns no rows. Asynchronous on
+  // backends that are (read the logits after a download or synchronize()).
+  void forward(const ops::ForwardBatch& batch, ops::Act logits_out);
+
+  const ModelConfig& config() const { return config_; }
+  const Qwen3Options& options() const { return options_; }
+  ops::Backend& backend() const { return backend_; }
+  const KvCacheStore& kv_cache() const { return kv_cache_; }
+  int64_t vocab_size() const { return config_.vocab_size; }
+  // Bytes of the weight matrices as stored (what a decode step streams).
+  size_t weight_bytes() const { return device_.weight_bytes; }
+
+ private:
+  // Checks the host-planned batch against the model and the scratch/KV sizes.
+  void validate(const ops::ForwardBatch& batch, const ops::Act& logits_out) const;
+  ops::Act scratch(int buffer, int64_t rows) const;
+
+  ops::Backend& backend_;
+  ModelConfig config_;
+  Qwen3Options options_;
+  Qwen3Weights host_;          // mmapped storage and f32 vectors the views point into
+  Qwen3DeviceWeights device_;  // what the ops read
+  KvCacheStore kv_cache_;
+  DeviceBuffer inv_freq_;      // f32 [rotary_dim / 2]
+  ops::RopeParams rope_;
+  ops::AttentionShape attn_shape_;
+  std::vector<DeviceBuffer> scratch_;  // indexed by the Scratch enum in qwen3.cpp
+  std::vector<int64_t> scratch_cols_;
+};
+
+}  // namespace lathe::model
