@@ -55,8 +55,8 @@ double cached_value(float x, DType dtype, float scale) {
 
 class AttentionHarness {
  public:
-  AttentionHarness(const Geometry& g, std::vector<SeqPlan> plans, uint64_t seed)
-      : g_(g), plans_(std::move(plans)), rng_(seed), backend_(ops::make_cpu_backend()) {
+  AttentionHarness(const Geometry& g, std::vector<SeqPlan> plans, uint64_t seed, DType act_dtype = DType::kF32)
+      : g_(g), plans_(std::move(plans)), rng_(seed), backend_(ops::make_cpu_backend()), act_dtype_(act_dtype) {
     shape_.num_kv_heads = g.num_kv_heads;
     shape_.num_heads = g.num_kv_heads * g.group;
     shape_.head_dim = g.head_dim;
@@ -99,6 +99,8 @@ class AttentionHarness {
       keys_.push_back(rng_.normals(n));
       values_.push_back(rng_.normals(n));
       queries_.push_back(rng_.normals(static_cast<size_t>(p.chunk * shape_.num_heads * g.head_dim)));
+      // BF16 activations: the reference sees the bf16 values the backend reads.
+      if (act_dtype_ == DType::kBF16) queries_.back() = test::from_bf16_bits(test::to_bf16_bits(queries_.back()));
     }
   }
 
@@ -112,6 +114,13 @@ class AttentionHarness {
     const int64_t q_cols = int64_t{shape_.num_heads} * shape_.head_dim;
     std::vector<float> out(q.size(), 0.0f);
     const int64_t tokens = static_cast<int64_t>(q.size()) / q_cols;
+    if (act_dtype_ == DType::kBF16) {
+      std::vector<uint16_t> q_bits = test::to_bf16_bits(q);
+      std::vector<uint16_t> out_bits(q.size());
+      backend_->attention(device, test::bf16_act(q_bits, tokens, q_cols), shape_, cache_shape_, layer_,
+                          test::bf16_act(out_bits, tokens, q_cols));
+      return test::from_bf16_bits(out_bits);
+    }
     backend_->attention(device, test::f32_act(q, tokens, q_cols), shape_, cache_shape_, layer_,
                         test::f32_act(out, tokens, q_cols));
     return out;
@@ -240,6 +249,7 @@ class AttentionHarness {
   std::vector<SeqPlan> plans_;
   Rng rng_;
   std::unique_ptr<ops::Backend> backend_;
+  DType act_dtype_;
   ops::AttentionShape shape_;
   ops::KvCacheShape cache_shape_;
   ops::KvCacheLayer layer_;
@@ -297,6 +307,13 @@ TEST(CpuAttention, Fp8KvCache) {
     // Against the reference computed on the dequantised cache values: the same f32 bound.
     harness.check(out, kAttentionBound, "attention fp8 kv (vs dequantised reference)");
   }
+}
+
+TEST(CpuAttention, Bf16QueriesAndOutput) {
+  const Geometry g{2, 2, 64, 16, DType::kBF16};
+  AttentionHarness harness(g, kMixedBatch, 51, DType::kBF16);
+  // The output's bf16 rounding adds at most 2^-8 of |out| <= max |v|.
+  harness.check(harness.run(), kAttentionBound + std::ldexp(1.0, -8), "attention bf16 q/out");
 }
 
 TEST(CpuAttention, RejectsBadBatches) {

@@ -130,6 +130,38 @@ TEST(CpuRowOps, RmsNormBf16Activations) {
   stats.expect_within(1.0 / 256.0 + 1e-5);  // the final bf16 rounding: half an ulp of 8 bits
 }
 
+// A BF16 residual stream: the sum is stored rounded to bf16 and the norm reads that stored sum.
+TEST(CpuRowOps, AddRmsNormBf16Residual) {
+  auto backend = ops::make_cpu_backend();
+  Rng rng(14);
+  const int64_t rows = 3, cols = 256;
+  std::vector<uint16_t> residual = test::to_bf16_bits(rng.normals(static_cast<size_t>(rows * cols), 2.0f));
+  std::vector<uint16_t> delta = test::to_bf16_bits(rng.normals(static_cast<size_t>(rows * cols)));
+  const std::vector<float> r0 = test::from_bf16_bits(residual);
+  const std::vector<float> d0 = test::from_bf16_bits(delta);
+  std::vector<float> w = rng.normals(static_cast<size_t>(cols));
+  std::vector<uint16_t> out(residual.size());
+  backend->add_rms_norm(test::bf16_act(residual, rows, cols), test::bf16_act(delta, rows, cols), w.data(), 1e-6f,
+                        test::bf16_act(out, rows, cols));
+  const std::vector<float> stored = test::from_bf16_bits(residual);
+  const std::vector<float> got = test::from_bf16_bits(out);
+  ErrorStats sum_stats("add_rms_norm bf16 residual");
+  ErrorStats norm_stats("add_rms_norm bf16 out (of the stored residual)");
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t c = 0; c < cols; ++c) {
+      const size_t i = static_cast<size_t>(r * cols + c);
+      const double s = static_cast<double>(r0[i]) + d0[i];
+      sum_stats.add(stored[i], s, std::fabs(s));
+    }
+    const auto ref = ref_rms_norm(&stored[static_cast<size_t>(r * cols)], cols, w.data(), 1e-6);
+    for (int64_t c = 0; c < cols; ++c) {
+      norm_stats.add(got[static_cast<size_t>(r * cols + c)], ref[static_cast<size_t>(c)], std::fabs(ref[static_cast<size_t>(c)]));
+    }
+  }
+  sum_stats.expect_within(std::ldexp(1.0, -8) + 1e-7);  // bf16 rounding of the (f32) sum
+  norm_stats.expect_within(std::ldexp(1.0, -8) + kNormBound);
+}
+
 TEST(CpuRowOps, HeadRmsNorm) {
   Rng rng(5);
   for (int64_t head_dim : {64, 128}) {
@@ -231,6 +263,27 @@ TEST(CpuRowOps, SiluMul) {
     }
   }
   stats.expect_within(1e-6);
+}
+
+TEST(CpuRowOps, SiluMulBf16) {
+  auto backend = ops::make_cpu_backend();
+  Rng rng(15);
+  const int64_t rows = 3, inter = 100;
+  std::vector<uint16_t> gate_up = test::to_bf16_bits(rng.normals(static_cast<size_t>(rows * 2 * inter), 3.0f));
+  std::vector<uint16_t> out(static_cast<size_t>(rows * inter));
+  backend->silu_mul(test::bf16_act(gate_up, rows, 2 * inter), test::bf16_act(out, rows, inter));
+  const std::vector<float> in = test::from_bf16_bits(gate_up);
+  const std::vector<float> got = test::from_bf16_bits(out);
+  ErrorStats stats("silu_mul bf16");
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < inter; ++i) {
+      const double g = in[static_cast<size_t>(r * 2 * inter + i)];
+      const double u = in[static_cast<size_t>(r * 2 * inter + inter + i)];
+      const double want = g / (1.0 + std::exp(-g)) * u;
+      stats.add(got[static_cast<size_t>(r * inter + i)], want, std::fabs(want));
+    }
+  }
+  stats.expect_within(std::ldexp(1.0, -8) + 1e-6);
 }
 
 TEST(CpuRowOps, Embedding) {
