@@ -20,6 +20,10 @@ For each tokenizer below and each corpus string it records the ids of
                                                   the whole id range, including added tokens
                                                   and ids the tokenizer does not know
 
+  tests/fixtures/tokenizer/utf8_lossy_refs.jsonl  byte strings (hex) and Python's
+                                                  bytes.decode("utf-8", "replace"), the same
+                                                  maximal-subpart U+FFFD policy as HF's decode
+
 Line 1 of each refs file is a header object (tokenizers version, source file and its sha256);
 every further line is {"text", "ids", "decode", "decode_skip_special"} ("text" is absent in the
 decode refs).
@@ -107,6 +111,22 @@ def write_decode_refs(tok, source, corpus, out_path, seed):
     print(f"wrote {out_path}: {len(sequences)} id sequences")
 
 
+def write_utf8_refs(out_path, seed):
+    rng = random.Random(seed)
+    # Bytes that matter to UTF-8 decoding: ASCII, continuation bytes, every lead-byte class
+    # (C0/C1 and F5..FF never valid; E0, ED, F0, F4 with narrowed second bytes).
+    alphabet = [0x41, 0x7F, 0x80, 0x8F, 0x90, 0x9F, 0xA0, 0xBF, 0xC0, 0xC1, 0xC2, 0xDF, 0xE0, 0xE1, 0xEC, 0xED,
+                0xEE, 0xEF, 0xF0, 0xF1, 0xF3, 0xF4, 0xF5, 0xFF]
+    cases = [bytes([b]) for b in alphabet]
+    for _ in range(400):
+        cases.append(bytes(rng.choice(alphabet) for _ in range(rng.randint(1, 10))))
+    with open(out_path, "w", encoding="utf-8", newline="\n") as f:
+        f.write(json.dumps({"reference": "python bytes.decode('utf-8', 'replace')", "cases": len(cases)}) + "\n")
+        for b in cases:
+            f.write(json.dumps({"hex": b.hex(), "text": b.decode("utf-8", "replace")}, ensure_ascii=True) + "\n")
+    print(f"wrote {out_path}: {len(cases)} byte strings")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--qwen3-dir", default=os.path.join(ROOT, "..", "shared", "tokenizers", "qwen3"))
@@ -123,6 +143,8 @@ def main():
     tiny = os.path.join(ROOT, "tests", "fixtures", "tiny_tokenizer", "tokenizer.json")
     write_refs(Tokenizer.from_file(tiny), tiny, corpus, os.path.join(OUT, "tiny_refs.jsonl"))
     write_decode_refs(Tokenizer.from_file(tiny), tiny, corpus, os.path.join(OUT, "tiny_decode_refs.jsonl"), 2)
+
+    write_utf8_refs(os.path.join(OUT, "utf8_lossy_refs.jsonl"), 3)
 
     flags_dir = os.path.join(OUT, "tiny_flags")
     os.makedirs(flags_dir, exist_ok=True)
