@@ -397,5 +397,39 @@ TEST(Qwen3WeightErrors, VocabFromConfigMustMatch) {
   expect_contains(error_of([&] { load(dir); }), {"'model.embed_tokens.weight'", "[16, 8]", "expected [32, 8]"});
 }
 
+// The tiny checkpoints under tests/fixtures/models (generated with transformers by
+// tools/make_fixtures.py) must all load, with views of the config's shapes; a linear has a scale
+// iff it is FP8, and a quantized config has FP8 linears (modules_to_not_convert may leave some BF16).
+TEST(Qwen3Weights, LoadsTransformersWrittenFixtures) {
+  const std::filesystem::path root = std::filesystem::path(LATHE_FIXTURES_DIR) / "models";
+  if (!std::filesystem::is_directory(root)) GTEST_SKIP() << "no " << root;
+  int loaded = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(root)) {
+    if (!std::filesystem::exists(entry.path() / "config.json")) continue;
+    SCOPED_TRACE(entry.path().string());
+    const ModelConfig config = load_model_config(entry.path());
+    const Qwen3Weights w = load_qwen3_weights(config);
+    ASSERT_EQ(static_cast<int64_t>(w.layers.size()), config.num_hidden_layers);
+    EXPECT_EQ(w.embed_tokens.view.rows, config.vocab_size);
+    EXPECT_EQ(w.lm_head.view.cols, config.hidden_size);
+    EXPECT_EQ(w.lm_head.view.data == w.embed_tokens.view.data, config.tie_word_embeddings);
+    int fp8_linears = 0;
+    for (const Qwen3LayerWeights& layer : w.layers) {
+      EXPECT_EQ(layer.q_proj.view.rows, config.num_attention_heads * config.head_dim);
+      EXPECT_EQ(layer.k_proj.view.rows, config.num_key_value_heads * config.head_dim);
+      EXPECT_EQ(layer.q_proj.view.bias != nullptr, config.attention_bias);
+      for (const HostWeight* h : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.gate_proj,
+                                  &layer.up_proj, &layer.down_proj}) {
+        const bool fp8 = h->view.dtype == DType::kF8E4M3;
+        EXPECT_EQ(h->view.scale != nullptr, fp8);
+        fp8_linears += fp8 ? 1 : 0;
+      }
+    }
+    EXPECT_EQ(fp8_linears > 0, config.quant.method != QuantConfig::Method::kNone);
+    ++loaded;
+  }
+  if (loaded == 0) GTEST_SKIP() << "no checkpoints under " << root;
+}
+
 }  // namespace
 }  // namespace lathe::model
