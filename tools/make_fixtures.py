@@ -187,8 +187,7 @@ def storage_tensors(state, spec):
     skip = set(spec.get("unquantized", []))
     for name, value in state.items():
         if spec["tied"] and name == "lm_head.weight":
-            reference[name] = value
-            continue
+            continue  # tied: the embedding IS the lm_head (loading both would overwrite it)
         prefix = name[:-len(".weight")] if name.endswith(".weight") else None
         is_linear = prefix is not None and value.dim() == 2 and ".layers." in name
         if quant and is_linear and prefix not in skip:
@@ -285,6 +284,7 @@ def make_fixture(root, spec):
         raise RuntimeError(f"state dict mismatch: missing {missing} unexpected {unexpected}")
     if spec["tied"]:
         assert model.lm_head.weight.data_ptr() == model.model.embed_tokens.weight.data_ptr()
+        assert torch.equal(model.lm_head.weight, reference_state["model.embed_tokens.weight"])
     save_weights(out, stored, spec.get("shards", 1))
 
     if spec.get("chat"):
