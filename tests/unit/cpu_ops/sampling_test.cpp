@@ -103,6 +103,26 @@ TEST(CpuSampling, GreedyTiesGoToLowestIndex) {
   EXPECT_EQ(sample_rows(*backend, flat, 100, {ops::SamplingParams{}})[0], 0);
 }
 
+// Equal probabilities order by lower index in the candidate list (both the full sort and the
+// partial top-k sort): keeping one candidate must keep the lowest-index tie.
+TEST(CpuSampling, EqualProbabilitiesOrderByLowerIndex) {
+  auto backend = ops::make_cpu_backend();
+  std::vector<float> logits = {1.0f, 3.0f, 0.5f, 3.0f, 3.0f, 2.0f};
+  for (int32_t top_k : {0, 1, 2, 4}) {
+    Filter f;
+    f.top_k = top_k;
+    f.top_p = 1e-6f;
+    for (uint64_t seed = 0; seed < 20; ++seed) {
+      EXPECT_EQ(sample_rows(*backend, logits, 6, {params_of(f, seed, 0)})[0], 1) << "top_k " << top_k;
+    }
+  }
+  // Three equal candidates kept (top_k 3): the draw walks them in index order 1, 3, 4.
+  EXPECT_EQ(cpu::sample_row(logits.data(), 6, 1.0f, 3, 1.0f, 0.0f, 0.1f), 1);
+  EXPECT_EQ(cpu::sample_row(logits.data(), 6, 1.0f, 3, 1.0f, 0.0f, 0.5f), 3);
+  EXPECT_EQ(cpu::sample_row(logits.data(), 6, 1.0f, 3, 1.0f, 0.0f, 0.9f), 4);
+  EXPECT_EQ(cpu::sample_row(logits.data(), 6, 1.0f, 0, 1.0f, 0.5f, 0.9f), 4);  // min_p keeps the same three
+}
+
 TEST(CpuSampling, TopKOneEqualsGreedy) {
   auto backend = ops::make_cpu_backend();
   Rng rng(51);
