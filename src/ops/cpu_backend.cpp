@@ -2,6 +2,7 @@
 // backends/cpu. Memory is aligned host memory, uploads and downloads are memcpy, and every op
 // runs synchronously on the calling thread (plus parallel_for workers).
 #include <algorithm>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <vector>
@@ -77,6 +78,7 @@ class CpuBackend final : public Backend {
   DType activation_dtype() const override { return DType::kF32; }
 
   void* alloc(size_t bytes) override {
+    if (bytes > SIZE_MAX - kAlignment) fail("cpu: cannot allocate {} bytes", bytes);
     const size_t rounded = (std::max<size_t>(bytes, 1) + kAlignment - 1) / kAlignment * kAlignment;
     void* ptr = std::aligned_alloc(kAlignment, rounded);
     if (ptr == nullptr) fail("cpu: out of host memory allocating {} bytes", bytes);

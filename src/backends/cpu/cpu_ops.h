@@ -100,7 +100,8 @@ void gather_rows(Rows x, int64_t x_rows, int64_t cols, const int32_t* indices, i
 // ---- linear -------------------------------------------------------------------------------
 // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]) for m < rows, n < out_features; W row-major
 // [out_features, in_features] in any decode_weight_row dtype, dequantised on the fly (W8A16
-// semantics for FP8: activations are used as given). f32 accumulation via dot4.
+// semantics for FP8: activations are used as given). f32 accumulation via dot4. out must not
+// overlap x.
 void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType weight_dtype, int64_t out_features,
             const WeightScale& scale, const float* bias, Rows out);
 

@@ -69,6 +69,14 @@ void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType
   const int64_t num_n_blocks = (out_features + n_block - 1) / n_block;
   const int64_t work_per_block = n_block * std::max<int64_t>(1, k) * rows;
   const bool direct_bf16 = weight_dtype == DType::kBF16 && scale.data == nullptr && rows <= kDirectBf16MaxRows;
+  // Writes the `live` leading results of a tile to out[m, n_first ...], adding the bias.
+  const auto store_tile = [&](int64_t m, int64_t n_first, int64_t live, const float* result) {
+    char* out_row = detail::row_ptr(out, m);
+    for (int64_t j = 0; j < live; ++j) {
+      const int64_t n = n_first + j;
+      store_value(out_row, out.dtype, n, bias != nullptr ? result[j] + bias[n] : result[j]);
+    }
+  };
 
   parallel_for(
       num_n_blocks,
@@ -86,15 +94,12 @@ void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType
               for (int64_t m = 0; m < rows; ++m) {
                 float result[kTile];
                 detail::dot4_bf16(xf + m * k, w, k, result);
-                char* out_row = detail::row_ptr(out, m);
-                for (int64_t j = 0; j < live; ++j) {
-                  const int64_t n = n0 + t0 + j;
-                  store_value(out_row, out.dtype, n, bias != nullptr ? result[j] + bias[n] : result[j]);
-                }
+                store_tile(m, n0 + t0, live, result);
               }
             }
             continue;
           }
+          // Decode the block's weight rows once; reuse them for every activation row.
           for (int64_t i = 0; i < count; ++i) {
             decode_weight_row(weight, weight_dtype, k, n0 + i, scale, w_storage.data() + i * k);
           }
@@ -108,11 +113,7 @@ void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType
               for (int64_t m = m0; m < m1; ++m) {
                 float result[kTile];
                 dot4(xf + m * k, w, k, result);
-                char* out_row = detail::row_ptr(out, m);
-                for (int64_t j = 0; j < live; ++j) {
-                  const int64_t n = n0 + t0 + j;
-                  store_value(out_row, out.dtype, n, bias != nullptr ? result[j] + bias[n] : result[j]);
-                }
+                store_tile(m, n0 + t0, live, result);
               }
             }
           }

@@ -43,6 +43,7 @@ TEST(CpuBackend, MemoryRoundTrip) {
     backend->free(ptr);
   }
   EXPECT_THROW(backend->alloc(SIZE_MAX - 1000), Error);
+  EXPECT_THROW(backend->alloc(SIZE_MAX - 3), Error);  // would wrap when rounded up
 }
 
 ops::ForwardBatch small_batch() {
