@@ -1,0 +1,314 @@
+// lathe_bench_kernels: the decode-width linear benchmark (docs/PERFORMANCE_kernels.md).
+//
+// 1. Measures the device read ceiling with a 16-byte-load read kernel over 4 GiB (best of 10).
+// 2. For every linear shape of Qwen3-8B, Qwen3-32B and the Qwen3.5-27B class, in FP8 (block128
+//    scales) and BF16, at m in {1, 2, 4, 8, 16, 24, 32}: our tier (chosen by the dispatch
+//    ladder), cuBLASLt FP8 with per-tensor scales (heuristic per m) and cuBLAS BF16, timed as the
+//    median over CUDA-graph replays (20 launches per graph) with inputs rotated over copies larger
+//    than L2. GB/s counts the weight bytes once per launch-equivalent; % is of the ceiling.
+//
+// Usage: lathe_bench_kernels [--out DIR] [--quick]
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/gemm_lt.h"
+#include "backends/cuda/gemv.h"
+#include "backends/cuda/probe.h"
+#include "backends/cuda/quant.h"
+#include "ops/linear_dispatch.h"
+
+namespace {
+
+using namespace lathe;
+using namespace lathe::cuda;
+
+constexpr size_t kRotateBytes = size_t{160} << 20;  // > 2x the 60 MB L2
+constexpr int kLaunchesPerGraph = 20;
+constexpr int kTimedReplays = 15;
+
+struct Shape {
+  const char* model;
+  const char* name;
+  int64_t n, k;
+};
+
+const std::vector<Shape> kShapes = {
+    {"qwen3-8b", "q/o_proj", 4096, 4096},        {"qwen3-8b", "k/v_proj", 1024, 4096},
+    {"qwen3-8b", "gate_up", 24576, 4096},        {"qwen3-8b", "down", 4096, 12288},
+    {"qwen3-8b", "lm_head", 151936, 4096},       {"qwen3-32b", "q_proj", 8192, 5120},
+    {"qwen3-32b", "k/v_proj", 1024, 5120},       {"qwen3-32b", "o_proj", 5120, 8192},
+    {"qwen3-32b", "gate_up", 51200, 5120},       {"qwen3-32b", "down", 5120, 25600},
+    {"qwen3-32b", "lm_head", 151936, 5120},      {"qwen3.5-27b", "q_proj(gated)", 12288, 5120},
+    {"qwen3.5-27b", "k/v_proj", 1024, 5120},     {"qwen3.5-27b", "o_proj", 5120, 6144},
+    {"qwen3.5-27b", "in_proj_qkv", 10240, 5120}, {"qwen3.5-27b", "gate_up", 34816, 5120},
+    {"qwen3.5-27b", "down", 5120, 17408},        {"qwen3.5-27b", "lm_head", 248320, 5120},
+};
+const std::vector<Shape> kQuickShapes = {
+    {"qwen3-8b", "gate_up", 24576, 4096}, {"qwen3-8b", "down", 4096, 12288}, {"qwen3.5-27b", "down", 5120, 17408},
+    {"qwen3.5-27b", "gate_up", 34816, 5120}, {"qwen3-8b", "q/o_proj", 4096, 4096}};
+
+struct Buffer {
+  void* ptr = nullptr;
+  explicit Buffer(size_t bytes) { LATHE_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(bytes, 256))); }
+  ~Buffer() { cudaFree(ptr); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  template <typename T>
+  T* as() const {
+    return static_cast<T*>(ptr);
+  }
+};
+
+// Median microseconds per launch of `launch(copy)` over graph replays.
+double time_graph(cudaStream_t stream, int copies, const std::function<void(int)>& launch) {
+  cudaGraph_t graph;
+  LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+  for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
+  LATHE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+  cudaGraphExec_t exec;
+  LATHE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+  cudaEvent_t start, stop;
+  LATHE_CUDA_CHECK(cudaEventCreate(&start));
+  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < 3; ++i) LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+  std::vector<float> times;
+  for (int i = 0; i < kTimedReplays; ++i) {
+    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
+    LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
+    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    times.push_back(ms);
+  }
+  std::sort(times.begin(), times.end());
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  cudaGraphExecDestroy(exec);
+  cudaGraphDestroy(graph);
+  return times[times.size() / 2] * 1000.0 / kLaunchesPerGraph;
+}
+
+double measure_ceiling(cudaStream_t stream, std::string& log) {
+  const size_t bytes = size_t{4} << 30;
+  Buffer data(bytes);
+  Buffer sink(16);
+  fill_random(data.ptr, bytes, FillKind::kFp8E4M3, 7, stream);
+  cudaEvent_t start, stop;
+  LATHE_CUDA_CHECK(cudaEventCreate(&start));
+  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
+  read_probe(data.ptr, bytes, sink.as<unsigned>(), stream);  // warm-up
+  double best = 0;
+  std::vector<double> all;
+  for (int i = 0; i < 10; ++i) {
+    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
+    read_probe(data.ptr, bytes, sink.as<unsigned>(), stream);
+    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
+    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    const double gbs = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
+    all.push_back(gbs);
+    best = std::max(best, gbs);
+  }
+  std::sort(all.begin(), all.end());
+  log += fmt::format("read ceiling: best {:.0f} GB/s, median {:.0f} GB/s (16-byte loads over 4 GiB, 10 runs)\n", best,
+                     all[all.size() / 2]);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
+
+struct Row {
+  std::string text;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--out" && i + 1 < argc) {
+      out_dir = argv[++i];
+    } else if (arg == "--quick") {
+      quick = true;
+    } else {
+      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick]\n");
+      return 2;
+    }
+  }
+  try {
+    if (device_count() == 0) {
+      std::fprintf(stderr, "lathe_bench_kernels: no CUDA device\n");
+      return 77;
+    }
+    const DeviceInfo info = select_device(0);
+    cudaStream_t stream;
+    LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    std::string log = fmt::format("device: {}\n", describe(info));
+    const double ceiling = measure_ceiling(stream, log);
+    std::fputs(log.c_str(), stdout);
+
+    const size_t lt_ws_bytes = size_t{64} << 20;
+    Buffer lt_ws(lt_ws_bytes);
+    cublasHandle_t blas;
+    LATHE_CUBLAS_CHECK(cublasCreate(&blas));
+    LATHE_CUBLAS_CHECK(cublasSetStream(blas, stream));
+    Buffer blas_ws(lt_ws_bytes);
+    LATHE_CUBLAS_CHECK(cublasSetWorkspace(blas, blas_ws.ptr, lt_ws_bytes));
+    Buffer partials(kGemvWorkspaceFloats * sizeof(float));
+    Buffer counters(kGemvCounterCount * sizeof(int));
+    LATHE_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, kGemvCounterCount * sizeof(int), stream));
+    GemvWorkspace ws{partials.as<float>(), kGemvWorkspaceFloats, counters.as<int>(), kGemvCounterCount};
+    Buffer unit_scale(sizeof(float));
+    const float one = 1.0f;
+    LATHE_CUDA_CHECK(cudaMemcpy(unit_scale.ptr, &one, sizeof one, cudaMemcpyHostToDevice));
+
+    const std::vector<int> widths = quick ? std::vector<int>{1, 4, 16, 32} : std::vector<int>{1, 2, 4, 8, 16, 24, 32};
+    const ops::LinearLevers levers;  // defaults: what a stock serve runs
+    std::string table = fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n",
+                                     "k", "dtype", "m", "impl", "us", "GB/s", "%ceil");
+    std::string summary;
+    for (const Shape& shape : quick ? kQuickShapes : kShapes) {
+      for (const bool fp8 : {true, false}) {
+        const size_t elem = fp8 ? 1 : 2;
+        const size_t w_bytes = static_cast<size_t>(shape.n * shape.k) * elem;
+        const size_t x_bytes = static_cast<size_t>(32 * shape.k) * 2;
+        const size_t y_bytes = static_cast<size_t>(32 * shape.n) * 2;
+        const int copies = static_cast<int>(std::clamp<size_t>(kRotateBytes / (w_bytes + x_bytes) + 1, 2, 48));
+        const int64_t kb = (shape.k + 127) / 128, nb = (shape.n + 127) / 128;
+        std::vector<std::unique_ptr<Buffer>> ws_w, ws_x, ws_xq, ws_y, ws_s;
+        for (int c = 0; c < copies; ++c) {
+          ws_w.push_back(std::make_unique<Buffer>(w_bytes));
+          ws_x.push_back(std::make_unique<Buffer>(x_bytes));
+          ws_xq.push_back(std::make_unique<Buffer>(x_bytes / 2));
+          ws_y.push_back(std::make_unique<Buffer>(y_bytes * 2));
+          ws_s.push_back(std::make_unique<Buffer>(static_cast<size_t>(nb * kb) * sizeof(float)));
+          fill_random(ws_w[c]->ptr, w_bytes / elem, fp8 ? FillKind::kFp8E4M3 : FillKind::kBf16Unit, 11 + c, stream);
+          fill_random(ws_x[c]->ptr, x_bytes / 2, FillKind::kBf16Unit, 101 + c, stream);
+          fill_random(ws_xq[c]->ptr, x_bytes / 2, FillKind::kFp8E4M3, 201 + c, stream);
+          fill_random(ws_s[c]->ptr, static_cast<size_t>(nb * kb), FillKind::kF32Unit, 301 + c, stream);
+        }
+        LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        double ours_m1 = 0, ours_m16 = 0, lt_best_ratio = 1e9;
+        for (const int m : widths) {
+          const ops::LinearKernels avail{true, true, true, true};
+          const ops::LinearRoute route = ops::choose_linear_arm(
+              ops::Phase::kDecode, m, fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16, avail, levers);
+          auto problem_for = [&](int c, int rows, int first) {
+            GemvProblem p;
+            p.w = ws_w[c]->ptr;
+            p.weight = fp8 ? GemvWeight::kFp8E4M3 : GemvWeight::kBf16;
+            p.n = shape.n;
+            p.k = shape.k;
+            p.scale_kind = fp8 ? GemvScale::kBlock128 : GemvScale::kNone;
+            p.scale = fp8 ? ws_s[c]->as<float>() : nullptr;
+            p.x = ws_x[c]->as<uint16_t>() + static_cast<int64_t>(first) * shape.k;
+            p.x_stride = shape.k;
+            p.y = ws_y[c]->as<uint16_t>() + static_cast<int64_t>(first) * shape.n;
+            p.y_stride = shape.n;
+            p.m = rows;
+            return p;
+          };
+          auto run_ours = [&](int c, const GemvVariant& variant) {
+            switch (route.arm) {
+              case ops::LinearArm::kGemv:
+                gemv_launch(1, problem_for(c, m, 0), ws, stream, variant);
+                break;
+              case ops::LinearArm::kGemvBatch4:
+                gemv_launch(4, problem_for(c, m, 0), ws, stream, variant);
+                break;
+              case ops::LinearArm::kGemvBatch16:
+                gemv_launch(16, problem_for(c, m, 0), ws, stream, variant);
+                break;
+              case ops::LinearArm::kGemvBatch16Halves:
+                gemv_launch(16, problem_for(c, static_cast<int>(route.first_half), 0), ws, stream, variant);
+                gemv_launch(16, problem_for(c, m - static_cast<int>(route.first_half), static_cast<int>(route.first_half)),
+                            ws, stream, variant);
+                break;
+              default:
+                break;
+            }
+          };
+          auto emit = [&](const char* impl, double us) {
+            const double gbs = static_cast<double>(w_bytes) / (us * 1e-6) / 1e9;
+            table += fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9.1f} {:>7.0f} {:>5.1f}%\n", shape.model,
+                                 shape.name, shape.n, shape.k, fp8 ? "fp8" : "bf16", m, impl, us, gbs, 100.0 * gbs / ceiling);
+            return us;
+          };
+          const std::string ours_name = ops::linear_arm_name(route.arm);
+          const double ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, {}); }));
+          if (m == 1) ours_m1 = ours;
+          if (m == 16) ours_m16 = ours;
+          if (fp8 && (m == 1 || m == 8 || m == 16)) {
+            emit("  variant stages=2", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, false}); }));
+            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{4, true}); }));
+          }
+          if (!fp8 && (m == 1 || m == 16)) {
+            emit("  variant stages=1", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{1, false}); }));
+          }
+          if (fp8) {
+            LtGemm lt(lt_ws.ptr, lt_ws_bytes, m);
+            if (lt.available(LtKind::kFp8Tensor, shape.n, shape.k, false)) {
+              const double peer = emit("cublaslt fp8", time_graph(stream, copies, [&](int c) {
+                                         LtOperands o;
+                                         o.w = ws_w[c]->ptr;
+                                         o.x = ws_xq[c]->ptr;
+                                         o.x_stride = shape.k;
+                                         o.y = ws_y[c]->ptr;
+                                         o.y_stride = shape.n;
+                                         o.w_scale = unit_scale.as<float>();
+                                         o.x_scale = unit_scale.as<float>();
+                                         lt.run(LtKind::kFp8Tensor, m, shape.n, shape.k, o, stream);
+                                       }));
+              lt_best_ratio = std::min(lt_best_ratio, peer / ours);
+            } else {
+              table += fmt::format("{:<12} {:<14} fp8 m={} cublaslt fp8: {}\n", shape.model, shape.name, m,
+                                   lt.plan_info(LtKind::kFp8Tensor, shape.n, shape.k, false));
+            }
+          } else {
+            emit("cublas bf16", time_graph(stream, copies, [&](int c) {
+                   const float alpha = 1.0f, beta = 0.0f;
+                   LATHE_CUBLAS_CHECK(cublasGemmEx(blas, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(shape.n), m,
+                                                   static_cast<int>(shape.k), &alpha, ws_w[c]->ptr, CUDA_R_16BF,
+                                                   static_cast<int>(shape.k), ws_x[c]->ptr, CUDA_R_16BF,
+                                                   static_cast<int>(shape.k), &beta, ws_y[c]->ptr, CUDA_R_16BF,
+                                                   static_cast<int>(shape.n), CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+                 }));
+          }
+        }
+        const auto pct = [&](double us) {
+          return us > 0 ? 100.0 * (static_cast<double>(w_bytes) / (us * 1e-6) / 1e9) / ceiling : 0.0;
+        };
+        summary += fmt::format("{:<12} {:<14} {:<5} ours m=1 {:5.1f}%  m=16 {:5.1f}%{}\n", shape.model, shape.name,
+                               fp8 ? "fp8" : "bf16", pct(ours_m1), pct(ours_m16),
+                               fp8 ? fmt::format("  min(cublaslt/ours) {:.2f}x", lt_best_ratio) : std::string());
+      }
+    }
+    const std::string text = log + "\n" + table + "\nsummary (% of measured read ceiling; block128 scales for ours fp8)\n" + summary;
+    std::fputs(("\n" + table + "\nsummary\n" + summary).c_str(), stdout);
+    if (!out_dir.empty()) {
+      if (FILE* f = std::fopen((out_dir + "/kernels_bench.txt").c_str(), "w")) {
+        std::fputs(text.c_str(), f);
+        std::fclose(f);
+      }
+    }
+    cublasDestroy(blas);
+    return 0;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "lathe_bench_kernels: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Run HERE (the build machine). Configures a CUDA build in build-device/ (sm_90a), builds the
+# `lathe` binary, every gpu and golden test executable and the benchmark binaries, and packs
+# them with every non-system shared library they need into device-bundle/{bin,lib} (stripped,
+# kept under 50 MB). The device machine lacks our Debian -dev packages; it has the CUDA 13
+# toolkit (cuBLAS, cuBLASLt), glibc and libstdc++, which are therefore not bundled.
+#
+# Usage: scripts/device-bundle.sh [-j N]
+# Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=$root/build-device
+bundle=$root/device-bundle
+jobs=2
+if [[ "${1:-}" == "-j" ]]; then jobs=$2; fi
+
+cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
+# Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
+tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
+bench=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(lathe_bench_[a-z_]*\): .*/\1/p' | sort -u | tr '\n' ' ')
+targets="lathe $tests $bench"
+echo "device-bundle: building $targets"
+# Keep going past targets another area has broken for now; bundle what built.
+cmake --build "$build" -j "$jobs" -- -k 0 $targets || echo "device-bundle: some targets failed to build (see above)"
+
+rm -rf "$bundle"
+mkdir -p "$bundle/bin" "$bundle/lib"
+for t in $targets; do
+  f=$(find "$build" -type f -name "$t" -perm -u+x | head -1)
+  if [[ -n "$f" ]]; then
+    cp "$f" "$bundle/bin/"
+  else
+    echo "device-bundle: missing $t"
+  fi
+done
+strip --strip-unneeded "$bundle"/bin/* 2>/dev/null || true
+
+# Shared libraries: everything ldd resolves except the C/C++ runtime, the driver and the CUDA
+# math libraries (present on the device).
+system_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libpthread|libdl\.so|librt\.so|libcuda\.so|libcublas|libcublasLt|libnvidia)'
+for b in "$bundle"/bin/*; do
+  ldd "$b" 2>/dev/null | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    if [[ ! "$name" =~ $system_re ]] && [[ ! -e "$bundle/lib/$name" ]]; then
+      cp -L "$path" "$bundle/lib/$name"
+    fi
+  done
+done
+strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
+git -C "$root" rev-parse --short HEAD >"$bundle/COMMIT" 2>/dev/null || true
+du -sh "$bundle"
+ls "$bundle/bin" "$bundle/lib"

@@ -1,0 +1,42 @@
+#include "backends/cuda/device.h"
+
+#include <fmt/format.h>
+
+#include "backends/cuda/check.h"
+#include "core/error.h"
+
+namespace lathe::cuda {
+
+int device_count() {
+  int count = 0;
+  if (cudaGetDeviceCount(&count) != cudaSuccess) {
+    (void)cudaGetLastError();  // clear the sticky "no device" status
+    return 0;
+  }
+  return count;
+}
+
+DeviceInfo select_device(int index) {
+  const int count = device_count();
+  if (index < 0 || index >= count) fail("--device cuda: device index {} does not exist ({} CUDA devices found)", index, count);
+  LATHE_CUDA_CHECK(cudaSetDevice(index));
+  cudaDeviceProp prop{};
+  LATHE_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
+  DeviceInfo info;
+  info.index = index;
+  info.name = prop.name;
+  info.sm_major = prop.major;
+  info.sm_minor = prop.minor;
+  info.multiprocessors = prop.multiProcessorCount;
+  info.global_memory = prop.totalGlobalMem;
+  info.l2_bytes = static_cast<size_t>(prop.l2CacheSize);
+  info.smem_per_block_optin = prop.sharedMemPerBlockOptin;
+  return info;
+}
+
+std::string describe(const DeviceInfo& info) {
+  return fmt::format("cuda:{} {} sm_{}{} {} SMs {:.1f} GiB", info.index, info.name, info.sm_major, info.sm_minor,
+                     info.multiprocessors, static_cast<double>(info.global_memory) / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace lathe::cuda

@@ -1,0 +1,27 @@
+#pragma once
+// Device discovery and selection. `device_count()` never throws: no driver, no device or a
+// driver/runtime mismatch all read as 0 devices, so CPU-only machines take the CPU backend.
+#include <cstddef>
+#include <string>
+
+namespace lathe::cuda {
+
+struct DeviceInfo {
+  int index = 0;
+  std::string name;
+  int sm_major = 0;
+  int sm_minor = 0;
+  int multiprocessors = 0;
+  size_t global_memory = 0;
+  size_t l2_bytes = 0;
+  size_t smem_per_block_optin = 0;
+};
+
+int device_count();
+// Makes `index` current for the calling thread; throws lathe::Error naming the index when it
+// does not exist.
+DeviceInfo select_device(int index);
+// One line for logs and `lathe info`: "cuda:0 NVIDIA H200 sm_90 132 SMs 139.8 GiB".
+std::string describe(const DeviceInfo& info);
+
+}  // namespace lathe::cuda

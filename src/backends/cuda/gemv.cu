@@ -1,0 +1,394 @@
+// The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument).
+//
+// Work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
+// K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
+// c = lane % 4) loads, with 16-byte loads, bytes [c*16, c*16+16) of both 64-k halves of its two
+// rows g and g + 8 (fp8: 4 loads; bf16: 8 loads), keeping `kStages` steps of loads in flight in
+// a register ring. The 16 k it holds per half and row are fed to four m16n8k16 MMAs under a K
+// permutation (MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}),
+// and the activations x (bf16, staged in shared memory 512 k at a time with cp.async, double
+// buffered) are read with the same permutation, so the dot products are exact sums over the
+// right pairs. The permutation is the same in every tier.
+#include <cuda_bf16.h>
+
+#include <algorithm>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/fp8_convert.cuh"
+#include "backends/cuda/gemv.h"
+
+namespace lathe::cuda {
+namespace {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+constexpr int kRowsPerCta = kWarps * 16;
+constexpr int kStepK = 128;
+constexpr int kGroupSteps = 4;                           // steps of x staged per buffer
+constexpr int kXPitch = kGroupSteps * kStepK * 2 + 16;  // bytes per staged x row (+16: no bank conflicts)
+constexpr int kTargetCtas = 132;
+
+struct Params {
+  const uint8_t* w;
+  const float* scale;
+  const float* bias;
+  const __nv_bfloat16* x;
+  void* y;
+  float* partials;
+  int* counters;
+  int64_t x_stride;
+  int64_t y_stride;
+  int n;
+  int k;
+  int m;
+  int ksplit;
+  int chunk_steps;
+  int scale_kind;  // GemvScale
+  int y_f32;
+};
+
+__device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr));
+  return v;
+}
+
+__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
+                                         uint32_t b1) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+      "{%0, %1, %2, %3};"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+__device__ __forceinline__ uint32_t word(const uint4& v, int i) {
+  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
+}
+
+// Final value of (row, col) from its fp32 sum; explicit _rn intrinsics so no instantiation
+// contracts differently.
+__device__ __forceinline__ void store_output(const Params& p, int row, int col, float sum) {
+  float v = sum;
+  if (p.scale_kind == static_cast<int>(GemvScale::kPerTensor)) v = __fmul_rn(v, __ldg(p.scale));
+  if (p.scale_kind == static_cast<int>(GemvScale::kPerChannel)) v = __fmul_rn(v, __ldg(p.scale + row));
+  if (p.bias != nullptr) v = __fadd_rn(v, __ldg(p.bias + row));
+  const int64_t offset = static_cast<int64_t>(col) * p.y_stride + row;
+  if (p.y_f32) {
+    static_cast<float*>(p.y)[offset] = v;
+  } else {
+    static_cast<__nv_bfloat16*>(p.y)[offset] = __float2bfloat16_rn(v);
+  }
+}
+
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick>
+__global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 : 1) gemv_kernel(Params p) {
+  constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
+  constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
+  constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
+  __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
+  __shared__ int last_arrival;
+
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int g = lane >> 2;
+  const int c = lane & 3;
+  const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
+  const int row0 = min(n_base + g, p.n - 1);
+  const int row1 = min(n_base + g + 8, p.n - 1);
+  const int ksteps = p.k / kStepK;
+  const int s_begin = blockIdx.y * p.chunk_steps;
+  const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
+  const int m = p.m;
+
+  const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
+  const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
+  const uint8_t* w0 = p.w + row0 * row_bytes + k_offset;
+  const uint8_t* w1 = p.w + row1 * row_bytes + k_offset;
+
+  // Load order per step: [half][row] (fp8) or [half][row][2] (bf16).
+  auto load_step = [&](uint4 (&dst)[kLoads], int s) {
+    if (s < nsteps) {
+      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kFp8) {
+          dst[h * 2 + 0] = load_streaming(w0 + off + h * 64);
+          dst[h * 2 + 1] = load_streaming(w1 + off + h * 64);
+        } else {
+          dst[h * 4 + 0] = load_streaming(w0 + off + h * 128);
+          dst[h * 4 + 1] = load_streaming(w0 + off + h * 128 + 16);
+          dst[h * 4 + 2] = load_streaming(w1 + off + h * 128);
+          dst[h * 4 + 3] = load_streaming(w1 + off + h * 128 + 16);
+        }
+      }
+    }
+  };
+
+  // Stages x[0..m) for steps [grp * 4, grp * 4 + 4) of this split into buffer `buf`.
+  auto stage_x = [&](int grp, int buf) {
+    const int first = grp * kGroupSteps;
+    const int count = min(kGroupSteps, nsteps - first);
+    const int chunks_per_row = count * (kStepK * 2 / 16);
+    const int total = m * chunks_per_row;
+    const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+    for (int i = threadIdx.x; i < total; i += kThreads) {
+      const int r = i / chunks_per_row;
+      const int ch = i - r * chunks_per_row;
+      cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
+    }
+  };
+
+  float acc[kColGroups][4];
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
+
+  uint4 ring[kStages][kLoads];
+#pragma unroll
+  for (int u = 0; u < kStages; ++u) load_step(ring[u], u);
+
+  const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
+  const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
+  stage_x(0, 0);
+  asm volatile("cp.async.commit_group;");
+  for (int grp = 0; grp < groups; ++grp) {
+    if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
+    asm volatile("cp.async.commit_group;");
+    asm volatile("cp.async.wait_group 1;");
+    __syncthreads();
+    const uint8_t* xb = xs[grp & 1];
+#pragma unroll
+    for (int t = 0; t < kGroupSteps; ++t) {
+      const int s = grp * kGroupSteps + t;
+      if (s < nsteps) {
+        uint4 cur[kLoads];
+#pragma unroll
+        for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
+        load_step(ring[t % kStages], s + kStages);
+
+        float part[kColGroups][4];
+#pragma unroll
+        for (int cg = 0; cg < kColGroups; ++cg) part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          uint4 xv[kColGroups][2];
+#pragma unroll
+          for (int cg = 0; cg < kColGroups; ++cg) {
+            const int col = cg * 8 + g;
+            if (col < m) {
+              const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
+              xv[cg][0] = *reinterpret_cast<const uint4*>(src);
+              xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
+            } else {
+              xv[cg][0] = make_uint4(0, 0, 0, 0);
+              xv[cg][1] = make_uint4(0, 0, 0, 0);
+            }
+          }
+#pragma unroll
+          for (int q = 0; q < 4; ++q) {
+            uint32_t a0, a1, a2, a3;
+            if constexpr (kFp8) {
+              const uint32_t r0 = word(cur[h * 2 + 0], q);
+              const uint32_t r1 = word(cur[h * 2 + 1], q);
+              if constexpr (kBitTrick) {
+                fp8x4_to_bf16x4_bits(r0, a0, a2);
+                fp8x4_to_bf16x4_bits(r1, a1, a3);
+              } else {
+                fp8x4_to_bf16x4(r0, a0, a2);
+                fp8x4_to_bf16x4(r1, a1, a3);
+              }
+            } else {
+              a0 = word(cur[h * 4 + 0 + (q >> 1)], (q & 1) * 2);
+              a2 = word(cur[h * 4 + 0 + (q >> 1)], (q & 1) * 2 + 1);
+              a1 = word(cur[h * 4 + 2 + (q >> 1)], (q & 1) * 2);
+              a3 = word(cur[h * 4 + 2 + (q >> 1)], (q & 1) * 2 + 1);
+            }
+#pragma unroll
+            for (int cg = 0; cg < kColGroups; ++cg) {
+              const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);
+              const uint32_t b1 = word(xv[cg][q >> 1], (q & 1) * 2 + 1);
+              mma_bf16(part[cg], a0, a1, a2, a3, b0, b1);
+            }
+          }
+        }
+        // Each step's partial joins the running sum with one fma: times its 128x128 block scale,
+        // or times 1 (an exact add) for the other kinds, whose scale applies at the end.
+        const float sc = block_scale ? __ldg(p.scale + static_cast<int64_t>(blockIdx.x) * ksteps + s_begin + s) : 1.0f;
+#pragma unroll
+        for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) acc[cg][i] = __fmaf_rn(part[cg][i], sc, acc[cg][i]);
+        }
+      }
+    }
+    __syncthreads();
+  }
+
+  // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
+  if (p.ksplit == 1) {
+#pragma unroll
+    for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = n_base + g + (i >= 2 ? 8 : 0);
+        const int col = cg * 8 + 2 * c + (i & 1);
+        if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
+      }
+    }
+    return;
+  }
+
+  float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = n_base + g + (i >= 2 ? 8 : 0);
+      const int col = cg * 8 + 2 * c + (i & 1);
+      if (row < p.n && col < m) __stcg(part + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last_arrival = atomicAdd(p.counters + blockIdx.x, 1) == p.ksplit - 1;
+  __syncthreads();
+  if (!last_arrival) return;
+  __threadfence();
+  // The last CTA of this row block sums the splits in index order.
+  const int row_first = blockIdx.x * kRowsPerCta;
+  for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
+    const int row = row_first + (i % kRowsPerCta);
+    const int col = i / kRowsPerCta;
+    if (row >= p.n) continue;
+    const int64_t idx = static_cast<int64_t>(col) * p.n + row;
+    float sum = __ldcg(p.partials + idx);
+    for (int j = 1; j < p.ksplit; ++j) sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
+    store_output(p, row, col, sum);
+  }
+  if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
+}
+
+template <int kMaxM>
+void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
+  if (fp8) {
+    if (bit_trick) {
+      gemv_kernel<kMaxM, true, 4, true><<<grid, kThreads, 0, stream>>>(params);
+    } else if (stages == 2) {
+      gemv_kernel<kMaxM, true, 2, false><<<grid, kThreads, 0, stream>>>(params);
+    } else {
+      gemv_kernel<kMaxM, true, 4, false><<<grid, kThreads, 0, stream>>>(params);
+    }
+  } else {
+    if (stages == 1) {
+      gemv_kernel<kMaxM, false, 1, false><<<grid, kThreads, 0, stream>>>(params);
+    } else {
+      gemv_kernel<kMaxM, false, 2, false><<<grid, kThreads, 0, stream>>>(params);
+    }
+  }
+  LATHE_CUDA_CHECK_LAUNCH();
+}
+
+__global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
+  const uint32_t code = threadIdx.x;  // 256 threads; lanes 0..3 of a word hold code, code, code, code
+  const uint32_t codes = code * 0x01010101u;
+  uint32_t lo, hi, blo, bhi;
+  fp8x4_to_bf16x4(codes, lo, hi);
+  fp8x4_to_bf16x4_bits(codes, blo, bhi);
+  // All four lanes must agree (checks lane placement of both halves, too).
+  const bool same = (lo & 0xffffu) == (lo >> 16) && (lo == hi);
+  const bool same_bits = (blo & 0xffffu) == (blo >> 16) && (blo == bhi);
+  out_cvt[code] = same ? static_cast<uint16_t>(lo & 0xffffu) : 0xdeadu;
+  out_bits[code] = same_bits ? static_cast<uint16_t>(blo & 0xffffu) : 0xdeadu;
+}
+
+}  // namespace
+
+int gemv_ksplit(int64_t n, int64_t k) {
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  return static_cast<int>((ksteps + gemv_chunk_steps(n, k) - 1) / gemv_chunk_steps(n, k));
+}
+
+int gemv_chunk_steps(int64_t n, int64_t k) {
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  int64_t split = 1;
+  if (blocks < kTargetCtas) {
+    const int64_t want = (kTargetCtas + blocks - 1) / blocks;
+    split = std::clamp<int64_t>(want, 1, std::max<int64_t>(1, ksteps / 4));
+  }
+  return static_cast<int>((ksteps + split - 1) / split);
+}
+
+std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
+  if (tier != 1 && tier != 4 && tier != 16) return "tier must be 1, 4 or 16";
+  if (p.m < 1 || p.m > tier) return "row count outside the tier";
+  if (p.n < 1 || p.k < kStepK || p.k % kStepK != 0) return "k must be a positive multiple of 128";
+  if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
+  if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0)
+    return "weights and activations must be 16-byte aligned";
+  if (p.x_stride % 8 != 0 || p.x_stride < p.k) return "activation row stride must be a multiple of 8 and >= k";
+  if (p.y_stride < p.n) return "output row stride must be >= n";
+  if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
+  if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
+  const int ksplit = gemv_ksplit(p.n, p.k);
+  if (ksplit > 1) {
+    const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
+    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats || blocks > ws.counter_count)
+      return "split-K workspace too small";
+  }
+  return {};
+}
+
+void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
+                 const GemvVariant& variant) {
+  const std::string why = gemv_unsupported_reason(tier, problem, workspace);
+  if (!why.empty()) {
+    throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) + " k=" +
+                std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
+  }
+  Params params{};
+  params.w = static_cast<const uint8_t*>(problem.w);
+  params.scale = problem.scale;
+  params.bias = problem.bias;
+  params.x = static_cast<const __nv_bfloat16*>(problem.x);
+  params.y = problem.y;
+  params.partials = workspace.partials;
+  params.counters = workspace.counters;
+  params.x_stride = problem.x_stride;
+  params.y_stride = problem.y_stride;
+  params.n = static_cast<int>(problem.n);
+  params.k = static_cast<int>(problem.k);
+  params.m = problem.m;
+  params.ksplit = gemv_ksplit(problem.n, problem.k);
+  params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
+  params.scale_kind = static_cast<int>(problem.scale_kind);
+  params.y_f32 = problem.y_f32 ? 1 : 0;
+  const dim3 grid(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
+  const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
+  const int stages = variant.stages != 0 ? variant.stages : (fp8 ? 4 : 2);
+  switch (tier) {
+    case 1:
+      launch_tier<1>(params, grid, fp8, stages, variant.bit_trick, stream);
+      break;
+    case 4:
+      launch_tier<4>(params, grid, fp8, stages, variant.bit_trick, stream);
+      break;
+    default:
+      launch_tier<16>(params, grid, fp8, stages, variant.bit_trick, stream);
+      break;
+  }
+}
+
+void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream) {
+  decode_codes_kernel<<<1, 256, 0, stream>>>(out_cvt, out_bits);
+  LATHE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace lathe::cuda

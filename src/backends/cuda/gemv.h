@@ -1,0 +1,85 @@
+#pragma once
+// Decode-width linear layers: y[m, n] = sum_k x[m, k] * W[n, k] (* scale) (+ bias[n]) for
+// m <= 16 rows per launch, with W read ONCE per launch for all rows.
+//
+// Tiers (ONE kernel template, instantiated with kMaxM = 1, 4, 16):
+//   gemv (m = 1), gemv_batch4 (m <= 4), gemv_batch16 (m <= 16); 17..32 rows are two batch16
+//   launches on contiguous row halves (linear_dispatch decides, the caller launches).
+//
+// Bit identity. Every output row is produced by the same sequence of operations whatever the
+// tier and whatever the other rows hold: a warp owns 16 weight rows and feeds them to
+// mma.sync.m16n8k16 (bf16 in, fp32 accumulate) as the A operand, with up to 8 (or 16) token rows
+// as the B columns. Each B column has its own fp32 accumulators; the K order (128-wide steps, two
+// 64-wide halves, four MMAs each), the K split across CTAs (gemv_ksplit: a function of (n, k)
+// only) and the fixed-order split reduction do not depend on m or on the tier. So each row of
+// any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_bit_identity_test).
+//
+// Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
+// aligned, x row stride a multiple of 8 elements, m in [1, tier].
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace lathe::cuda {
+
+enum class GemvWeight { kFp8E4M3, kBf16 };
+// W[n, k] = code * s with s = scale[0] (kPerTensor), scale[n] (kPerChannel) or
+// scale[(n / 128) * (k / 128) + k / 128] (kBlock128). kNone for BF16 weights.
+enum class GemvScale { kNone, kPerTensor, kPerChannel, kBlock128 };
+
+struct GemvProblem {
+  const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
+  GemvWeight weight = GemvWeight::kFp8E4M3;
+  int64_t n = 0;
+  int64_t k = 0;
+  GemvScale scale_kind = GemvScale::kNone;
+  const float* scale = nullptr;
+  const float* bias = nullptr;  // f32 [n] or null
+  const void* x = nullptr;      // bf16 [m, k], row stride x_stride elements
+  int64_t x_stride = 0;
+  void* y = nullptr;  // bf16 or f32 [m, n], row stride y_stride elements
+  int64_t y_stride = 0;
+  bool y_f32 = false;
+  int m = 0;
+};
+
+// Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at
+// creation; the last CTA of a block resets its counter, so replays need no memset).
+struct GemvWorkspace {
+  float* partials = nullptr;
+  size_t partial_floats = 0;
+  int* counters = nullptr;
+  int counter_count = 0;
+};
+
+// Bytes of workspace that cover every (n, k): gemv_ksplit keeps ksplit * 16 * n small.
+inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 20;
+inline constexpr int kGemvCounterCount = 1024;
+
+// The K split of a (n, k) weight: 1 when there are enough 128-row blocks to fill the device,
+// otherwise enough splits for ~132 CTAs with at least 4 steps (512 k) each. A pure function of
+// the shape (never of m or the device), which is what keeps rows bit-identical across tiers.
+int gemv_ksplit(int64_t n, int64_t k);
+// Steps of 128 k per split.
+int gemv_chunk_steps(int64_t n, int64_t k);
+
+// Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
+std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
+
+// Kernel variants the benchmark compares; production uses the default.
+struct GemvVariant {
+  int stages = 0;          // 128-k steps of W in flight per thread; 0 = default (fp8 4, bf16 2)
+  bool bit_trick = false;  // fp8 only: integer decode instead of the packed cvt (not NaN-exact)
+};
+
+// Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
+void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
+                 const GemvVariant& variant = {});
+
+// Test support: decodes all 256 E4M3 codes on the device with the production conversion
+// (out_cvt) and the bit-trick variant (out_bits), as bf16 bits. Device pointers, 256 each.
+void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream);
+
+}  // namespace lathe::cuda

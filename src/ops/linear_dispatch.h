@@ -1,0 +1,73 @@
+#pragma once
+// The linear-layer dispatch ladder: a PURE function from (phase, rows, weight kind, kernels
+// available for this weight, levers) to the arm that runs it (ARCHITECTURE rule 7). Decode
+// widths 1..32 take the GEMV tiers (one weight pass, every row bit-identical to the m = 1
+// kernel); prefill takes the GEMM whatever its row count, so a chunked prefill's short tail never
+// lands on a decode arm; decode beyond the GEMV boundary takes the GEMM.
+//
+// Rungs (decode, GEMV available, m <= gemv_max_m):
+//   m = 1 -> gemv;  2..4 -> gemv_batch4;  5..16 -> gemv_batch16 (lever batch16);
+//   17..32 -> gemv_batch16 twice on contiguous row halves, first half ceil(m/2) (lever batch16).
+// Everything else, by weight kind: bf16 -> cuBLASLt bf16; fp8 block128 -> cuBLASLt W8A8 block;
+// fp8 per-channel or per-tensor -> cuBLASLt W8A8 outer-vector scales; any kind cuBLASLt cannot
+// take -> dequantize (or convert) to a bf16 scratch, then cuBLASLt bf16.
+#include <cstdint>
+#include <string>
+
+#include "core/dtype.h"
+#include "ops/tensor.h"
+
+namespace lathe::ops {
+
+enum class LinearWeightKind { kBf16, kFp8PerTensor, kFp8PerChannel, kFp8Block128, kOther };
+
+enum class LinearArm {
+  kGemv,
+  kGemvBatch4,
+  kGemvBatch16,
+  kGemvBatch16Halves,
+  kGemmBf16,
+  kGemmFp8Block,
+  kGemmFp8Channel,
+  kDequantGemm,
+};
+
+// What the backend can run for this weight and shape (alignment, K multiple of 128, cuBLASLt
+// support probed once at load).
+struct LinearKernels {
+  bool gemv = false;
+  bool gemm_bf16 = false;
+  bool gemm_fp8_block = false;
+  bool gemm_fp8_channel = false;
+};
+
+// Read once at boot (linear_levers_from_env) and passed explicitly.
+struct LinearLevers {
+  bool batch16 = true;  // LATHE_FFN_BATCH16=0 turns the 5..32-row tier off (those rows take the GEMM)
+  int gemv_max_m = 32;  // LATHE_FFN_GEMV_MAX_M: decode rows above this take the GEMM (0..32)
+};
+
+struct LinearRoute {
+  LinearArm arm = LinearArm::kGemmBf16;
+  int64_t first_half = 0;  // rows of the first launch for kGemvBatch16Halves
+};
+
+LinearRoute choose_linear_arm(Phase phase, int64_t m, LinearWeightKind kind, const LinearKernels& available,
+                              const LinearLevers& levers);
+
+LinearWeightKind linear_weight_kind(DType dtype, ScaleKind scale);
+
+// Parses the levers from the environment. A value that cannot be parsed keeps the default and
+// is reported in `warnings` (one line per lever), never silently arming another arm.
+LinearLevers linear_levers_from_env(std::string* warnings = nullptr);
+// "batch16=on gemv_max_m=32" with "(env)" after values that came from the environment.
+std::string describe_levers(const LinearLevers& levers);
+
+const char* linear_arm_name(LinearArm arm);
+const char* linear_weight_kind_name(LinearWeightKind kind);
+const char* phase_name(Phase phase);
+// The route's log line (logged once per (phase, kind, arm) by the backend).
+std::string describe_route(Phase phase, int64_t m, LinearWeightKind kind, const LinearRoute& route,
+                           const LinearLevers& levers);
+
+}  // namespace lathe::ops

@@ -1,0 +1,221 @@
+// Decode GEMV tiers: (1) every row of every tier and of the dispatch route for m = 1..32 is
+// byte-equal to the m = 1 kernel on that row alone, on random data, several shapes (split-K and
+// not, ragged n) and seeds, for fp8 with each scale kind and bf16; (2) the m = 1 results match a
+// float64 host reference of the dequantized product.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <string>
+
+#include "backends/cuda/gemv.h"
+#include "gpu_test_util.h"
+#include "ops/linear_dispatch.h"
+
+namespace lathe {
+namespace {
+
+using cuda::GemvProblem;
+using cuda::GemvScale;
+using cuda::GemvWeight;
+using gpu_test::DeviceBuffer;
+
+struct Case {
+  int64_t n, k;
+  bool fp8;
+  GemvScale scale;
+  unsigned seed;
+};
+
+std::string case_name(const testing::TestParamInfo<Case>& info) {
+  const Case& c = info.param;
+  const char* scale = c.scale == GemvScale::kPerTensor ? "tensor" : c.scale == GemvScale::kPerChannel ? "channel"
+                                                      : c.scale == GemvScale::kBlock128 ? "block" : "none";
+  return fmt::format("n{}_k{}_{}_{}_s{}", c.n, c.k, c.fp8 ? "fp8" : "bf16", scale, c.seed);
+}
+
+class GemvTest : public testing::TestWithParam<Case> {
+ protected:
+  static constexpr int kRows = 32;
+
+  void SetUp() override {
+    const Case& c = GetParam();
+    std::mt19937 rng(c.seed);
+    const size_t count = static_cast<size_t>(c.n * c.k);
+    w_ = std::make_unique<DeviceBuffer>(count * (c.fp8 ? 1 : 2));
+    if (c.fp8) {
+      w8_ = gpu_test::random_fp8(count, rng);
+      w_->upload(w8_);
+    } else {
+      w16_ = gpu_test::random_bf16(count, rng);
+      w_->upload(w16_);
+    }
+    const int64_t nb = (c.n + 127) / 128, kb = c.k / 128;
+    const size_t scales = c.scale == GemvScale::kPerTensor ? 1 : c.scale == GemvScale::kPerChannel ? c.n
+                                                          : c.scale == GemvScale::kBlock128 ? nb * kb : 0;
+    scale_ = gpu_test::random_f32(scales, rng, 0.25f, 2.0f);
+    s_ = std::make_unique<DeviceBuffer>(std::max<size_t>(scales, 1) * 4);
+    if (scales) s_->upload(scale_);
+    x_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng);
+    x_ = std::make_unique<DeviceBuffer>(x_host_.size() * 2);
+    x_->upload(x_host_);
+    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
+    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
+    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
+    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+  }
+
+  GemvProblem problem(int first_row, int rows, void* y, bool f32) const {
+    const Case& c = GetParam();
+    GemvProblem p;
+    p.w = w_->get();
+    p.weight = c.fp8 ? GemvWeight::kFp8E4M3 : GemvWeight::kBf16;
+    p.n = c.n;
+    p.k = c.k;
+    p.scale_kind = c.scale;
+    p.scale = c.scale == GemvScale::kNone ? nullptr : s_->as<float>();
+    p.x = x_->as<uint16_t>() + static_cast<int64_t>(first_row) * c.k;
+    p.x_stride = c.k;
+    p.y = static_cast<char*>(y) + static_cast<int64_t>(first_row) * c.n * (f32 ? 4 : 2);
+    p.y_stride = c.n;
+    p.y_f32 = f32;
+    p.m = rows;
+    return p;
+  }
+
+  // Runs the route the dispatch ladder picks for m decode rows.
+  void run_route(int m, void* y, bool f32) {
+    const ops::LinearKernels avail{true, true, true, true};
+    const auto kind = GetParam().fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16;
+    const ops::LinearRoute route = ops::choose_linear_arm(ops::Phase::kDecode, m, kind, avail, ops::LinearLevers{});
+    switch (route.arm) {
+      case ops::LinearArm::kGemv:
+        cuda::gemv_launch(1, problem(0, m, y, f32), ws_, nullptr);
+        break;
+      case ops::LinearArm::kGemvBatch4:
+        cuda::gemv_launch(4, problem(0, m, y, f32), ws_, nullptr);
+        break;
+      case ops::LinearArm::kGemvBatch16:
+        cuda::gemv_launch(16, problem(0, m, y, f32), ws_, nullptr);
+        break;
+      case ops::LinearArm::kGemvBatch16Halves: {
+        const int first = static_cast<int>(route.first_half);
+        cuda::gemv_launch(16, problem(0, first, y, f32), ws_, nullptr);
+        cuda::gemv_launch(16, problem(first, m - first, y, f32), ws_, nullptr);
+        break;
+      }
+      default:
+        FAIL() << "decode m=" << m << " did not take a gemv tier";
+    }
+  }
+
+  // y_ref[r] = the m = 1 kernel on row r alone.
+  std::vector<uint8_t> single_rows(bool f32) {
+    const size_t esize = f32 ? 4 : 2;
+    DeviceBuffer y(kRows * GetParam().n * esize);
+    y.poison();
+    for (int r = 0; r < kRows; ++r) cuda::gemv_launch(1, problem(r, 1, y.get(), f32), ws_, nullptr);
+    return y.download<uint8_t>(kRows * GetParam().n * esize);
+  }
+
+  std::vector<uint8_t> w8_;
+  std::vector<uint16_t> w16_, x_host_;
+  std::vector<float> scale_;
+  std::unique_ptr<DeviceBuffer> w_, s_, x_, partials_, counters_;
+  cuda::GemvWorkspace ws_;
+};
+
+TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) {
+  const Case& c = GetParam();
+  for (const bool f32 : {true, false}) {
+    const size_t esize = f32 ? 4 : 2;
+    const size_t row_bytes = static_cast<size_t>(c.n) * esize;
+    const std::vector<uint8_t> ref = single_rows(f32);
+    DeviceBuffer y(kRows * row_bytes);
+    for (int m = 1; m <= kRows; ++m) {
+      y.poison();
+      run_route(m, y.get(), f32);
+      const auto got = y.download<uint8_t>(m * row_bytes);
+      for (int r = 0; r < m; ++r) {
+        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+            << "route for m=" << m << " row " << r << (f32 ? " (f32 out)" : " (bf16 out)");
+      }
+    }
+    // Each tier directly, at every width it accepts.
+    for (const int tier : {4, 16}) {
+      for (int m = 1; m <= tier; ++m) {
+        y.poison();
+        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr);
+        const auto got = y.download<uint8_t>(m * row_bytes);
+        for (int r = 0; r < m; ++r) {
+          ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+              << "tier " << tier << " m=" << m << " row " << r;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(GemvTest, MatchesFloat64Reference) {
+  const Case& c = GetParam();
+  const std::vector<uint8_t> bytes = single_rows(true);
+  const int64_t kb = c.k / 128;
+  std::vector<double> got, ref;
+  for (int t = 0; t < 4; ++t) {
+    for (int64_t r = 0; r < c.n; ++r) {
+      double sum = 0;
+      for (int64_t k = 0; k < c.k; ++k) {
+        double w;
+        if (c.fp8) {
+          w = fp8_e4m3_to_float(w8_[r * c.k + k]);
+          if (c.scale == GemvScale::kPerTensor) w *= scale_[0];
+          if (c.scale == GemvScale::kPerChannel) w *= scale_[r];
+          if (c.scale == GemvScale::kBlock128) w *= scale_[(r / 128) * kb + k / 128];
+        } else {
+          w = gpu_test::bf16_value(w16_[r * c.k + k]);
+        }
+        sum += w * gpu_test::bf16_value(x_host_[t * c.k + k]);
+      }
+      float v;
+      std::memcpy(&v, bytes.data() + (t * c.n + r) * 4, 4);
+      got.push_back(v);
+      ref.push_back(sum);
+    }
+  }
+  const double err = gpu_test::normalized_error(got, ref);
+  EXPECT_LT(err, 1e-5) << "fp32-accumulated products of exact bf16 operands";
+}
+
+std::vector<Case> cases() {
+  std::vector<Case> out;
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {{384, 1024}, {200, 2048}, {1536, 4096}, {17000, 256}};
+  unsigned seed = 1;
+  for (const auto& [n, k] : shapes) {
+    for (GemvScale s : {GemvScale::kPerTensor, GemvScale::kPerChannel, GemvScale::kBlock128})
+      out.push_back({n, k, true, s, seed++});
+    out.push_back({n, k, false, GemvScale::kNone, seed++});
+  }
+  out.push_back({384, 1024, true, GemvScale::kBlock128, 1234});
+  out.push_back({200, 2048, false, GemvScale::kNone, 4321});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GemvTest, testing::ValuesIn(cases()), case_name);
+
+TEST(GemvPolicy, SplitDependsOnlyOnShape) {
+  EXPECT_EQ(cuda::gemv_ksplit(151936, 4096), 1);
+  EXPECT_GT(cuda::gemv_ksplit(4096, 12288), 1);
+  EXPECT_GT(cuda::gemv_ksplit(384, 1024), 1);
+  EXPECT_EQ(cuda::gemv_ksplit(17000, 256), 1);
+  for (int64_t n : {200, 384, 1024, 4096, 5120}) {
+    for (int64_t k : {256, 1024, 4096, 12288, 17408, 25600}) {
+      const int split = cuda::gemv_ksplit(n, k), chunk = cuda::gemv_chunk_steps(n, k);
+      EXPECT_GE(split * chunk, k / 128);
+      EXPECT_LT((split - 1) * chunk, k / 128) << "every split non-empty";
+      EXPECT_LE(static_cast<size_t>(split) * 16 * n, split > 1 ? cuda::kGemvWorkspaceFloats : SIZE_MAX);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace lathe
