@@ -1,0 +1,76 @@
+#pragma once
+// Launchers of the paged attention kernels. Raw pointers, sizes and a stream only (ARCHITECTURE
+// rule 3); the arm is chosen by ops/cuda/attention_dispatch. Every launcher is asynchronous,
+// allocates nothing, reads no device memory on the host (graph-capturable), and returns the
+// launch status (cudaGetLastError) for the caller to check.
+//
+// KV layout (ops/kv_cache.h): K and V are each [num_blocks, num_kv_heads, block_size, head_dim]
+// in BF16 or FP8 E4M3 (value = code * scale, per tensor). Position p of sequence s lives in block
+// block_tables[s * max_blocks_per_seq + p / block_size], slot p % block_size. Query head h reads
+// KV head h / (num_heads / num_kv_heads).
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+namespace lathe::cuda {
+
+enum class KvDType { kBF16, kFP8E4M3 };
+
+struct PagedKv {
+  const void* k = nullptr;
+  const void* v = nullptr;
+  KvDType dtype = KvDType::kBF16;
+  float k_scale = 1.0f;  // FP8 only
+  float v_scale = 1.0f;  // FP8 only
+  int32_t num_kv_heads = 0;
+  int32_t block_size = 16;
+  int32_t head_dim = 0;
+  const int32_t* block_tables = nullptr;  // [num_seqs, max_blocks_per_seq]
+  int32_t max_blocks_per_seq = 0;
+  const int32_t* context_lens = nullptr;  // [num_seqs]: cached tokens INCLUDING this step's rows
+};
+
+// Query rows in, output rows out: q and out are BF16 [rows, num_heads * head_dim] with row strides
+// in elements. softmax(scale * q.k) over the visible positions.
+struct AttentionRows {
+  const void* q = nullptr;
+  int64_t q_stride = 0;
+  void* out = nullptr;
+  int64_t out_stride = 0;
+  int32_t num_heads = 0;
+  int32_t num_seqs = 0;
+  float scale = 1.0f;
+};
+
+// Head dims the decode and prefill kernels are compiled for (64, 128, 256).
+bool attention_head_dim_compiled(int32_t head_dim);
+// (group, head_dim) pairs the GQA-packed decode kernel is compiled for, for either KV dtype.
+bool gqa_packed_compiled(int32_t group, int32_t head_dim);
+
+// ---- decode: every sequence has exactly one query row, row s (a pure decode step) ----------
+// Non-split: one CTA per (q head, sequence) over the whole context.
+cudaError_t launch_paged_decode(const AttentionRows& rows, const PagedKv& kv, cudaStream_t stream);
+
+// GQA-packed non-split: one CTA per (kv head, sequence) carrying the num_heads / num_kv_heads
+// query heads of the group; bit-identical output to launch_paged_decode. Returns
+// cudaErrorInvalidValue for a shape gqa_packed_compiled refuses.
+cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const PagedKv& kv, cudaStream_t stream);
+
+// Split-K: grid (q heads, num_splits, sequences) writes one record per (sequence, head, split)
+// into `workspace` (f32 [num_seqs * num_heads * num_splits, head_dim + 2]: partial output scaled
+// by the split's own running max, then that max (log2 domain) and the running sum); a sequence of
+// length L uses split length max(ceil(L / num_splits), min_kv_per_split), computed on the device,
+// and its empty splits write a neutral record (output 0, max -inf, sum 0). Then the reduce merges
+// the records of each (sequence, head) in split order 0..num_splits-1 into BF16 `out`.
+cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
+                                       int32_t min_kv_per_split, float* workspace, cudaStream_t stream);
+
+// ---- prefill: any mix of query lengths ------------------------------------------------------
+// Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position
+// context_lens[s] - 1; row i of the chunk sees positions 0 .. context_lens[s] - qlen + i. KV tiles
+// are anchored at position 0, so a row's bytes do not depend on how its prompt was chunked.
+// max_query_len bounds the grid (rows beyond a sequence's own length exit).
+cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
+                                 int32_t max_query_len, cudaStream_t stream);
+
+}  // namespace lathe::cuda

@@ -1,0 +1,94 @@
+#include "ops/cuda/attention_dispatch.h"
+
+#include <fmt/format.h>
+
+#include "backends/cuda/paged_attention.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "ops/splitk_policy.h"
+
+namespace lathe::ops::cuda {
+namespace {
+
+namespace kernels = lathe::cuda;
+
+void check_rows(const char* what, const Act& act, const AttentionShape& shape, int32_t rows) {
+  const int64_t cols = static_cast<int64_t>(shape.num_heads) * shape.head_dim;
+  if (act.dtype != DType::kBF16 || act.cols != cols || act.rows < rows || act.stride < act.cols) {
+    fail("attention: {} must be BF16 [{} rows, {} cols] (got {} [{}, {}], stride {})", what, rows, cols,
+         dtype_name(act.dtype), act.rows, act.cols, act.stride);
+  }
+}
+
+void check_launch(cudaError_t status, AttentionArm arm) {
+  if (status != cudaSuccess) {
+    fail("attention: {} launch failed: {} ({})", attention_arm_name(arm), cudaGetErrorName(status),
+         cudaGetErrorString(status));
+  }
+}
+
+}  // namespace
+
+void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+                       const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes,
+                       const AttentionConfig& config, cudaStream_t stream) {
+  const AttentionPlan plan = plan_attention(batch.phase, batch.num_seqs, shape, cache_shape, config);
+  check_rows("q", q, shape, batch.num_tokens);
+  check_rows("out", out, shape, batch.num_tokens);
+  if (plan.arm != AttentionArm::kPrefill && batch.num_tokens != batch.num_seqs) {
+    fail("attention: a decode step has one row per sequence (got {} rows for {} sequences)", batch.num_tokens,
+         batch.num_seqs);
+  }
+  if (plan.workspace_bytes > workspace_bytes || (plan.workspace_bytes > 0 && workspace == nullptr)) {
+    fail("attention: the {} arm needs {} bytes of split-K workspace for {} sequences x {} heads x {} splits, {} given "
+         "(size it with attention_workspace_bytes for max_decode_seqs >= the widest decode batch)",
+         attention_arm_name(plan.arm), plan.workspace_bytes, batch.num_seqs, shape.num_heads, plan.num_splits,
+         workspace_bytes);
+  }
+  const std::string route = fmt::format("attention route: {} splits={} group={} (heads {}/{}, head_dim {}, kv {}, policy {})",
+                                        attention_arm_name(plan.arm), plan.num_splits, plan.gqa_group, shape.num_heads,
+                                        shape.num_kv_heads, shape.head_dim, dtype_name(cache_shape.dtype),
+                                        target::splitk_policy_label(config.levers.attn_decode_splitk.value));
+  if (log_once(route)) spdlog::info("{}", route);
+
+  kernels::PagedKv kv;
+  kv.k = cache.k;
+  kv.v = cache.v;
+  kv.dtype = cache_shape.dtype == DType::kBF16 ? kernels::KvDType::kBF16 : kernels::KvDType::kFP8E4M3;
+  kv.k_scale = cache.k_scale;
+  kv.v_scale = cache.v_scale;
+  kv.num_kv_heads = cache_shape.num_kv_heads;
+  kv.block_size = cache_shape.block_size;
+  kv.head_dim = cache_shape.head_dim;
+  kv.block_tables = batch.block_tables;
+  kv.max_blocks_per_seq = batch.max_blocks_per_seq;
+  kv.context_lens = batch.context_lens;
+
+  kernels::AttentionRows rows;
+  rows.q = q.data;
+  rows.q_stride = q.stride;
+  rows.out = out.data;
+  rows.out_stride = out.stride;
+  rows.num_heads = shape.num_heads;
+  rows.num_seqs = batch.num_seqs;
+  rows.scale = shape.scale;
+
+  switch (plan.arm) {
+    case AttentionArm::kPrefill:
+      check_launch(kernels::launch_paged_prefill(rows, kv, batch.query_start, batch.max_query_len, stream), plan.arm);
+      return;
+    case AttentionArm::kDecode:
+      check_launch(kernels::launch_paged_decode(rows, kv, stream), plan.arm);
+      return;
+    case AttentionArm::kDecodeGqaPacked:
+      check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
+      return;
+    case AttentionArm::kDecodeSplitK:
+      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, kMinKvPerSplit,
+                                                       static_cast<float*>(workspace), stream),
+                   plan.arm);
+      return;
+  }
+}
+
+}  // namespace lathe::ops::cuda
