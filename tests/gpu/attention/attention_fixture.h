@@ -1,0 +1,115 @@
+#pragma once
+// A paged-attention case on the device: a KV cache with shuffled block tables, query rows, the
+// step's metadata, a double-precision reference, and runners for the dispatch and the raw
+// launchers. Values are random (never zeros) and outputs are poisoned before every run so an
+// unwritten element shows up as NaN.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include "core/numeric.h"
+#include "ops/attention_plan.h"
+#include "ops/batch.h"
+#include "ops/kv_cache.h"
+#include "ops/tensor.h"
+
+namespace lathe::attn_test {
+
+#define ATTN_CUDA_OK(expr) ASSERT_EQ((expr), cudaSuccess) << #expr << ": " << cudaGetErrorString(cudaGetLastError())
+
+// Owns one device allocation.
+class DeviceBuffer {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(size_t bytes);
+  ~DeviceBuffer();
+  DeviceBuffer(DeviceBuffer&& other) noexcept;
+  DeviceBuffer& operator=(DeviceBuffer&& other) noexcept;
+  DeviceBuffer(const DeviceBuffer&) = delete;
+  DeviceBuffer& operator=(const DeviceBuffer&) = delete;
+  void* get() const { return ptr_; }
+  size_t size() const { return bytes_; }
+  void upload(const void* host, size_t bytes);
+  void download(void* host, size_t bytes) const;
+
+ private:
+  void* ptr_ = nullptr;
+  size_t bytes_ = 0;
+};
+
+struct SeqSpec {
+  int32_t context_len = 0;  // after this step
+  int32_t query_len = 1;    // rows this step (1 for decode)
+};
+
+// The whole KV cache of a case (K and V codes for every position of every sequence) and the
+// queries. Sequence s's positions occupy its own shuffled blocks.
+class PagedCase {
+ public:
+  PagedCase(int32_t num_heads, int32_t num_kv_heads, int32_t head_dim, DType kv_dtype, std::vector<SeqSpec> seqs,
+            uint64_t seed, int32_t block_size = 16);
+
+  const ops::AttentionShape& shape() const { return shape_; }
+  const ops::KvCacheShape& cache_shape() const { return cache_shape_; }
+  const std::vector<SeqSpec>& seqs() const { return seqs_; }
+  int32_t num_rows() const { return num_rows_; }
+  int64_t row_elems() const { return static_cast<int64_t>(shape_.num_heads) * shape_.head_dim; }
+
+  // One sequence of a step: which of this case's sequences, and its (context_len, query_len)
+  // for this step (a chunk of its prompt, or its own spec).
+  struct StepSeq {
+    int32_t seq = 0;
+    int32_t context_len = 0;
+    int32_t query_len = 1;
+  };
+  // Every sequence with its own spec, in order.
+  std::vector<StepSeq> full_step() const;
+
+  // Uploads the step (metadata and q rows in step order), poisons the output, runs the dispatch
+  // with a workspace of attention_workspace_bytes(shape, config) and returns the BF16 output
+  // bits [rows, heads * head_dim] in step order.
+  std::vector<uint16_t> run(ops::Phase phase, const std::vector<StepSeq>& step, const ops::AttentionConfig& config,
+                            cudaStream_t stream = nullptr);
+
+  // Reference output (double) of sequence s's query at position `pos` (it sees 0..pos).
+  std::vector<double> reference(int32_t s, int32_t pos) const;
+  // Reference rows of a whole step, concatenated in step order.
+  std::vector<double> reference(const std::vector<StepSeq>& step) const;
+
+  // Uploads the step's metadata and q rows; returns the device batch (valid until the next call).
+  ops::DeviceBatch upload_step(ops::Phase phase, const std::vector<StepSeq>& step);
+  ops::KvCacheLayer layer() const;
+  void* q_device() const { return q_dev_.get(); }
+  void* out_device() const { return out_dev_.get(); }
+  void poison_output();
+  std::vector<uint16_t> download_output(int32_t rows) const;
+
+ private:
+  ops::AttentionShape shape_;
+  ops::KvCacheShape cache_shape_;
+  std::vector<SeqSpec> seqs_;
+  int32_t num_rows_ = 0;
+  int32_t max_blocks_ = 0;
+  float k_scale_ = 1.0f, v_scale_ = 1.0f;
+  std::vector<uint8_t> k_host_, v_host_;                   // raw cache bytes
+  std::vector<std::vector<int32_t>> tables_;               // per sequence block ids
+  std::vector<std::vector<uint16_t>> q_host_;              // per sequence [context_len, heads * hd] bf16
+  DeviceBuffer k_dev_, v_dev_, q_dev_, out_dev_, meta_dev_;
+
+  double kv_value(const std::vector<uint8_t>& cache, float scale, int32_t s, int32_t pos, int32_t kv_head,
+                  int32_t d) const;
+};
+
+// ||a - ref|| / ||ref|| over BF16 output bits against a double reference.
+double rel_rms(const std::vector<uint16_t>& out, const std::vector<double>& ref);
+// Same for two BF16 outputs (b is the reference).
+double rel_rms_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b);
+// True when any element is NaN.
+bool any_nan(const std::vector<uint16_t>& out);
+
+ops::AttentionConfig make_config(target::SplitkPolicy policy, bool pack, int32_t sm_count = 132,
+                                 int32_t max_decode_seqs = 64);
+
+}  // namespace lathe::attn_test

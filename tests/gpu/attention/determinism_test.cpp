@@ -1,0 +1,127 @@
+// Batch invariance of decode (ARCHITECTURE rule 6): a sequence's output bytes are the same alone
+// and beside 1, 3, 15 and 31 other sequences of different lengths, at different batch slots,
+// under auto, pinned and packed configurations. A control that lets the split count follow the
+// batch (legacy with a reference batch of 1) must FAIL the same check. Graph replay with new
+// device-side lengths must give the eager bytes.
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "attention_fixture.h"
+#include "ops/cuda/attention_dispatch.h"
+#include "ops/splitk_policy.h"
+
+namespace lathe::attn_test {
+namespace {
+
+using target::SplitkPolicy;
+using Step = std::vector<PagedCase::StepSeq>;
+
+constexpr int32_t kOthers = 31;
+
+// Sequence 0 is the one watched (length 4099); 1..31 are others of assorted lengths.
+std::vector<SeqSpec> cobatch_seqs() {
+  std::vector<SeqSpec> seqs{{4099, 1}};
+  std::mt19937 rng(2024);
+  std::uniform_int_distribution<int32_t> len(1, 6000);
+  for (int32_t i = 0; i < kOthers; ++i) seqs.push_back({len(rng), 1});
+  return seqs;
+}
+
+// The watched sequence's output row alone and beside n others (placed at slot n / 2).
+std::vector<std::vector<uint16_t>> watched_rows(PagedCase& c, const ops::AttentionConfig& config) {
+  std::vector<std::vector<uint16_t>> rows;
+  const size_t row = static_cast<size_t>(c.row_elems());
+  for (int32_t n : {0, 1, 3, 15, 31}) {
+    Step step;
+    for (int32_t i = 1; i <= n; ++i) step.push_back({i, c.seqs()[i].context_len, 1});
+    const size_t slot = static_cast<size_t>(n / 2);
+    step.insert(step.begin() + static_cast<std::ptrdiff_t>(slot), {0, c.seqs()[0].context_len, 1});
+    const std::vector<uint16_t> out = c.run(ops::Phase::kDecode, step, config);
+    rows.emplace_back(out.begin() + slot * row, out.begin() + (slot + 1) * row);
+  }
+  return rows;
+}
+
+struct Policy {
+  const char* name;
+  SplitkPolicy policy;
+  bool pack;
+};
+
+TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
+  for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
+    for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
+      PagedCase c(heads, kv_heads, hd, dtype, cobatch_seqs(), 31337);
+      for (const Policy& p : {Policy{"auto", SplitkPolicy::automatic(), false},
+                              Policy{"pinned 4", SplitkPolicy::pinned_to(4), false},
+                              Policy{"pinned 16", SplitkPolicy::pinned_to(16), false},
+                              Policy{"non-split", SplitkPolicy::pinned_to(1), false},
+                              Policy{"packed", SplitkPolicy::pinned_to(1), true}}) {
+        const std::vector<std::vector<uint16_t>> rows = watched_rows(c, make_config(p.policy, p.pack, 132, 32));
+        ASSERT_FALSE(any_nan(rows[0]));
+        for (size_t i = 1; i < rows.size(); ++i) {
+          EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << (dtype == DType::kBF16 ? " bf16" : " fp8")
+                                      << " co-batch #" << i;
+        }
+      }
+    }
+  }
+}
+
+// The control: legacy with a reference batch of 1 gives 16 / 8 / 4 / 1 / 1 splits for 8 heads on
+// 132 SMs at batch 1 / 2 / 4 / 16 / 32, so the watched row's merge tree changes with the batch.
+// The determinism check above must catch that; this asserts that it does.
+TEST(Determinism, KnownBadControlFailsTheCheck) {
+  PagedCase c(8, 2, 128, DType::kBF16, cobatch_seqs(), 4242);
+  const ops::AttentionConfig legacy = make_config(SplitkPolicy::legacy(), false, 132, 1);
+  EXPECT_EQ(ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), legacy).num_splits, 16);
+  EXPECT_EQ(ops::plan_attention(ops::Phase::kDecode, 2, c.shape(), c.cache_shape(), legacy).num_splits, 8);
+  const std::vector<std::vector<uint16_t>> rows = watched_rows(c, legacy);
+  int32_t differing = 0;
+  for (size_t i = 1; i < rows.size(); ++i) differing += rows[i] != rows[0] ? 1 : 0;
+  EXPECT_GT(differing, 0) << "the batch-following split count went undetected";
+  // ... while auto on the same data passes.
+  const std::vector<std::vector<uint16_t>> fixed = watched_rows(c, make_config(SplitkPolicy::automatic(), false, 132, 32));
+  for (size_t i = 1; i < fixed.size(); ++i) EXPECT_EQ(fixed[i], fixed[0]);
+}
+
+// A captured launch replays correctly with new device-side lengths (the host never reads them).
+TEST(Determinism, GraphReplayReadsDeviceLengths) {
+  for (ops::Phase phase : {ops::Phase::kDecode, ops::Phase::kPrefill}) {
+    PagedCase c(32, 8, 128, DType::kBF16, {{3000, 1}, {1500, 1}, {20, 1}}, 555);
+    const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false, 132, 8);
+    const Step first = c.full_step();
+    const Step second = {{0, 2999, 1}, {1, 700, 1}, {2, 3, 1}};  // same shapes, new lengths
+    const std::vector<uint16_t> eager = c.run(phase, second, config);
+
+    cudaStream_t stream;
+    ATTN_CUDA_OK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const ops::DeviceBatch batch = c.upload_step(phase, first);
+    const size_t ws_bytes = ops::attention_workspace_bytes(c.shape(), config);
+    DeviceBuffer workspace(ws_bytes);
+    const int64_t cols = c.row_elems();
+    const ops::Act q{c.q_device(), DType::kBF16, 3, cols, cols};
+    const ops::Act out{c.out_device(), DType::kBF16, 3, cols, cols};
+    cudaGraph_t graph;
+    cudaGraphExec_t exec;
+    ATTN_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+    ops::cuda::attention_forward(batch, q, c.shape(), c.cache_shape(), c.layer(), out, workspace.get(), ws_bytes, config,
+                                 stream);
+    ATTN_CUDA_OK(cudaStreamEndCapture(stream, &graph));
+    ATTN_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
+    // New contents in the same device buffers, then replay.
+    const ops::DeviceBatch again = c.upload_step(phase, second);
+    ASSERT_EQ(again.context_lens, batch.context_lens);
+    c.poison_output();
+    ATTN_CUDA_OK(cudaGraphLaunch(exec, stream));
+    ATTN_CUDA_OK(cudaStreamSynchronize(stream));
+    EXPECT_EQ(c.download_output(3), eager) << (phase == ops::Phase::kDecode ? "decode" : "prefill");
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+    cudaStreamDestroy(stream);
+  }
+}
+
+}  // namespace
+}  // namespace lathe::attn_test
