@@ -44,7 +44,8 @@ ops::ForwardBatch build_forward_batch(const ScheduledStep& step, const BlockMana
       fail("internal: sequence {} has {} KV blocks but needs {} for {} tokens", rows.id, table.size(), used,
            rows.context_len());
     }
-    std::copy_n(table.begin(), used, batch.block_tables.begin() + static_cast<ptrdiff_t>(s * static_cast<size_t>(width)));
+    std::copy_n(table.begin(), used,
+                batch.block_tables.begin() + static_cast<ptrdiff_t>(s * static_cast<size_t>(width)));
   }
   return batch;
 }

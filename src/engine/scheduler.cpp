@@ -7,26 +7,32 @@
 
 namespace lathe::engine {
 
-int32_t validate_request(std::span<const int32_t> prompt, const SequenceParams& params, const SchedulerConfig& config) {
+int32_t validate_request(std::span<const int32_t> prompt, const SequenceParams& params,
+                         const SchedulerConfig& config) {
   const int64_t prompt_len = static_cast<int64_t>(prompt.size());
   if (prompt_len == 0) fail("the prompt is empty: at least one prompt token is needed");
   if (config.vocab_size > 0) {
     for (size_t i = 0; i < prompt.size(); ++i) {
       if (prompt[i] < 0 || prompt[i] >= config.vocab_size) {
-        fail("prompt token {} (at index {}) is outside the vocabulary [0, {})", prompt[i], i, config.vocab_size);
+        fail("prompt token {} (at index {}) is outside the vocabulary [0, {})", prompt[i], i,
+             config.vocab_size);
       }
     }
   }
   if (prompt_len >= config.max_model_len) {
-    fail("the prompt has {} tokens but max_model_len is {}: the prompt must be shorter than max_model_len to leave room "
-         "for at least one generated token",
-         prompt_len, config.max_model_len);
+    fail(
+        "the prompt has {} tokens but max_model_len is {}: the prompt must be shorter than max_model_len to "
+        "leave room "
+        "for at least one generated token",
+        prompt_len, config.max_model_len);
   }
   if (params.max_tokens < 0) fail("max_tokens must be at least 1 (got {})", params.max_tokens);
   const int64_t room = config.max_model_len - prompt_len;
   if (params.max_tokens > room) {
-    fail("max_tokens is too large: the prompt has {} tokens and max_tokens is {}, together {}, but max_model_len is {}",
-         prompt_len, params.max_tokens, prompt_len + params.max_tokens, config.max_model_len);
+    fail(
+        "max_tokens is too large: the prompt has {} tokens and max_tokens is {}, together {}, but "
+        "max_model_len is {}",
+        prompt_len, params.max_tokens, prompt_len + params.max_tokens, config.max_model_len);
   }
   const ops::SamplingParams& sampling = params.sampling;
   if (!std::isfinite(sampling.temperature) || sampling.temperature < 0.0f) {
@@ -43,7 +49,8 @@ int32_t validate_request(std::span<const int32_t> prompt, const SequenceParams& 
 }
 
 int32_t ScheduledStep::num_sampling() const {
-  return static_cast<int32_t>(std::count_if(seqs.begin(), seqs.end(), [](const ScheduledSeq& s) { return s.samples; }));
+  return static_cast<int32_t>(
+      std::count_if(seqs.begin(), seqs.end(), [](const ScheduledSeq& s) { return s.samples; }));
 }
 
 std::vector<ops::SamplingParams> ScheduledStep::sampling_params() const {
@@ -59,14 +66,18 @@ Scheduler::Scheduler(const SchedulerConfig& config, int32_t num_blocks, int32_t 
   if (config.max_num_seqs < 1) fail("--max-num-seqs must be at least 1 (got {})", config.max_num_seqs);
   if (config.max_model_len < 2) fail("--max-model-len must be at least 2 (got {})", config.max_model_len);
   if (config.max_num_batched_tokens < config.max_num_seqs) {
-    fail("--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}): every running sequence needs a decode row",
-         config.max_num_batched_tokens, config.max_num_seqs);
+    fail(
+        "--max-num-batched-tokens ({}) must be at least --max-num-seqs ({}): every running sequence needs a "
+        "decode row",
+        config.max_num_batched_tokens, config.max_num_seqs);
   }
   if (blocks_.blocks_for_tokens(config.max_model_len) > blocks_.num_usable()) {
-    fail("the KV cache holds {} tokens ({} usable blocks of {}), less than one sequence of --max-model-len {}; lower "
-         "--max-model-len or give the cache more memory",
-         static_cast<int64_t>(blocks_.num_usable()) * block_size, blocks_.num_usable(), block_size,
-         config.max_model_len);
+    fail(
+        "the KV cache holds {} tokens ({} usable blocks of {}), less than one sequence of --max-model-len "
+        "{}; lower "
+        "--max-model-len or give the cache more memory",
+        static_cast<int64_t>(blocks_.num_usable()) * block_size, blocks_.num_usable(), block_size,
+        config.max_model_len);
   }
 }
 
@@ -197,7 +208,8 @@ std::vector<SeqOutput> Scheduler::update(const ScheduledStep& step, std::span<co
     s.mark_computed(rows.num_tokens());
     if (!rows.samples) continue;
     if (config_.vocab_size > 0 && (token < 0 || token >= config_.vocab_size)) {
-      fail("internal: the executor sampled token {} outside the vocabulary [0, {})", token, config_.vocab_size);
+      fail("internal: the executor sampled token {} outside the vocabulary [0, {})", token,
+           config_.vocab_size);
     }
     SeqOutput out{rows.id, token, s.append_token(token)};
     if (out.finish) drop(rows.id);

@@ -43,10 +43,10 @@
 namespace lathe::engine {
 
 struct SchedulerConfig {
-  int32_t max_num_seqs = 256;              // running sequences at most
-  int32_t max_num_batched_tokens = 8192;   // rows per step at most (>= max_num_seqs)
-  int32_t max_model_len = 4096;            // prompt + generated tokens at most
-  int32_t vocab_size = 0;                  // prompt ids must be < vocab_size (0: unchecked)
+  int32_t max_num_seqs = 256;             // running sequences at most
+  int32_t max_num_batched_tokens = 8192;  // rows per step at most (>= max_num_seqs)
+  int32_t max_model_len = 4096;           // prompt + generated tokens at most
+  int32_t vocab_size = 0;                 // prompt ids must be < vocab_size (0: unchecked)
 };
 
 // Checks a request against the configuration and returns the resolved max_tokens; throws
@@ -54,7 +54,8 @@ struct SchedulerConfig {
 // [0, vocab_size); a prompt of max_model_len tokens or more (names both lengths); max_tokens < 0;
 // prompt + max_tokens > max_model_len (names all three numbers); sampling parameters outside
 // their ranges (temperature >= 0, top_k >= 0, 0 < top_p <= 1, 0 <= min_p <= 1, all finite).
-int32_t validate_request(std::span<const int32_t> prompt, const SequenceParams& params, const SchedulerConfig& config);
+int32_t validate_request(std::span<const int32_t> prompt, const SequenceParams& params,
+                         const SchedulerConfig& config);
 
 // One sequence's share of a step.
 struct ScheduledSeq {
@@ -129,8 +130,8 @@ class Scheduler {
   SchedulerConfig config_;
   BlockManager blocks_;
   std::unordered_map<SeqId, std::unique_ptr<Sequence>> seqs_;
-  std::deque<SeqId> waiting_;    // arrival order; own no blocks
-  std::vector<SeqId> running_;   // arrival order; all arrived before any waiting one
+  std::deque<SeqId> waiting_;   // arrival order; own no blocks
+  std::vector<SeqId> running_;  // arrival order; all arrived before any waiting one
   int64_t num_preemptions_ = 0;
 };
 

@@ -18,10 +18,10 @@ const char* finish_reason_name(FinishReason reason) {
   return "unknown";
 }
 
-std::optional<FinishReason> check_token_stop(const TokenStopRules& rules, int32_t prompt_len, int32_t num_output,
-                                             int32_t last_token) {
-  if (num_output > 0 &&
-      std::find(rules.stop_token_ids.begin(), rules.stop_token_ids.end(), last_token) != rules.stop_token_ids.end()) {
+std::optional<FinishReason> check_token_stop(const TokenStopRules& rules, int32_t prompt_len,
+                                             int32_t num_output, int32_t last_token) {
+  if (num_output > 0 && std::find(rules.stop_token_ids.begin(), rules.stop_token_ids.end(), last_token) !=
+                            rules.stop_token_ids.end()) {
     return FinishReason::kStop;
   }
   if (num_output >= rules.max_tokens) return FinishReason::kLength;

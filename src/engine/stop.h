@@ -36,8 +36,8 @@ struct TokenStopRules {
 // for a sequence whose prompt has `prompt_len` tokens. Order (first match wins): stop token id
 // -> kStop; num_output >= max_tokens or prompt_len + num_output >= max_model_len -> kLength.
 // A stop token is part of the output token ids (it was generated) but not of the text.
-std::optional<FinishReason> check_token_stop(const TokenStopRules& rules, int32_t prompt_len, int32_t num_output,
-                                             int32_t last_token);
+std::optional<FinishReason> check_token_stop(const TokenStopRules& rules, int32_t prompt_len,
+                                             int32_t num_output, int32_t last_token);
 
 // Matches stop strings on a stream of text pieces.
 //
@@ -58,9 +58,9 @@ std::optional<FinishReason> check_token_stop(const TokenStopRules& rules, int32_
 class StopStringMatcher {
  public:
   struct Result {
-    std::string text;             // newly releasable text (may be empty)
-    bool stopped = false;         // a stop string matched; the stream must end here
-    std::string matched;          // the stop string that matched (when stopped)
+    std::string text;      // newly releasable text (may be empty)
+    bool stopped = false;  // a stop string matched; the stream must end here
+    std::string matched;   // the stop string that matched (when stopped)
   };
 
   // Empty stop strings are ignored (validate_request rejects them before they get here).

@@ -31,7 +31,8 @@ inline int32_t fake_next_token(std::span<const int32_t> context, const ops::Samp
                                int32_t vocab) {
   uint64_t h = 0x1234567ull + context.size();
   for (int32_t token : context) h = mix64(h ^ static_cast<uint64_t>(token) * 0x9E3779B97F4A7C15ull);
-  if (sampling.temperature > 0.0f) h = mix64(h ^ mix64(sampling.seed) ^ (sampling.step * 0xD1B54A32D192ED03ull));
+  if (sampling.temperature > 0.0f)
+    h = mix64(h ^ mix64(sampling.seed) ^ (sampling.step * 0xD1B54A32D192ED03ull));
   return static_cast<int32_t>(h % static_cast<uint64_t>(vocab));
 }
 
@@ -67,9 +68,11 @@ class FakeModel {
   int64_t steps() const { return steps_; }
 
   // Throws std::logic_error when the batch reads a slot that does not hold what it should.
-  std::vector<int32_t> execute(const ops::ForwardBatch& batch, std::span<const ops::SamplingParams> sampling) {
+  std::vector<int32_t> execute(const ops::ForwardBatch& batch,
+                               std::span<const ops::SamplingParams> sampling) {
     ++steps_;
-    if (sampling.size() != batch.logits_rows.size()) throw std::logic_error("one sampling entry per logits row");
+    if (sampling.size() != batch.logits_rows.size())
+      throw std::logic_error("one sampling entry per logits row");
     for (int32_t row = 0; row < batch.num_tokens(); ++row) {
       cache_.at(static_cast<size_t>(batch.slot_mapping[static_cast<size_t>(row)])) =
           Entry{batch.token_ids[static_cast<size_t>(row)], batch.positions[static_cast<size_t>(row)]};
@@ -82,7 +85,8 @@ class FakeModel {
       std::vector<int32_t> context;
       const int32_t context_len = batch.context_lens[static_cast<size_t>(s)];
       for (int32_t p = 0; p < context_len; ++p) {
-        const int32_t block = batch.block_tables.at(static_cast<size_t>(s) * batch.max_blocks_per_seq + p / block_size_);
+        const int32_t block =
+            batch.block_tables.at(static_cast<size_t>(s) * batch.max_blocks_per_seq + p / block_size_);
         const Entry& entry = cache_.at(static_cast<size_t>(block) * block_size_ + p % block_size_);
         if (entry.position != p) {
           throw std::logic_error("KV slot of position " + std::to_string(p) + " holds position " +
@@ -93,7 +97,8 @@ class FakeModel {
       sampled.push_back(fake_next_token(context, sampling[next_row], vocab_));
       ++next_row;
     }
-    if (next_row != batch.logits_rows.size()) throw std::logic_error("a logits row is not the last row of a sequence");
+    if (next_row != batch.logits_rows.size())
+      throw std::logic_error("a logits row is not the last row of a sequence");
     return sampled;
   }
 

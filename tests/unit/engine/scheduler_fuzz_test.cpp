@@ -30,13 +30,15 @@ struct FuzzCase {
   int32_t num_blocks;
   int32_t block_size;
   SchedulerConfig config;
-  int steps;         // steps with arrivals; then the run drains
-  int max_live;      // arrivals pause while this many requests are unfinished
+  int steps;     // steps with arrivals; then the run drains
+  int max_live;  // arrivals pause while this many requests are unfinished
   uint64_t seed;
   bool expect_preemption;
 };
 
-void PrintTo(const FuzzCase& fc, std::ostream* os) { *os << fc.name; }
+void PrintTo(const FuzzCase& fc, std::ostream* os) {
+  *os << fc.name;
+}
 
 // What the test knows about one request, independently of the scheduler.
 struct Tracked {
@@ -125,7 +127,9 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
   const BlockManager& blocks = scheduler.blocks();
   FakeModel model(fc.num_blocks, fc.block_size, kVocab);
   std::mt19937_64 rng(fc.seed);
-  auto uniform = [&](int64_t lo, int64_t hi) { return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1)); };
+  auto uniform = [&](int64_t lo, int64_t hi) {
+    return lo + static_cast<int64_t>(rng() % static_cast<uint64_t>(hi - lo + 1));
+  };
   auto chance = [&](double p) { return static_cast<double>(rng() % 1000000) < p * 1e6; };
 
   std::map<SeqId, Tracked> tracked;
@@ -146,7 +150,8 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
       Tracked request;
       const int32_t prompt_len =
           static_cast<int32_t>(chance(0.5) ? uniform(1, std::min(8, max_prompt)) : uniform(1, max_prompt));
-      for (int32_t t = 0; t < prompt_len; ++t) request.prompt.push_back(static_cast<int32_t>(uniform(0, kVocab - 1)));
+      for (int32_t t = 0; t < prompt_len; ++t)
+        request.prompt.push_back(static_cast<int32_t>(uniform(0, kVocab - 1)));
       const int32_t room = config.max_model_len - prompt_len;
       request.params.max_tokens = chance(0.2) ? 0 : static_cast<int32_t>(uniform(1, std::min(room, 24)));
       const int num_stop_ids = static_cast<int>(uniform(0, 2));
@@ -214,7 +219,8 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
       ASSERT_GT(rows.num_tokens(), 0);
       ASSERT_EQ(rows.start, t.computed) << "sequence " << rows.id;
       ASSERT_LE(rows.context_len(), t.num_tokens());
-      for (int32_t r = 0; r < rows.num_tokens(); ++r) ASSERT_EQ(rows.token_ids[static_cast<size_t>(r)], t.token_at(rows.start + r));
+      for (int32_t r = 0; r < rows.num_tokens(); ++r)
+        ASSERT_EQ(rows.token_ids[static_cast<size_t>(r)], t.token_at(rows.start + r));
       ASSERT_EQ(rows.samples, rows.context_len() == t.num_tokens());
       ASSERT_EQ(rows.decode, rows.start >= t.prefill_target);
       if (rows.decode) {
@@ -297,29 +303,66 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
     EXPECT_GT(resumed, 5);
   }
   RecordProperty("steps", static_cast<int>(steps_run));
-  std::printf("[%s] steps %lld, requests %lld finished / %lld cancelled / %lld rejected, preemptions %lld, resumed %lld\n",
-              fc.name, static_cast<long long>(steps_run), static_cast<long long>(finished),
-              static_cast<long long>(cancelled), static_cast<long long>(rejected),
-              static_cast<long long>(scheduler.num_preemptions()), static_cast<long long>(resumed));
+  std::printf(
+      "[%s] steps %lld, requests %lld finished / %lld cancelled / %lld rejected, preemptions %lld, resumed "
+      "%lld\n",
+      fc.name, static_cast<long long>(steps_run), static_cast<long long>(finished),
+      static_cast<long long>(cancelled), static_cast<long long>(rejected),
+      static_cast<long long>(scheduler.num_preemptions()), static_cast<long long>(resumed));
 }
 
 INSTANTIATE_TEST_SUITE_P(
     Pools, SchedulerFuzz,
     ::testing::Values(
         // 8 usable blocks of 4 = one max_model_len sequence: constant preemption.
-        FuzzCase{"tiny_pool", 9, 4, {.max_num_seqs = 4, .max_num_batched_tokens = 16, .max_model_len = 32}, 20000, 10, 1,
+        FuzzCase{"tiny_pool",
+                 9,
+                 4,
+                 {.max_num_seqs = 4, .max_num_batched_tokens = 16, .max_model_len = 32},
+                 20000,
+                 10,
+                 1,
                  true},
-        FuzzCase{"block_size_1", 49, 1, {.max_num_seqs = 6, .max_num_batched_tokens = 8, .max_model_len = 40}, 20000, 12,
-                 2, true},
-        FuzzCase{"odd_block_size", 25, 3, {.max_num_seqs = 5, .max_num_batched_tokens = 7, .max_model_len = 48}, 20000,
-                 12, 3, true},
-        FuzzCase{"one_seq_one_token", 20, 2, {.max_num_seqs = 1, .max_num_batched_tokens = 1, .max_model_len = 32},
-                 4000, 4, 4, false},
-        FuzzCase{"roomy", 257, 16, {.max_num_seqs = 8, .max_num_batched_tokens = 64, .max_model_len = 128}, 10000, 16, 5,
+        FuzzCase{"block_size_1",
+                 49,
+                 1,
+                 {.max_num_seqs = 6, .max_num_batched_tokens = 8, .max_model_len = 40},
+                 20000,
+                 12,
+                 2,
+                 true},
+        FuzzCase{"odd_block_size",
+                 25,
+                 3,
+                 {.max_num_seqs = 5, .max_num_batched_tokens = 7, .max_model_len = 48},
+                 20000,
+                 12,
+                 3,
+                 true},
+        FuzzCase{"one_seq_one_token",
+                 20,
+                 2,
+                 {.max_num_seqs = 1, .max_num_batched_tokens = 1, .max_model_len = 32},
+                 4000,
+                 4,
+                 4,
                  false},
-        FuzzCase{"mid_pool_checked_vocab", 33, 4,
-                 {.max_num_seqs = 8, .max_num_batched_tokens = 24, .max_model_len = 64, .vocab_size = kVocab}, 20000, 16,
-                 6, true}),
+        FuzzCase{"roomy",
+                 257,
+                 16,
+                 {.max_num_seqs = 8, .max_num_batched_tokens = 64, .max_model_len = 128},
+                 10000,
+                 16,
+                 5,
+                 false},
+        FuzzCase{"mid_pool_checked_vocab",
+                 33,
+                 4,
+                 {.max_num_seqs = 8, .max_num_batched_tokens = 24, .max_model_len = 64, .vocab_size = kVocab},
+                 20000,
+                 16,
+                 6,
+                 true}),
     [](const ::testing::TestParamInfo<FuzzCase>& param_info) { return std::string(param_info.param.name); });
 
 }  // namespace

@@ -53,7 +53,8 @@ ScheduledStep run_step(Scheduler& scheduler, FakeModel& model, std::vector<SeqOu
 }
 
 TEST(Scheduler, RejectsRequestsThatCannotFitWithAReason) {
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 32, .max_model_len = 16, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 32, .max_model_len = 16, .vocab_size = kVocab};
   Scheduler scheduler(config, 9, 2);
   std::string message = error_of([&] { scheduler.add(1, iota_prompt(20), {}); });
   EXPECT_NE(message.find("20"), std::string::npos) << message;
@@ -67,10 +68,12 @@ TEST(Scheduler, RejectsRequestsThatCannotFitWithAReason) {
   EXPECT_NE(error_of([&] { scheduler.add(1, {1, kVocab}, {}); }).find("vocabulary"), std::string::npos);
   SequenceParams bad_sampling;
   bad_sampling.sampling.top_p = 0.0f;
-  EXPECT_NE(error_of([&] { scheduler.add(1, iota_prompt(3), bad_sampling); }).find("top_p"), std::string::npos);
+  EXPECT_NE(error_of([&] { scheduler.add(1, iota_prompt(3), bad_sampling); }).find("top_p"),
+            std::string::npos);
   bad_sampling.sampling.top_p = 1.0f;
   bad_sampling.sampling.temperature = -1.0f;
-  EXPECT_NE(error_of([&] { scheduler.add(1, iota_prompt(3), bad_sampling); }).find("temperature"), std::string::npos);
+  EXPECT_NE(error_of([&] { scheduler.add(1, iota_prompt(3), bad_sampling); }).find("temperature"),
+            std::string::npos);
   EXPECT_FALSE(scheduler.has_unfinished());
   // prompt + max_tokens == max_model_len exactly is accepted.
   scheduler.add(1, iota_prompt(10), with_max_tokens(6));
@@ -80,16 +83,19 @@ TEST(Scheduler, RejectsRequestsThatCannotFitWithAReason) {
 }
 
 TEST(Scheduler, RejectsInconsistentConfigurations) {
-  EXPECT_NE(error_of([] { Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 4, .max_model_len = 8}, 64, 4); })
-                .find("--max-num-batched-tokens"),
+  EXPECT_NE(error_of([] {
+              Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 4, .max_model_len = 8}, 64, 4);
+            }).find("--max-num-batched-tokens"),
             std::string::npos);
-  EXPECT_NE(error_of([] { Scheduler s({.max_num_seqs = 1, .max_num_batched_tokens = 4, .max_model_len = 64}, 9, 4); })
-                .find("--max-model-len"),
+  EXPECT_NE(error_of([] {
+              Scheduler s({.max_num_seqs = 1, .max_num_batched_tokens = 4, .max_model_len = 64}, 9, 4);
+            }).find("--max-model-len"),
             std::string::npos);
 }
 
 TEST(Scheduler, DecodeRowsFirstThenPrefillChunksFromTheRemainingBudget) {
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 8, .max_model_len = 64, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 8, .max_model_len = 64, .vocab_size = kVocab};
   Scheduler scheduler(config, 64, 4);
   FakeModel model(64, 4, kVocab);
   scheduler.add(1, iota_prompt(3), with_max_tokens(10));
@@ -133,7 +139,8 @@ TEST(Scheduler, DecodeRowsFirstThenPrefillChunksFromTheRemainingBudget) {
 }
 
 TEST(Scheduler, AdmissionIsFifoAndBoundedByMaxNumSeqs) {
-  SchedulerConfig config{.max_num_seqs = 2, .max_num_batched_tokens = 100, .max_model_len = 64, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 2, .max_num_batched_tokens = 100, .max_model_len = 64, .vocab_size = kVocab};
   Scheduler scheduler(config, 64, 4);
   for (SeqId id = 1; id <= 4; ++id) scheduler.add(id, iota_prompt(5), with_max_tokens(3));
   ScheduledStep step = scheduler.schedule();
@@ -143,8 +150,9 @@ TEST(Scheduler, AdmissionIsFifoAndBoundedByMaxNumSeqs) {
   EXPECT_EQ(scheduler.num_waiting(), 2);
 
   // A head that does not fit blocks later (smaller) requests: no skipping.
-  Scheduler tight({.max_num_seqs = 4, .max_num_batched_tokens = 100, .max_model_len = 32, .vocab_size = kVocab}, 11,
-                  4);  // 10 usable blocks
+  Scheduler tight(
+      {.max_num_seqs = 4, .max_num_batched_tokens = 100, .max_model_len = 32, .vocab_size = kVocab}, 11,
+      4);                                             // 10 usable blocks
   tight.add(1, iota_prompt(24), with_max_tokens(4));  // 6 blocks
   tight.add(2, iota_prompt(20), with_max_tokens(4));  // 5 blocks: does not fit beside 1
   tight.add(3, iota_prompt(4), with_max_tokens(4));   // 1 block: would fit, must wait its turn
@@ -156,10 +164,12 @@ TEST(Scheduler, AdmissionIsFifoAndBoundedByMaxNumSeqs) {
 
 TEST(Scheduler, PreemptsTheNewestByRecomputeAndResumesWithTheSameTokens) {
   // 6 usable blocks of 2 tokens; three prompts of 4 fill the pool exactly.
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 16, .max_model_len = 12, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 16, .max_model_len = 12, .vocab_size = kVocab};
   Scheduler scheduler(config, 7, 2);
   FakeModel model(7, 2, kVocab);
-  for (SeqId id = 1; id <= 3; ++id) scheduler.add(id, iota_prompt(4, static_cast<int32_t>(id) * 10), with_max_tokens(6));
+  for (SeqId id = 1; id <= 3; ++id)
+    scheduler.add(id, iota_prompt(4, static_cast<int32_t>(id) * 10), with_max_tokens(6));
   std::map<SeqId, std::vector<int32_t>> produced;
   std::vector<SeqOutput> outputs;
   run_step(scheduler, model, &outputs);
@@ -206,7 +216,8 @@ TEST(Scheduler, PreemptsTheNewestByRecomputeAndResumesWithTheSameTokens) {
 
 TEST(Scheduler, TheNewestPreemptsItselfWhenItIsTheOneShortOfBlocks) {
   // 4 usable blocks of 2: sequence 1 holds 3, sequence 2 holds 1 and needs a second.
-  SchedulerConfig config{.max_num_seqs = 2, .max_num_batched_tokens = 8, .max_model_len = 8, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 2, .max_num_batched_tokens = 8, .max_model_len = 8, .vocab_size = kVocab};
   Scheduler scheduler(config, 5, 2);
   FakeModel model(5, 2, kVocab);
   scheduler.add(1, iota_prompt(6), with_max_tokens(1));
@@ -226,7 +237,8 @@ TEST(Scheduler, TheNewestPreemptsItselfWhenItIsTheOneShortOfBlocks) {
 }
 
 TEST(Scheduler, CancellationReleasesBlocksAtOnceAndUpdateSkipsIt) {
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 64, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 64, .vocab_size = kVocab};
   Scheduler scheduler(config, 32, 4);
   FakeModel model(32, 4, kVocab);
   scheduler.add(1, iota_prompt(10), with_max_tokens(20));
@@ -251,7 +263,8 @@ TEST(Scheduler, CancellationReleasesBlocksAtOnceAndUpdateSkipsIt) {
 }
 
 TEST(Scheduler, StopTokenAndLengthRulesEndSequencesAndFreeTheirBlocks) {
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 20, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 20, .vocab_size = kVocab};
   Scheduler scheduler(config, 32, 4);
   FakeModel model(32, 4, kVocab);
   const std::vector<int32_t> prompt = iota_prompt(6);
@@ -285,7 +298,8 @@ TEST(Scheduler, StopTokenAndLengthRulesEndSequencesAndFreeTheirBlocks) {
 }
 
 TEST(ForwardBatch, PadsBlockTablesWithTheScratchBlock) {
-  SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 64, .vocab_size = kVocab};
+  SchedulerConfig config{
+      .max_num_seqs = 4, .max_num_batched_tokens = 64, .max_model_len = 64, .vocab_size = kVocab};
   Scheduler scheduler(config, 32, 4);
   scheduler.add(1, iota_prompt(9), {});
   scheduler.add(2, iota_prompt(3), {});
