@@ -41,6 +41,8 @@ struct EngineConfig {
   int32_t pad_blocks_per_seq = 0;      // fixed block-table width for the executor (0: as needed)
 };
 
+// params.sampling.seed is used as given: a server that wants fresh randomness for a request
+// without a client seed picks one itself (the draws are then reproducible from that seed).
 struct Request {
   std::vector<int32_t> prompt;    // token ids (the server tokenizes and applies the template)
   SequenceParams params;          // max_tokens, extra stop_token_ids, sampling
