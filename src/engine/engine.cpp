@@ -70,7 +70,7 @@ std::shared_ptr<RequestHandle> Engine::submit(Request request, EventCallback on_
     std::lock_guard<std::mutex> lock(mutex_);
     if (stopping_) fail("the engine is shut down and accepts no more requests");
     handle = std::make_shared<RequestHandle>(next_id_++);
-    incoming_.push_back(Pending{handle->id(), std::move(request), handle, std::move(on_event)});
+    incoming_.push_back(Pending{handle->id(), std::move(request), handle, std::move(on_event), Clock::now()});
   }
   wake_.notify_one();
   {
@@ -159,7 +159,7 @@ void Engine::admit(Pending pending) {
   active->handle = pending.handle;
   active->on_event = std::move(pending.on_event);
   active->prompt_tokens = static_cast<int32_t>(pending.request.prompt.size());
-  active->submitted = Clock::now();
+  active->submitted = pending.submitted;
   active->matcher = StopStringMatcher(std::move(pending.request.stop));
   try {
     if (detokenizers_) active->detokenizer = detokenizers_(pending.request.prompt);

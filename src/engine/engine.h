@@ -17,6 +17,7 @@
 //    request with kStop; the stop token is in token_ids and usage but its text is not streamed.
 //  - Stop strings end it with kStop; the text stops just before the stop string.
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <memory>
@@ -81,6 +82,7 @@ class Engine {
     Request request;
     std::shared_ptr<RequestHandle> handle;
     EventCallback on_event;
+    std::chrono::steady_clock::time_point submitted;  // TTFT and e2e latency count from here
   };
   struct Active;  // engine-thread state of one request (engine.cpp)
 
