@@ -5,20 +5,30 @@
 # kept under 50 MB). The device machine lacks our Debian -dev packages; it has the CUDA 13
 # toolkit (cuBLAS, cuBLASLt), glibc and libstdc++, which are therefore not bundled.
 #
-# Usage: scripts/device-bundle.sh [-j N]
+# Usage: scripts/device-bundle.sh [-j N] [--build DIR] [--targets "t1 t2 ..."]
+#   --build reuses another CUDA build directory; --targets bundles only those targets.
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=$root/build-device
 bundle=$root/device-bundle
 jobs=2
-if [[ "${1:-}" == "-j" ]]; then jobs=$2; fi
+only=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    -j) jobs=$2; shift ;;
+    --build) build=$(realpath "$2"); shift ;;
+    --targets) only=$2; shift ;;
+  esac
+  shift
+done
 
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
 # Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
 tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
 bench=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(lathe_bench_[a-z_]*\): .*/\1/p' | sort -u | tr '\n' ' ')
 targets="lathe $tests $bench"
+if [[ -n "$only" ]]; then targets=$only; fi
 echo "device-bundle: building $targets"
 # Keep going past targets another area has broken for now; bundle what built.
 cmake --build "$build" -j "$jobs" -- -k 0 $targets || echo "device-bundle: some targets failed to build (see above)"

@@ -21,7 +21,12 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
-export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+# cuBLAS/cuBLASLt come from the machine: the toolkit, or the pip wheels next to torch.
+libdirs="/usr/local/cuda/lib64"
+for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
+  libdirs="$libdirs:$d"
+done
+export LD_LIBRARY_PATH="$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}"
 summary="$out/summary.txt"
 : >"$summary"
 {
@@ -29,6 +34,8 @@ summary="$out/summary.txt"
   nvidia-smi -L
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
   echo "bundle commit: $(cat "$bundle/COMMIT" 2>/dev/null)"
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  for b in "$bundle"/bin/*; do ldd "$b" | grep "not found" | sed "s|^|$(basename "$b"): |"; done
 } 2>&1 | tee "$out/device.txt"
 
 run_group() {  # label, log file, binaries...

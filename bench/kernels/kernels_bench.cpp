@@ -253,11 +253,11 @@ int main(int argc, char** argv) {
           if (m == 1) ours_m1 = ours;
           if (m == 16) ours_m16 = ours;
           if (fp8 && (m == 1 || m == 8 || m == 16)) {
-            emit("  variant stages=2", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, false}); }));
-            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{4, true}); }));
+            emit("  variant stages=4", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{4, false}); }));
+            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{6, true}); }));
           }
           if (!fp8 && (m == 1 || m == 16)) {
-            emit("  variant stages=1", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{1, false}); }));
+            emit("  variant stages=2", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, false}); }));
           }
           if (fp8) {
             LtGemm lt(lt_ws.ptr, lt_ws_bytes, m);

@@ -89,6 +89,15 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
   Plan& p = plans_[key];
   Descriptors ref;
   describe(kind, reference_m_, n, k, k, n, y_f32, ref);
+  // Vector scale modes are rejected (INVALID_VALUE) while their pointers are null; any device
+  // address will do for the query.
+  auto set_dummy_scales = [&](Descriptors& d) {
+    if (kind == LtKind::kBf16) return;
+    const void* dummy = workspace_;
+    LATHE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_A_SCALE_POINTER, &dummy, sizeof dummy));
+    LATHE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(d.op, CUBLASLT_MATMUL_DESC_B_SCALE_POINTER, &dummy, sizeof dummy));
+  };
+  set_dummy_scales(ref);
   cublasLtMatmulPreference_t pref = nullptr;
   LATHE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
   LATHE_CUBLAS_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
@@ -113,6 +122,7 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
     for (int64_t m : {int64_t{1}, int64_t{4096}}) {
       Descriptors d;
       describe(kind, m, n, k, k, n, y_f32, d);
+      set_dummy_scales(d);
       cublasLtMatmulHeuristicResult_t check{};
       if (cublasLtMatmulAlgoCheck(handle_, d.op, d.a, d.b, d.c, d.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
           check.workspaceSize > workspace_bytes_)

@@ -1,0 +1,472 @@
+// CudaBackend: ops::Backend on one CUDA device and one stream. Every byte comes from the
+// device arena; workspaces are grow-only (sized by the first, warm-up, calls) so the decode loop
+// allocates nothing. Kernels live in backends/cuda; this file binds the op API to them and
+// routes linear layers through the pure dispatch ladder (ops/linear_dispatch).
+#include "ops/cuda_backend.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cstring>
+
+#include "backends/cuda/arena.h"
+#include "backends/cuda/check.h"
+#include "backends/cuda/device.h"
+#include "backends/cuda/elementwise.h"
+#include "backends/cuda/gemm_lt.h"
+#include "backends/cuda/gemv.h"
+#include "backends/cuda/quant.h"
+#include "backends/cuda/rope_kv.h"
+#include "backends/cuda/sampling.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "ops/cuda/attention_dispatch.h"
+#include "ops/linear_dispatch.h"
+
+namespace lathe::ops {
+namespace {
+
+namespace kc = lathe::cuda;
+
+constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
+constexpr int64_t kQuantRowsPerCall = 4096;  // prefill rows quantized per cuBLASLt call (scratch bound)
+
+kc::RowType row_type(DType dtype, const char* op, const char* what) {
+  switch (dtype) {
+    case DType::kBF16:
+      return kc::RowType::kBf16;
+    case DType::kF16:
+      return kc::RowType::kF16;
+    case DType::kF32:
+      return kc::RowType::kF32;
+    default:
+      fail("cuda {}: {} has dtype {} (expected BF16, F16 or F32)", op, what, dtype_name(dtype));
+  }
+}
+
+void require_bf16(const Act& a, const char* op, const char* what) {
+  if (a.dtype != DType::kBF16) fail("cuda {}: {} must be BF16 (got {})", op, what, dtype_name(a.dtype));
+}
+
+kc::GemvScale gemv_scale(ScaleKind kind) {
+  switch (kind) {
+    case ScaleKind::kPerTensor:
+      return kc::GemvScale::kPerTensor;
+    case ScaleKind::kPerChannel:
+      return kc::GemvScale::kPerChannel;
+    case ScaleKind::kBlock128:
+      return kc::GemvScale::kBlock128;
+    case ScaleKind::kNone:
+      break;
+  }
+  return kc::GemvScale::kNone;
+}
+
+enum Scratch { kQuantAct, kQuantScale, kDequant, kScaleVector, kSampler, kSampleParams, kSampleIds, kScratchCount };
+
+class CudaBackend final : public Backend, public CudaBackendControls {
+ public:
+  explicit CudaBackend(int device) {
+    info_ = kc::select_device(device);
+    device_ = device;
+    LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    LATHE_CUDA_CHECK(cudaEventCreateWithFlags(&batch_copied_, cudaEventDisableTiming));
+    arena_ = std::make_unique<kc::DeviceArena>();
+    lt_workspace_ = arena_->allocate(kLtWorkspaceBytes, kc::MemoryPurpose::kWorkspace);
+    lt_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes);
+    gemv_ws_.partials = static_cast<float*>(
+        arena_->allocate(kc::kGemvWorkspaceFloats * sizeof(float), kc::MemoryPurpose::kWorkspace));
+    gemv_ws_.partial_floats = kc::kGemvWorkspaceFloats;
+    gemv_ws_.counters =
+        static_cast<int*>(arena_->allocate(kc::kGemvCounterCount * sizeof(int), kc::MemoryPurpose::kWorkspace));
+    gemv_ws_.counter_count = kc::kGemvCounterCount;
+    LATHE_CUDA_CHECK(cudaMemsetAsync(gemv_ws_.counters, 0, kc::kGemvCounterCount * sizeof(int), stream_));
+    std::string warnings;
+    levers_ = linear_levers_from_env(&warnings);
+    if (!warnings.empty()) spdlog::warn("{}", warnings);
+    spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
+  }
+
+  ~CudaBackend() override {
+    cudaStreamSynchronize(stream_);
+    if (pinned_) cudaFreeHost(pinned_);
+    cudaEventDestroy(batch_copied_);
+    lt_.reset();
+    arena_.reset();
+    cudaStreamDestroy(stream_);
+  }
+
+  DeviceKind kind() const override { return DeviceKind::kCuda; }
+  std::string name() const override { return kc::describe(info_); }
+  DType activation_dtype() const override { return DType::kBF16; }
+
+  void* alloc(size_t bytes) override { return arena_->allocate(bytes, kc::MemoryPurpose::kOther); }
+  void free(void* ptr) override { arena_->release(ptr); }
+  void upload(void* dst, const void* host_src, size_t bytes) override {
+    LATHE_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
+    LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the caller may reuse host_src at once
+  }
+  void download(void* host_dst, const void* src, size_t bytes) override {
+    LATHE_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
+    LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  }
+  void fill_zero(void* dst, size_t bytes) override { LATHE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
+  void synchronize() override { LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  void configure_attention(const AttentionConfig& config) override {
+    attn_config_ = config;
+    levers_.batch16 = config.levers.ffn_batch16.value;
+    levers_.gemv_max_m = config.levers.ffn_gemv_max_m.value;
+    spdlog::info("cuda backend: linear levers from the target: {}", describe_levers(levers_));
+  }
+
+  DeviceBatch upload_batch(const ForwardBatch& b) override {
+    const int32_t t = b.num_tokens(), s = b.num_seqs();
+    if (static_cast<int32_t>(b.positions.size()) != t || static_cast<int32_t>(b.slot_mapping.size()) != t ||
+        static_cast<int32_t>(b.query_start.size()) != s + 1 ||
+        b.block_tables.size() != static_cast<size_t>(s) * static_cast<size_t>(b.max_blocks_per_seq))
+      fail("cuda upload_batch: inconsistent ForwardBatch sizes (tokens {}, sequences {})", t, s);
+    const std::array<const std::vector<int32_t>*, 7> arrays = {&b.token_ids,   &b.positions,    &b.slot_mapping,
+                                                               &b.query_start, &b.context_lens, &b.block_tables,
+                                                               &b.logits_rows};
+    std::array<size_t, 7> offsets{};
+    size_t total = 0;
+    for (size_t i = 0; i < arrays.size(); ++i) {
+      offsets[i] = total;
+      total += (arrays[i]->size() * sizeof(int32_t) + 255) / 256 * 256;
+    }
+    total = std::max<size_t>(total, 256);
+    LATHE_CUDA_CHECK(cudaEventSynchronize(batch_copied_));  // the previous step's copy has left pinned_
+    if (total > pinned_bytes_) {
+      if (pinned_) LATHE_CUDA_CHECK(cudaFreeHost(pinned_));
+      pinned_bytes_ = std::max(total, pinned_bytes_ * 2);
+      LATHE_CUDA_CHECK(cudaMallocHost(&pinned_, pinned_bytes_));
+    }
+    if (total > batch_dev_bytes_) {
+      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // nothing may still read the old buffer
+      arena_->release(batch_dev_);
+      batch_dev_bytes_ = std::max(total, batch_dev_bytes_ * 2);
+      batch_dev_ = arena_->allocate(batch_dev_bytes_, kc::MemoryPurpose::kActivations);
+    }
+    for (size_t i = 0; i < arrays.size(); ++i)
+      std::memcpy(static_cast<char*>(pinned_) + offsets[i], arrays[i]->data(), arrays[i]->size() * sizeof(int32_t));
+    LATHE_CUDA_CHECK(cudaMemcpyAsync(batch_dev_, pinned_, total, cudaMemcpyHostToDevice, stream_));
+    LATHE_CUDA_CHECK(cudaEventRecord(batch_copied_, stream_));
+    auto at = [&](size_t i) { return reinterpret_cast<const int32_t*>(static_cast<char*>(batch_dev_) + offsets[i]); };
+    DeviceBatch d;
+    d.phase = b.phase;
+    d.num_tokens = t;
+    d.num_seqs = s;
+    d.max_blocks_per_seq = b.max_blocks_per_seq;
+    d.max_query_len = b.max_query_len();
+    d.max_context_len = b.max_context_len();
+    d.num_logits_rows = static_cast<int32_t>(b.logits_rows.size());
+    d.token_ids = at(0);
+    d.positions = at(1);
+    d.slot_mapping = at(2);
+    d.query_start = at(3);
+    d.context_lens = at(4);
+    d.block_tables = at(5);
+    d.logits_rows = at(6);
+    return d;
+  }
+
+  void embedding(const DeviceBatch& batch, const WeightView& table, Act out) override {
+    if (out.rows < batch.num_tokens || out.cols != table.cols)
+      fail("cuda embedding: out [{}, {}] does not fit {} tokens of width {}", out.rows, out.cols, batch.num_tokens, table.cols);
+    kc::launch_embedding(batch.token_ids, batch.num_tokens, table.data, row_type(table.dtype, "embedding", "table"),
+                         table.rows, table.cols, out.data, row_type(out.dtype, "embedding", "out"), out.stride, stream_);
+  }
+
+  void rms_norm(Act x, const float* weight, float eps, Act out) override {
+    check_same_shape("rms_norm", x, out);
+    kc::launch_rms_norm(x.data, row_type(x.dtype, "rms_norm", "x"), x.stride, x.rows, x.cols, weight, eps, out.data,
+                        row_type(out.dtype, "rms_norm", "out"), out.stride, stream_);
+  }
+
+  void add_rms_norm(Act residual, Act delta, const float* weight, float eps, Act out) override {
+    check_same_shape("add_rms_norm", residual, delta);
+    check_same_shape("add_rms_norm", residual, out);
+    kc::launch_add_rms_norm(residual.data, row_type(residual.dtype, "add_rms_norm", "residual"), residual.stride,
+                            delta.data, row_type(delta.dtype, "add_rms_norm", "delta"), delta.stride, residual.rows,
+                            residual.cols, weight, eps, out.data, row_type(out.dtype, "add_rms_norm", "out"),
+                            out.stride, stream_);
+  }
+
+  void linear(Phase phase, Act x, const WeightView& w, Act out) override;
+
+  void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
+                             float eps, const RopeParams& rope, const AttentionShape& shape,
+                             const KvCacheShape& cache_shape, const KvCacheLayer& cache) override {
+    require_bf16(q, "qk_norm_rope_kv_write", "q");
+    require_bf16(k, "qk_norm_rope_kv_write", "k");
+    require_bf16(v, "qk_norm_rope_kv_write", "v");
+    if (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3)
+      fail("cuda qk_norm_rope_kv_write: KV cache dtype {} (expected BF16 or F8_E4M3)", dtype_name(cache_shape.dtype));
+    if (q.cols != int64_t{shape.num_heads} * shape.head_dim || k.cols != int64_t{shape.num_kv_heads} * shape.head_dim ||
+        v.cols != k.cols || cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
+      fail("cuda qk_norm_rope_kv_write: q/k/v widths or cache geometry do not match the attention shape");
+    kc::QkNormRopeArgs a;
+    a.tokens = batch.num_tokens;
+    a.positions = batch.positions;
+    a.slot_mapping = batch.slot_mapping;
+    a.q = q.data;
+    a.q_stride = q.stride;
+    a.k = k.data;
+    a.k_stride = k.stride;
+    a.v = v.data;
+    a.v_stride = v.stride;
+    a.q_norm = q_norm;
+    a.k_norm = k_norm;
+    a.eps = eps;
+    a.inv_freq = rope.inv_freq;
+    a.rotary_dim = rope.rotary_dim;
+    a.attention_scaling = rope.attention_scaling;
+    a.num_heads = shape.num_heads;
+    a.num_kv_heads = shape.num_kv_heads;
+    a.head_dim = shape.head_dim;
+    a.cache_k = cache.k;
+    a.cache_v = cache.v;
+    a.cache_fp8 = cache_shape.dtype == DType::kF8E4M3;
+    a.k_scale = cache.k_scale;
+    a.v_scale = cache.v_scale;
+    a.block_size = cache_shape.block_size;
+    kc::launch_qk_norm_rope_kv_write(a, stream_);
+  }
+
+  void attention(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+                 const KvCacheLayer& cache, Act out) override {
+    const size_t need = attention_workspace_bytes(shape, attn_config_);
+    if (need > attn_ws_bytes_) {
+      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      arena_->release(attn_ws_);
+      attn_ws_ = arena_->allocate(need, kc::MemoryPurpose::kWorkspace);
+      attn_ws_bytes_ = need;
+    }
+    cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_);
+  }
+
+  void silu_mul(Act gate_up, Act out) override {
+    if (gate_up.cols != 2 * out.cols || gate_up.rows != out.rows)
+      fail("cuda silu_mul: gate_up [{}, {}] must be [rows, 2 * {}] for out [{}, {}]", gate_up.rows, gate_up.cols, out.cols,
+           out.rows, out.cols);
+    kc::launch_silu_mul(gate_up.data, row_type(gate_up.dtype, "silu_mul", "gate_up"), gate_up.stride, out.rows, out.cols,
+                        out.data, row_type(out.dtype, "silu_mul", "out"), out.stride, stream_);
+  }
+
+  void gather_logits_rows(const DeviceBatch& batch, Act x, Act out) override {
+    if (out.rows < batch.num_logits_rows || out.cols != x.cols)
+      fail("cuda gather_logits_rows: out [{}, {}] cannot hold {} rows of width {}", out.rows, out.cols,
+           batch.num_logits_rows, x.cols);
+    kc::launch_gather_rows(x.data, row_type(x.dtype, "gather_logits_rows", "x"), x.stride, batch.logits_rows,
+                           batch.num_logits_rows, x.cols, out.data, row_type(out.dtype, "gather_logits_rows", "out"),
+                           out.stride, stream_);
+  }
+
+  void sample(Act logits, const std::vector<SamplingParams>& params, int32_t* out_ids) override;
+
+ private:
+  static void check_same_shape(const char* op, const Act& a, const Act& b) {
+    if (a.rows != b.rows || a.cols != b.cols)
+      fail("cuda {}: shapes [{}, {}] and [{}, {}] differ", op, a.rows, a.cols, b.rows, b.cols);
+  }
+
+  void* scratch(Scratch slot, size_t bytes) {
+    auto& [ptr, size] = scratch_[slot];
+    if (bytes > size) {
+      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      arena_->release(ptr);
+      size = std::max(bytes, size + size / 2);
+      ptr = arena_->allocate(size, kc::MemoryPurpose::kWorkspace);
+    }
+    return ptr;
+  }
+
+  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out);
+  void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
+
+  kc::DeviceInfo info_;
+  int device_ = 0;
+  cudaStream_t stream_ = nullptr;
+  std::unique_ptr<kc::DeviceArena> arena_;
+  void* lt_workspace_ = nullptr;
+  std::unique_ptr<kc::LtGemm> lt_;
+  kc::GemvWorkspace gemv_ws_;
+  LinearLevers levers_;
+  AttentionConfig attn_config_;
+  void* attn_ws_ = nullptr;
+  size_t attn_ws_bytes_ = 0;
+  void* pinned_ = nullptr;
+  size_t pinned_bytes_ = 0;
+  void* batch_dev_ = nullptr;
+  size_t batch_dev_bytes_ = 0;
+  cudaEvent_t batch_copied_ = nullptr;
+  std::array<std::pair<void*, size_t>, kScratchCount> scratch_{};
+};
+
+void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
+  require_bf16(x, "linear", "x");
+  if (x.cols != w.cols || out.rows != x.rows || out.cols != w.rows)
+    fail("cuda linear: x [{}, {}] . W[{}, {}]^T does not give out [{}, {}]", x.rows, x.cols, w.rows, w.cols, out.rows,
+         out.cols);
+  if (out.dtype != DType::kBF16 && out.dtype != DType::kF32)
+    fail("cuda linear: out dtype {} (expected BF16 or F32)", dtype_name(out.dtype));
+  if (x.rows == 0) return;
+  const bool out_f32 = out.dtype == DType::kF32;
+  const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
+  LinearKernels avail;
+  if (kind != LinearWeightKind::kOther) {
+    kc::GemvProblem probe;
+    probe.w = w.data;
+    probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
+    probe.n = w.rows;
+    probe.k = w.cols;
+    probe.scale_kind = gemv_scale(w.scale_kind);
+    probe.scale = w.scale;
+    probe.x = x.data;
+    probe.x_stride = x.stride;
+    probe.y_stride = out.stride;
+    probe.m = 1;
+    avail.gemv = kc::gemv_unsupported_reason(1, probe, gemv_ws_).empty();
+  }
+  avail.gemm_bf16 = true;
+  const bool lt_fp8_shape = w.cols % 16 == 0 && x.stride % 16 == 0;
+  if (kind == LinearWeightKind::kFp8Block128)
+    avail.gemm_fp8_block = lt_fp8_shape && kc::lt_block_supported(w.rows, w.cols) &&
+                           lt_->available(kc::LtKind::kFp8Block, w.rows, w.cols, out_f32);
+  if (kind == LinearWeightKind::kFp8PerChannel || kind == LinearWeightKind::kFp8PerTensor)
+    avail.gemm_fp8_channel = lt_fp8_shape && lt_->available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
+  const LinearRoute route = choose_linear_arm(phase, x.rows, kind, avail, levers_);
+  if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
+    spdlog::info("{}", describe_route(phase, x.rows, kind, route, levers_));
+  switch (route.arm) {
+    case LinearArm::kGemv:
+    case LinearArm::kGemvBatch4:
+    case LinearArm::kGemvBatch16:
+    case LinearArm::kGemvBatch16Halves:
+      run_gemv(route, x, w, out);
+      break;
+    default:
+      run_gemm(route.arm, x, w, out);
+      break;
+  }
+}
+
+void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
+  auto problem = [&](int64_t first, int64_t rows) {
+    kc::GemvProblem p;
+    p.w = w.data;
+    p.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
+    p.n = w.rows;
+    p.k = w.cols;
+    p.scale_kind = gemv_scale(w.scale_kind);
+    p.scale = w.scale;
+    p.bias = w.bias;
+    const Act xs = x.slice_rows(first, rows);
+    const Act ys = out.slice_rows(first, rows);
+    p.x = xs.data;
+    p.x_stride = x.stride;
+    p.y = ys.data;
+    p.y_stride = out.stride;
+    p.y_f32 = out.dtype == DType::kF32;
+    p.m = static_cast<int>(rows);
+    return p;
+  };
+  switch (route.arm) {
+    case LinearArm::kGemv:
+      kc::gemv_launch(1, problem(0, x.rows), gemv_ws_, stream_);
+      break;
+    case LinearArm::kGemvBatch4:
+      kc::gemv_launch(4, problem(0, x.rows), gemv_ws_, stream_);
+      break;
+    case LinearArm::kGemvBatch16:
+      kc::gemv_launch(16, problem(0, x.rows), gemv_ws_, stream_);
+      break;
+    default:
+      kc::gemv_launch(16, problem(0, route.first_half), gemv_ws_, stream_);
+      kc::gemv_launch(16, problem(route.first_half, x.rows - route.first_half), gemv_ws_, stream_);
+      break;
+  }
+}
+
+void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
+  const int64_t n = w.rows, k = w.cols;
+  const bool out_f32 = out.dtype == DType::kF32;
+  const kc::RowType out_type = out_f32 ? kc::RowType::kF32 : kc::RowType::kBf16;
+  if (arm == LinearArm::kGemmBf16 || arm == LinearArm::kDequantGemm) {
+    const void* weight = w.data;
+    if (arm == LinearArm::kDequantGemm) {
+      void* bf = scratch(kDequant, static_cast<size_t>(n * k) * 2);
+      if (w.dtype == DType::kF8E4M3) {
+        kc::dequantize_fp8_weight(static_cast<const uint8_t*>(w.data), n, k, static_cast<int>(w.scale_kind), w.scale, bf,
+                                  stream_);
+      } else {
+        kc::launch_convert_to_bf16(w.data, row_type(w.dtype, "linear", "weight"), n * k, bf, stream_);
+      }
+      weight = bf;
+    }
+    lt_->run(kc::LtKind::kBf16, x.rows, n, k, kc::LtOperands{weight, x.data, x.stride, out.data, out.stride, out_f32},
+             stream_);
+  } else {
+    const bool block = arm == LinearArm::kGemmFp8Block;
+    const float* w_scale = w.scale;
+    if (!block && w.scale_kind == ScaleKind::kPerTensor) {
+      auto* vec = static_cast<float*>(scratch(kScaleVector, static_cast<size_t>(n) * sizeof(float)));
+      kc::broadcast_f32(w.scale, vec, n, stream_);
+      w_scale = vec;
+    }
+    const int64_t kb = (k + 127) / 128;
+    for (int64_t first = 0; first < x.rows; first += kQuantRowsPerCall) {
+      const int64_t rows = std::min(kQuantRowsPerCall, x.rows - first);
+      auto* q = static_cast<uint8_t*>(scratch(kQuantAct, static_cast<size_t>(std::min(kQuantRowsPerCall, x.rows) * k)));
+      auto* s = static_cast<float*>(
+          scratch(kQuantScale, static_cast<size_t>(kb * kc::lt_act_scale_pitch(kQuantRowsPerCall)) * sizeof(float)));
+      const Act xs = x.slice_rows(first, rows);
+      const Act ys = out.slice_rows(first, rows);
+      if (block) {
+        kc::quantize_act_block128(xs.data, x.stride, rows, k, q, s, kc::lt_act_scale_pitch(rows), true, stream_);
+      } else {
+        kc::quantize_act_per_token(xs.data, x.stride, rows, k, q, s, stream_);
+      }
+      lt_->run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, rows, n, k,
+               kc::LtOperands{w.data, q, k, ys.data, out.stride, out_f32, w_scale, s}, stream_);
+    }
+  }
+  if (w.bias) kc::launch_bias_add(out.data, out_type, out.stride, out.rows, out.cols, w.bias, stream_);
+}
+
+void CudaBackend::sample(Act logits, const std::vector<SamplingParams>& params, int32_t* out_ids) {
+  if (logits.dtype != DType::kF32) fail("cuda sample: logits must be F32 (got {})", dtype_name(logits.dtype));
+  if (static_cast<int64_t>(params.size()) != logits.rows)
+    fail("cuda sample: {} parameter sets for {} logits rows", params.size(), logits.rows);
+  if (logits.rows == 0) return;
+  std::vector<kc::SampleRow> rows(params.size());
+  bool any_random = false;
+  for (size_t i = 0; i < params.size(); ++i) {
+    const SamplingParams& p = params[i];
+    if (!(p.temperature >= 0.0f)) fail("cuda sample: temperature {} must be >= 0", p.temperature);
+    rows[i] = kc::SampleRow{p.temperature, p.top_k, p.top_p, p.min_p, sampling_uniform(p.seed, p.step)};
+    any_random = any_random || p.temperature > 0.0f;
+  }
+  auto* dparams = static_cast<kc::SampleRow*>(scratch(kSampleParams, rows.size() * sizeof(kc::SampleRow)));
+  auto* dids = static_cast<int32_t*>(scratch(kSampleIds, rows.size() * sizeof(int32_t)));
+  LATHE_CUDA_CHECK(cudaMemcpyAsync(dparams, rows.data(), rows.size() * sizeof(kc::SampleRow), cudaMemcpyHostToDevice, stream_));
+  void* ws = nullptr;
+  size_t ws_bytes = 0;
+  if (any_random) {
+    ws_bytes = kc::sampler_workspace_bytes(logits.cols);
+    ws = scratch(kSampler, ws_bytes);
+  }
+  kc::launch_sample(static_cast<const float*>(logits.data), logits.stride, logits.rows, logits.cols, dparams, any_random,
+                    dids, ws, ws_bytes, stream_);
+  LATHE_CUDA_CHECK(cudaMemcpyAsync(out_ids, dids, rows.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+}  // namespace
+
+bool cuda_available() { return kc::device_count() > 0; }
+
+std::unique_ptr<Backend> make_cuda_backend(int device) { return std::make_unique<CudaBackend>(device); }
+
+}  // namespace lathe::ops
