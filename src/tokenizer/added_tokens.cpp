@@ -56,6 +56,7 @@ AddedTokenMatcher::AddedTokenMatcher(const std::vector<AddedTokenSpec>& tokens,
   }
   for (uint32_t i = 0; i < entries_.size(); ++i) {
     by_first_byte_[static_cast<unsigned char>(entries_[i].content[0])].push_back(i);
+    starts_[static_cast<unsigned char>(entries_[i].content[0])] = true;
   }
   for (auto& list : by_first_byte_) {
     std::stable_sort(list.begin(), list.end(),
@@ -67,7 +68,12 @@ void AddedTokenMatcher::find(std::string_view text, std::vector<AddedTokenMatch>
   if (entries_.empty()) return;
   size_t previous_end = 0;  // end of the previous accepted match
   size_t pos = 0;
+  const auto* bytes = reinterpret_cast<const unsigned char*>(text.data());
   while (pos < text.size()) {
+    if (!starts_[bytes[pos]]) {  // fast skip over bytes no token starts with
+      ++pos;
+      continue;
+    }
     const std::vector<uint32_t>& candidates = by_first_byte_[static_cast<unsigned char>(text[pos])];
     const Entry* hit = nullptr;
     for (uint32_t index : candidates) {

@@ -46,6 +46,7 @@ class AddedTokenMatcher {
   std::vector<Entry> entries_;
   // For each first byte, indices into entries_ ordered by content length, longest first.
   std::array<std::vector<uint32_t>, 256> by_first_byte_;
+  std::array<bool, 256> starts_{};  // some token starts with this byte
 };
 
 }  // namespace lathe::tokenizer

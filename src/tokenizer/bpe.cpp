@@ -1,6 +1,6 @@
 #include "tokenizer/bpe.h"
 
-#include <queue>
+#include <algorithm>
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
@@ -50,7 +50,7 @@ void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& ids) con
   Shard& shard = shards_[hash % kShards];
   {
     std::lock_guard<std::mutex> lock(shard.mutex);
-    auto it = shard.words.find(std::string(word));
+    auto it = shard.words.find(word);
     if (it != shard.words.end()) {
       ids.insert(ids.end(), it->second.begin(), it->second.end());
       return;
@@ -87,17 +87,22 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& ids) cons
     int32_t right;
     int32_t left_id;
     int32_t right_id;
+    int32_t merged;
     bool operator>(const Candidate& other) const {
       return rank != other.rank ? rank > other.rank : left > other.left;
     }
   };
   const int32_t n = static_cast<int32_t>(word.size());
-  std::vector<Symbol> symbols(static_cast<size_t>(n));
+  // Per-thread scratch: no allocation per word once the buffers have grown.
+  thread_local std::vector<Symbol> symbols;
+  thread_local std::vector<Candidate> heap;
+  symbols.resize(static_cast<size_t>(n));
+  heap.clear();
+  const auto later = [](const Candidate& a, const Candidate& b) { return a > b; };
   for (int32_t i = 0; i < n; ++i) {
     symbols[static_cast<size_t>(i)] = {byte_ids_[static_cast<uint8_t>(word[static_cast<size_t>(i)])], i - 1,
                                        i + 1 < n ? i + 1 : -1};
   }
-  std::priority_queue<Candidate, std::vector<Candidate>, std::greater<Candidate>> heap;
   auto push_pair = [&](int32_t left) {
     if (left < 0) return;
     int32_t right = symbols[static_cast<size_t>(left)].next;
@@ -105,17 +110,21 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& ids) cons
     int32_t left_id = symbols[static_cast<size_t>(left)].id;
     int32_t right_id = symbols[static_cast<size_t>(right)].id;
     auto it = merges_.find(pair_key(left_id, right_id));
-    if (it != merges_.end()) heap.push({it->second.rank, left, right, left_id, right_id});
+    if (it != merges_.end()) {
+      heap.push_back({it->second.rank, left, right, left_id, right_id, it->second.merged});
+      std::push_heap(heap.begin(), heap.end(), later);
+    }
   };
   for (int32_t i = 0; i + 1 < n; ++i) push_pair(i);
   while (!heap.empty()) {
-    Candidate top = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end(), later);
+    Candidate top = heap.back();
+    heap.pop_back();
     Symbol& left = symbols[static_cast<size_t>(top.left)];
     if (left.id != top.left_id || left.next != top.right) continue;
     Symbol& right = symbols[static_cast<size_t>(top.right)];
     if (right.id != top.right_id) continue;
-    left.id = merges_.find(pair_key(top.left_id, top.right_id))->second.merged;
+    left.id = top.merged;
     left.next = right.next;
     if (right.next >= 0) symbols[static_cast<size_t>(right.next)].prev = top.left;
     right.id = -1;  // dead

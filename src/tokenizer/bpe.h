@@ -45,9 +45,14 @@ class BpeModel {
   static constexpr size_t kShards = 64;
   static constexpr size_t kShardCapacity = 8192;
   static constexpr size_t kMaxCachedWordBytes = 64;
+  // Transparent hashing: lookups take a string_view without building a std::string.
+  struct WordHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view word) const { return std::hash<std::string_view>{}(word); }
+  };
   struct Shard {
     std::mutex mutex;
-    std::unordered_map<std::string, std::vector<int32_t>> words;
+    std::unordered_map<std::string, std::vector<int32_t>, WordHash, std::equal_to<>> words;
   };
   std::unique_ptr<Shard[]> shards_;
 };
