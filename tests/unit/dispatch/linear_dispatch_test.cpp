@@ -1,0 +1,135 @@
+// One test per rung of the linear dispatch ladder (ops/linear_dispatch.h).
+#include "ops/linear_dispatch.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+namespace lathe::ops {
+namespace {
+
+constexpr LinearKernels kAll{true, true, true, true};
+const LinearLevers kDefault{};
+
+LinearArm arm(Phase phase, int64_t m, LinearWeightKind kind = LinearWeightKind::kFp8Block128,
+              const LinearKernels& avail = kAll, const LinearLevers& levers = kDefault) {
+  return choose_linear_arm(phase, m, kind, avail, levers).arm;
+}
+
+TEST(LinearDispatch, DecodeSingleRowTakesGemv) {
+  EXPECT_EQ(arm(Phase::kDecode, 1), LinearArm::kGemv);
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kBf16), LinearArm::kGemv);
+}
+
+TEST(LinearDispatch, DecodeTwoToFourRowsTakeBatch4) {
+  for (int64_t m = 2; m <= 4; ++m) EXPECT_EQ(arm(Phase::kDecode, m), LinearArm::kGemvBatch4) << m;
+}
+
+TEST(LinearDispatch, DecodeFiveToSixteenRowsTakeBatch16) {
+  for (int64_t m = 5; m <= 16; ++m) EXPECT_EQ(arm(Phase::kDecode, m), LinearArm::kGemvBatch16) << m;
+}
+
+TEST(LinearDispatch, DecodeSeventeenToThirtyTwoRowsTakeTwoHalves) {
+  for (int64_t m = 17; m <= 32; ++m) {
+    const LinearRoute r = choose_linear_arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, kAll, kDefault);
+    EXPECT_EQ(r.arm, LinearArm::kGemvBatch16Halves) << m;
+    EXPECT_EQ(r.first_half, (m + 1) / 2) << m;
+    EXPECT_LE(r.first_half, 16);
+    EXPECT_LE(m - r.first_half, 16);
+    EXPECT_GE(r.first_half, m - r.first_half) << "the first half is the wider one";
+  }
+}
+
+TEST(LinearDispatch, DecodeBeyondThirtyTwoTakesGemm) {
+  EXPECT_EQ(arm(Phase::kDecode, 33), LinearArm::kGemmFp8Block);
+  EXPECT_EQ(arm(Phase::kDecode, 256, LinearWeightKind::kBf16), LinearArm::kGemmBf16);
+}
+
+TEST(LinearDispatch, PrefillAlwaysTakesGemmWhateverItsRowCount) {
+  // The 25-row tail of a chunked prefill must not take the decode GEMV (the seed's TTFT cliff).
+  for (int64_t m : {1, 4, 5, 16, 25, 32, 33, 4096}) {
+    EXPECT_EQ(arm(Phase::kPrefill, m), LinearArm::kGemmFp8Block) << m;
+    EXPECT_EQ(arm(Phase::kPrefill, m, LinearWeightKind::kBf16), LinearArm::kGemmBf16) << m;
+  }
+}
+
+TEST(LinearDispatch, Batch16LeverOffSendsFiveToThirtyTwoToGemm) {
+  LinearLevers off;
+  off.batch16 = false;
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kFp8Block128, kAll, off), LinearArm::kGemv);
+  EXPECT_EQ(arm(Phase::kDecode, 4, LinearWeightKind::kFp8Block128, kAll, off), LinearArm::kGemvBatch4);
+  EXPECT_EQ(arm(Phase::kDecode, 5, LinearWeightKind::kFp8Block128, kAll, off), LinearArm::kGemmFp8Block);
+  EXPECT_EQ(arm(Phase::kDecode, 17, LinearWeightKind::kFp8Block128, kAll, off), LinearArm::kGemmFp8Block);
+}
+
+TEST(LinearDispatch, GemvMaxMLeverMovesTheBoundary) {
+  LinearLevers four;
+  four.gemv_max_m = 4;
+  EXPECT_EQ(arm(Phase::kDecode, 4, LinearWeightKind::kBf16, kAll, four), LinearArm::kGemvBatch4);
+  EXPECT_EQ(arm(Phase::kDecode, 5, LinearWeightKind::kBf16, kAll, four), LinearArm::kGemmBf16);
+  LinearLevers zero;
+  zero.gemv_max_m = 0;
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kBf16, kAll, zero), LinearArm::kGemmBf16);
+  LinearLevers huge;
+  huge.gemv_max_m = 1000;  // clamped to 32
+  EXPECT_EQ(arm(Phase::kDecode, 33, LinearWeightKind::kBf16, kAll, huge), LinearArm::kGemmBf16);
+}
+
+TEST(LinearDispatch, GemmArmFollowsWeightKindAndAvailability) {
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerChannel), LinearArm::kGemmFp8Channel);
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerTensor), LinearArm::kGemmFp8Channel);
+  LinearKernels no_fp8 = kAll;
+  no_fp8.gemm_fp8_block = false;
+  no_fp8.gemm_fp8_channel = false;
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8Block128, no_fp8), LinearArm::kDequantGemm);
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerChannel, no_fp8), LinearArm::kDequantGemm);
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kOther), LinearArm::kDequantGemm);
+}
+
+TEST(LinearDispatch, NoGemvKernelMeansGemmAtDecode) {
+  LinearKernels no_gemv = kAll;
+  no_gemv.gemv = false;
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kBf16, no_gemv), LinearArm::kGemmBf16);
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kOther), LinearArm::kDequantGemm);
+}
+
+TEST(LinearDispatch, WeightKindFromDtypeAndScale) {
+  EXPECT_EQ(linear_weight_kind(DType::kBF16, ScaleKind::kNone), LinearWeightKind::kBf16);
+  EXPECT_EQ(linear_weight_kind(DType::kF8E4M3, ScaleKind::kBlock128), LinearWeightKind::kFp8Block128);
+  EXPECT_EQ(linear_weight_kind(DType::kF8E4M3, ScaleKind::kPerChannel), LinearWeightKind::kFp8PerChannel);
+  EXPECT_EQ(linear_weight_kind(DType::kF8E4M3, ScaleKind::kPerTensor), LinearWeightKind::kFp8PerTensor);
+  EXPECT_EQ(linear_weight_kind(DType::kF8E4M3, ScaleKind::kNone), LinearWeightKind::kOther);
+  EXPECT_EQ(linear_weight_kind(DType::kF16, ScaleKind::kNone), LinearWeightKind::kOther);
+}
+
+TEST(LinearDispatch, LeversFromEnvironment) {
+  setenv("LATHE_FFN_BATCH16", "0", 1);
+  setenv("LATHE_FFN_GEMV_MAX_M", "8", 1);
+  std::string warnings;
+  LinearLevers l = linear_levers_from_env(&warnings);
+  EXPECT_FALSE(l.batch16);
+  EXPECT_EQ(l.gemv_max_m, 8);
+  EXPECT_TRUE(warnings.empty());
+  EXPECT_NE(describe_levers(l).find("(env)"), std::string::npos);
+  // Unparseable values keep the defaults and say so.
+  setenv("LATHE_FFN_BATCH16", "maybe", 1);
+  setenv("LATHE_FFN_GEMV_MAX_M", "64", 1);
+  l = linear_levers_from_env(&warnings);
+  EXPECT_TRUE(l.batch16);
+  EXPECT_EQ(l.gemv_max_m, 32);
+  EXPECT_NE(warnings.find("LATHE_FFN_BATCH16"), std::string::npos);
+  EXPECT_NE(warnings.find("LATHE_FFN_GEMV_MAX_M"), std::string::npos);
+  unsetenv("LATHE_FFN_BATCH16");
+  unsetenv("LATHE_FFN_GEMV_MAX_M");
+}
+
+TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
+  const LinearRoute r = choose_linear_arm(Phase::kDecode, 20, LinearWeightKind::kFp8Block128, kAll, kDefault);
+  const std::string line = describe_route(Phase::kDecode, 20, LinearWeightKind::kFp8Block128, r, kDefault);
+  EXPECT_NE(line.find("decode"), std::string::npos);
+  EXPECT_NE(line.find("gemv_batch16 x2 halves"), std::string::npos);
+  EXPECT_NE(line.find("ffn_batch16=on"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace lathe::ops
