@@ -87,11 +87,11 @@ Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights w
   }
   backend.synchronize();
   if (log_once("qwen3.model")) {
-    spdlog::info("qwen3: {} layers, hidden {}, heads {}/{} x {}, vocab {}, weights {:.1f} MiB ({} uploaded), KV {} "
+    spdlog::info("qwen3: {} layers, hidden {}, heads {}/{} x {}, vocab {}, weights {:.1f} MiB ({}), KV {} "
                  "{} blocks x {} ({:.1f} MiB)",
                  c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                  c.vocab_size, static_cast<double>(device_.weight_bytes) / (1024.0 * 1024.0),
-                 device_.uploaded_bytes > 0 ? "copied" : "zero-copy", dtype_name(options.kv_dtype),
+                 device_.uploaded_bytes > 0 ? "uploaded" : "zero-copy host views", dtype_name(options.kv_dtype),
                  options.num_kv_blocks, options.kv_block_size,
                  static_cast<double>(kv_cache_.bytes()) / (1024.0 * 1024.0));
   }
