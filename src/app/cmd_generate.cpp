@@ -6,6 +6,7 @@
 // or the maximum model length. --ids prints the generated ids (a final eos id included) space-
 // separated on one line; otherwise the decoded text (special tokens skipped) when the model
 // directory has a tokenizer.json, else the ids. The decode speed is logged at info level.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -58,7 +59,8 @@ int run_generate(const GenerateArgs& args) {
   if (!args.ids && std::filesystem::exists(dir / "tokenizer.json")) tok = tokenizer::Tokenizer::load(dir);
 
   const auto prompt_len = static_cast<int64_t>(prompt.size());
-  ModelRunner runner(dir, args.runner, prompt_len, prompt_len + args.max_tokens);
+  const int64_t seq_tokens = args.max_tokens > INT64_MAX - prompt_len ? INT64_MAX : prompt_len + args.max_tokens;
+  ModelRunner runner(dir, args.runner, prompt_len, seq_tokens);
   GenerateOptions options;
   options.max_tokens = args.max_tokens;
   options.sampling.temperature = args.temperature;

@@ -97,6 +97,8 @@ ops::ForwardBatch plan_step(const std::vector<SeqRows>& seqs, const engine::Bloc
 ModelRunner::ModelRunner(const std::filesystem::path& dir, const RunnerOptions& options, int64_t max_prompt_tokens,
                          int64_t max_seq_tokens) {
   if (options.block_size < 1) fail("block size must be positive, got {}", options.block_size);
+  if (options.max_model_len < 0) fail("--max-model-len must be positive, got {}", options.max_model_len);
+  if (options.prefill_chunk < 0) fail("--max-num-batched-tokens must be positive, got {}", options.prefill_chunk);
   model::ModelConfig config = model::load_model_config(dir);
   backend_ = make_backend(options.device);
   const DType kv_dtype = parse_kv_cache_dtype(options.kv_cache_dtype, *backend_);

@@ -15,6 +15,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -192,6 +194,23 @@ TEST(Qwen3Fixtures, CoverageAndMargins) {
     if (*std::min_element(ref.greedy_margins.begin(), ref.greedy_margins.end()) < kNearTie) ++near_ties;
   }
   EXPECT_LE(near_ties, 1);
+}
+
+// qwen3-tiny-chat is a complete HF directory: its tokenizer files are copies of the tokenizer
+// fixture, and its prompt was tokenized with them. A change there needs
+// `python3 tools/make_fixtures.py` to refresh the copy and the references.
+TEST(Qwen3Fixtures, ChatFixtureTokenizerIsCurrent) {
+  const std::filesystem::path tok = std::filesystem::path(LATHE_FIXTURES_DIR) / "tiny_tokenizer";
+  const std::filesystem::path chat = fixture_dir("qwen3-tiny-chat");
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+    ASSERT_TRUE(std::filesystem::exists(chat / name)) << name;
+    std::ifstream a(tok / name, std::ios::binary);
+    std::ifstream b(chat / name, std::ios::binary);
+    const std::string sa((std::istreambuf_iterator<char>(a)), std::istreambuf_iterator<char>());
+    const std::string sb((std::istreambuf_iterator<char>(b)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(sa, sb) << name << " differs from tests/fixtures/tiny_tokenizer: rerun tools/make_fixtures.py";
+  }
+  EXPECT_TRUE(std::filesystem::exists(chat / "generation_config.json"));
 }
 
 }  // namespace
