@@ -183,6 +183,152 @@ CASES = [
     # --- globals --------------------------------------------------------------------------------
     ("global_dict", "{{ dict(a=1, b='x') }} {{ dict({'k': 1}, j=2) }}", {}),
     ("context_overrides_global", "{{ range }}", {"range": "mine"}),
+    # --- constructs common chat templates combine ---------------------------------------------
+    ("tpl_recursive_macro", """{%- macro ts(spec) -%}
+    {%- if spec.type == "array" -%}
+        {{- ts(spec['items']) + "[]" }}
+    {%- elif spec.type == "object" and spec.properties -%}
+        {{- "{" }}
+        {%- for name, sub in spec.properties.items() -%}
+            {{- name }}{% if name not in (spec.required or []) %}?{% endif %}: {{ ts(sub) }}
+            {%- if not loop.last %}, {% endif -%}
+        {%- endfor -%}
+        {{- "}" }}
+    {%- elif spec.type is string -%}
+        {{- spec.type }}
+    {%- else -%}
+        {{- "any" }}
+    {%- endif -%}
+{%- endmacro -%}
+type = {{ ts(schema) }};""", {"schema": {"type": "object", "required": ["a"], "properties": {
+        "a": {"type": "array", "items": {"type": "string"}},
+        "b": {"type": "object", "properties": {"c": {"type": "integer"}, "d": {"type": "array", "items": {"type": "object"}}}},
+        "e": {"type": ["string", "null"]}}}}),
+    ("tpl_alternating_roles", """{{- bos_token }}
+{%- if messages[0]['role'] == 'system' %}
+    {%- set system_message = messages[0]['content'] | trim %}
+    {%- set loop_messages = messages[1:] %}
+{%- else %}
+    {%- set system_message = '' %}
+    {%- set loop_messages = messages %}
+{%- endif %}
+{%- for message in loop_messages %}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+    {%- if message['role'] == 'user' %}
+        {%- if loop.first and system_message %}
+            {{- '[INST] ' + system_message + '\\n\\n' + message['content'] | trim + ' [/INST]' }}
+        {%- else %}
+            {{- '[INST] ' + message['content'] | trim + ' [/INST]' }}
+        {%- endif %}
+    {%- else %}
+        {{- ' ' + message['content'] | trim + eos_token }}
+    {%- endif %}
+{%- endfor %}""", {"bos_token": "<s>", "eos_token": "</s>", "messages": [
+        {"role": "system", "content": "  Sys  "}, {"role": "user", "content": " U1 "},
+        {"role": "assistant", "content": "A1 "}, {"role": "user", "content": "U2"}]}),
+    ("tpl_alternating_roles_error", """{%- for message in messages %}
+    {%- if (message['role'] == 'user') != (loop.index0 % 2 == 0) %}
+        {{- raise_exception('Conversation roles must alternate user/assistant/user/assistant/...') }}
+    {%- endif %}
+{%- endfor %}""", {"messages": [{"role": "user", "content": "a"}, {"role": "user", "content": "b"}]}),
+    ("tpl_role_rename_and_content_list", """{%- for message in messages if message.role != 'system' %}
+    {%- set role = "model" if message['role'] == 'assistant' else message['role'] %}
+    {%- set content = message['content'] if message['content'] is string else message['content'][0]['text'] %}
+    {{- '<start_of_turn>' + role + '\\n' + content | trim + '<end_of_turn>\\n' }}
+    {%- if loop.last %}[{{ loop.index }}/{{ loop.length }}]{% endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}{{ '<start_of_turn>model\\n' }}{% endif %}""", {"add_generation_prompt": True, "messages": [
+        {"role": "system", "content": "ignored"}, {"role": "user", "content": [{"type": "text", "text": " list text "}]},
+        {"role": "assistant", "content": "reply"}, {"role": "user", "content": "plain"}]}),
+    ("tpl_namespace_flags", """{%- set ns = namespace(is_first=false, is_tool=false, is_output_first=true, system_prompt='') %}
+{%- for message in messages %}
+    {%- if message['role'] == 'system' %}
+        {%- if ns.is_first %}{%- set ns.system_prompt = ns.system_prompt + '\\n\\n' + message['content'] %}
+        {%- else %}{%- set ns.system_prompt = message['content'] %}{%- set ns.is_first = true %}{%- endif %}
+    {%- endif %}
+{%- endfor %}
+{{- bos_token }}{{ ns.system_prompt }}
+{%- for message in messages %}
+    {%- if message['role'] == 'user' %}
+        {%- set ns.is_tool = false -%}
+        {{- '<｜User｜>' + message['content'] }}
+    {%- endif %}
+    {%- if message['role'] == 'assistant' and message['content'] is not none %}
+        {%- set content = message['content'] %}
+        {%- if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}
+        {{- '<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>' }}
+    {%- endif %}
+    {%- if message['role'] == 'tool' %}
+        {%- set ns.is_tool = true -%}
+        {%- if ns.is_output_first %}
+            {{- '<｜tool▁outputs▁begin｜>' + message['content'] }}{%- set ns.is_output_first = false %}
+        {%- else %}
+            {{- '\\n' + message['content'] }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor -%}
+{% if ns.is_tool %}{{ '<｜tool▁outputs▁end｜>' }}{% endif %}
+{%- if add_generation_prompt and not ns.is_tool %}{{ '<｜Assistant｜><think>\\n' }}{% endif %}""", {"bos_token": "<｜begin▁of▁sentence｜>", "add_generation_prompt": True, "messages": [
+        {"role": "system", "content": "S1"}, {"role": "system", "content": "S2"}, {"role": "user", "content": "hi"},
+        {"role": "assistant", "content": "<think>r</think>answer"}, {"role": "tool", "content": "t1"},
+        {"role": "tool", "content": "t2"}]}),
+    ("tpl_tools_json_indent", """{%- if tools is not none %}
+    {{- "Environment: ipython\\n" }}
+    {%- for t in tools %}
+        {{- t | tojson(indent=4) }}
+        {{- "\\n\\n" }}
+    {%- endfor %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if 'tool_calls' in message %}
+        {%- set tool_call = message.tool_calls[0].function %}
+        {{- '{"name": "' + tool_call.name + '", ' }}
+        {{- '"parameters": ' }}
+        {{- tool_call.arguments | tojson }}
+        {{- "}" }}
+        {%- for arg_name, arg_val in tool_call.arguments | items %}
+            {{- " " + arg_name + '="' + arg_val + '"' }}
+            {%- if not loop.last %},{% endif %}
+        {%- endfor %}
+    {%- elif message.role == "tool" or message.role == "ipython" %}
+        {%- if message.content is mapping or message.content is iterable %}
+            {{- message.content | tojson }}
+        {%- else %}
+            {{- message.content }}
+        {%- endif %}
+    {%- endif %}
+{%- endfor %}""", {"tools": [{"type": "function", "function": {"name": "f", "description": "d\u00e9", "parameters": {"type": "object", "properties": {"x": {"type": "string"}}}}}],
+                   "messages": [{"role": "assistant", "tool_calls": [{"function": {"name": "f", "arguments": {"x": "1", "y": "two"}}}]},
+                                {"role": "tool", "content": {"result": [1, 2]}}, {"role": "ipython", "content": "plain"}]}),
+    ("tpl_previtem_nextitem_roles", """{%- for m in messages %}
+    {%- if m.role == 'tool' %}
+        {%- if loop.previtem and loop.previtem.role != 'tool' %}<tools>{% endif %}
+        {{- m.content }}
+        {%- if not loop.last and loop.nextitem.role != 'tool' %}</tools>{% elif loop.last %}</tools>{% endif %}
+    {%- else %}
+        {{- '|' + m.role + '|' }}
+    {%- endif %}
+{%- endfor %}""", {"messages": [{"role": "user", "content": "u"}, {"role": "tool", "content": "a"}, {"role": "tool", "content": "b"},
+                                 {"role": "assistant", "content": "x"}, {"role": "tool", "content": "c"}]}),
+    ("tpl_selectattr_system", """{%- set system = messages | selectattr("role", "equalto", "system") | list %}
+{%- if system | length > 0 %}SYSTEM: {{ system[0].content }}{% endif %}
+{%- set convo = messages | rejectattr("role", "equalto", "system") | list %}
+{%- for m in convo %} {{ m.role }}{% endfor %} ({{ convo | length }})""", {"messages": MESSAGES}),
+    ("tpl_future_slice", """{%- for message in messages -%}
+    {%- set later = namespace(found=false) -%}
+    {%- for future in messages[loop.index:] -%}
+        {%- if future.role == 'assistant' and 'tool_calls' not in future -%}{%- set later.found = true -%}{%- endif -%}
+    {%- endfor -%}
+    {{ message.role }}={{ later.found }};
+{%- endfor -%}""", {"messages": [{"role": "user", "content": "a"}, {"role": "assistant", "content": "b", "tool_calls": []},
+                                  {"role": "assistant", "content": "c"}, {"role": "user", "content": "d"}]}),
+    ("tpl_defaults_and_kwargs", """{%- if model_identity is not defined %}{%- set model_identity = "Default identity." %}{%- endif %}
+{{- model_identity }} | {{ reasoning_effort | default("medium") }} | {{ (builtin_tools or []) | join(",") }}
+{%- if date_string is defined %} | {{ date_string }}{% endif %}""", {"reasoning_effort": "high", "builtin_tools": ["browser", "python"]}),
+    ("tpl_number_formatting", "{{ n / 2 }} {{ n // 2 }} {{ (n * 1.0) }} {{ n ~ '' }} {{ 3.0 }} {{ 1e2 }} {{ big }} {{ neg }} {{ f }}", {"n": 7, "big": 12345678901234, "neg": -5, "f": 1.25e-7}),
+    ("tpl_unicode_literals", "{% set s = '日本語テキスト👋' %}{{ s|length }} {{ s[2:4] }} {{ s|upper }} {{ 'ÉCOLE'|lower }} {{ 'straße'|title }} {{ s|tojson }} {{ s[::-1] }}", {}),
     # --- errors (jinja2 raises; the C++ interpreter must raise too) -----------------------------
     ("err_raise_exception", "{{ raise_exception('Custom failure: ' ~ 3) }}", {}),
     ("err_raise_in_branch", "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation must start with user') }}{% endif %}", {"messages": MESSAGES}),
