@@ -1,0 +1,258 @@
+// lathe_bench_attention: paged decode attention on the GPU.
+//
+// 1. Measures the read ceiling (16-byte loads over 4 GiB, best of 10: backends/cuda/probe.h).
+// 2. For (num_heads, num_kv_heads, head_dim) in {(24,4,256), (32,8,128), (64,8,128)}, batch in
+//    {1,4,16,64}, context in {1k,4k,16k,64k}, KV in {BF16, FP8}: plans each policy (legacy with a
+//    16-sequence reference batch, auto, pinned 1 = non-split, pinned 4, pinned 16, pinned 1 + GQA
+//    packing) against the
+//    declared 132-SM target, runs each distinct plan once through the real dispatch
+//    (ops/cuda/attention_dispatch.h), and reports the median microseconds per launch over CUDA-
+//    graph replays (one warm-up, median of 9), the achieved GB/s of KV read (every K and V row of every sequence once) and
+//    the percent of the ceiling. Launches inside one graph rotate over disjoint copies of the KV
+//    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
+//    timed out of L2.
+//
+// Usage: lathe_bench_attention [--out DIR] [--quick]
+//   --quick: batch {1,16}, context {4k,16k}, BF16 only.
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <numeric>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/probe.h"
+#include "ops/attention_plan.h"
+#include "ops/cuda/attention_dispatch.h"
+
+namespace {
+
+using namespace lathe;
+
+struct Buffer {
+  void* ptr = nullptr;
+  explicit Buffer(size_t bytes) { LATHE_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(bytes, 16))); }
+  ~Buffer() { cudaFree(ptr); }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+};
+
+constexpr int32_t kBlockSize = 16;
+constexpr size_t kRotateBytes = size_t{512} << 20;
+constexpr int kMaxRotations = 64;
+constexpr int kSmCount = 132;  // the h100/h200 declarations
+
+struct Shape {
+  int32_t heads, kv_heads, head_dim;
+};
+
+struct Variant {
+  const char* label;
+  target::SplitkPolicy policy;
+  bool pack;
+};
+
+double measure_ceiling(cudaStream_t stream) {
+  const size_t bytes = size_t{4} << 30;
+  Buffer data(bytes), sink(16);
+  cuda::fill_random(data.ptr, bytes, cuda::FillKind::kFp8E4M3, 7, stream);
+  cudaEvent_t start, stop;
+  LATHE_CUDA_CHECK(cudaEventCreate(&start));
+  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
+  cuda::read_probe(data.ptr, bytes, static_cast<unsigned*>(sink.ptr), stream);
+  double best = 0;
+  for (int i = 0; i < 10; ++i) {
+    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
+    cuda::read_probe(data.ptr, bytes, static_cast<unsigned*>(sink.ptr), stream);
+    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
+    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    best = std::max(best, static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
+  }
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  return best;
+}
+
+struct Row {
+  std::string shape, dtype, policy, arm;
+  int32_t batch, context, splits;
+  double us, gbs, pct;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string out_dir;
+  bool quick = false;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
+    if (!std::strcmp(argv[i], "--quick")) quick = true;
+  }
+  try {
+    cudaDeviceProp prop{};
+    LATHE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    cudaStream_t stream;
+    LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const double ceiling = measure_ceiling(stream);
+    std::string log = fmt::format("device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\n",
+                                  prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling);
+    std::fputs(log.c_str(), stdout);
+    std::fflush(stdout);
+
+    const std::vector<Shape> shapes = {{24, 4, 256}, {32, 8, 128}, {64, 8, 128}};
+    const std::vector<int32_t> batches = quick ? std::vector<int32_t>{1, 16} : std::vector<int32_t>{1, 4, 16, 64};
+    const std::vector<int32_t> contexts =
+        quick ? std::vector<int32_t>{4096, 16384} : std::vector<int32_t>{1024, 4096, 16384, 65536};
+    const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::kBF16} : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
+    const std::vector<Variant> variants = {{"legacy", target::SplitkPolicy::legacy(), false},
+                                           {"auto", target::SplitkPolicy::automatic(), false},
+                                           {"pinned1", target::SplitkPolicy::pinned_to(1), false},
+                                           {"pinned4", target::SplitkPolicy::pinned_to(4), false},
+                                           {"pinned16", target::SplitkPolicy::pinned_to(16), false},
+                                           {"pinned1+pack", target::SplitkPolicy::pinned_to(1), true}};
+
+    // One pool big enough for the largest case: every K and V row of 64 x 64k tokens at 4 KB per
+    // token (BF16, 8 x 128 or 4 x 256), as blocks; smaller cases rotate over disjoint block sets.
+    const int64_t pool_tokens = int64_t{64} * 65536;
+    const int64_t pool_blocks = pool_tokens / kBlockSize;
+    const size_t pool_bytes_each = static_cast<size_t>(pool_tokens) * 1024 * 2;  // K or V: 1024 elems x 2 B
+    Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each);
+    const int64_t max_rows = 64;
+    Buffer q(static_cast<size_t>(max_rows) * 64 * 128 * 2), out(static_cast<size_t>(max_rows) * 64 * 128 * 2);
+    cuda::fill_random(q.ptr, max_rows * 64 * 128, cuda::FillKind::kBf16Unit, 11, stream);
+    std::mt19937_64 rng(5);
+    std::vector<Row> rows;
+
+    for (DType dtype : dtypes) {
+      const bool fp8 = dtype == DType::kF8E4M3;
+      const size_t elem = fp8 ? 1 : 2;
+      const size_t pool_elems = pool_bytes_each / elem;
+      cuda::fill_random(k_pool.ptr, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 21, stream);
+      cuda::fill_random(v_pool.ptr, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 22, stream);
+      for (const Shape& shape : shapes) {
+        const int64_t token_elems = static_cast<int64_t>(shape.kv_heads) * shape.head_dim;
+        const int32_t blocks_in_pool = static_cast<int32_t>(std::min<int64_t>(pool_blocks, pool_elems / (token_elems * kBlockSize)));
+        for (int32_t batch : batches) {
+          for (int32_t context : contexts) {
+            const int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
+            const int64_t case_blocks = static_cast<int64_t>(batch) * blocks_per_seq;
+            const double kv_bytes = static_cast<double>(batch) * context * token_elems * elem * 2;
+            int rotations = static_cast<int>(std::clamp<double>(std::ceil(kRotateBytes / kv_bytes), 1, kMaxRotations));
+            rotations = static_cast<int>(std::min<int64_t>(rotations, blocks_in_pool / case_blocks));
+            if (rotations < 1) {
+              std::printf("skip %d/%d/%d batch %d context %d: pool too small\n", shape.heads, shape.kv_heads,
+                          shape.head_dim, batch, context);
+              continue;
+            }
+            // Shuffled block ids, disjoint across rotations; tables [rotation][seq][block].
+            std::vector<int32_t> ids(static_cast<size_t>(case_blocks) * rotations);
+            std::iota(ids.begin(), ids.end(), 0);
+            std::shuffle(ids.begin(), ids.end(), rng);
+            Buffer tables(ids.size() * 4);
+            LATHE_CUDA_CHECK(cudaMemcpy(tables.ptr, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
+            std::vector<int32_t> meta(static_cast<size_t>(2 * batch + 1));
+            for (int32_t s = 0; s <= batch; ++s) meta[s] = s;               // query_start
+            for (int32_t s = 0; s < batch; ++s) meta[batch + 1 + s] = context;  // context_lens
+            Buffer meta_dev(meta.size() * 4);
+            LATHE_CUDA_CHECK(cudaMemcpy(meta_dev.ptr, meta.data(), meta.size() * 4, cudaMemcpyHostToDevice));
+
+            ops::AttentionShape attn{shape.heads, shape.kv_heads, shape.head_dim, 1.0f / std::sqrt(float(shape.head_dim))};
+            ops::KvCacheShape cache{blocks_in_pool, kBlockSize, shape.kv_heads, shape.head_dim, dtype};
+            ops::KvCacheLayer layer{k_pool.ptr, v_pool.ptr, 0.05f, 0.05f};
+            const int64_t cols = static_cast<int64_t>(shape.heads) * shape.head_dim;
+            const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
+            const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
+
+            std::map<std::pair<int, int>, double> measured;  // (arm, splits) -> us
+            for (const Variant& variant : variants) {
+              ops::AttentionConfig config;
+              config.levers.attn_decode_splitk = {variant.policy, false};
+              config.levers.attn_decode_gqa_pack = {variant.pack, false};
+              config.sm_count = kSmCount;
+              config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
+              const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
+              const auto key = std::make_pair(static_cast<int>(plan.arm), plan.num_splits);
+              if (!measured.count(key)) {
+                Buffer workspace(plan.workspace_bytes);
+                cudaGraph_t graph;
+                cudaGraphExec_t exec;
+                LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+                for (int r = 0; r < rotations; ++r) {
+                  ops::DeviceBatch db;
+                  db.phase = ops::Phase::kDecode;
+                  db.num_tokens = batch;
+                  db.num_seqs = batch;
+                  db.max_blocks_per_seq = blocks_per_seq;
+                  db.max_query_len = 1;
+                  db.max_context_len = context;
+                  db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
+                  db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
+                  db.block_tables = static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks;
+                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace.ptr,
+                                               plan.workspace_bytes, config, stream);
+                }
+                LATHE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+                LATHE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+                // Replays: one warm-up, then the median of 9.
+                const int reps = 9;
+                cudaEvent_t start, stop;
+                LATHE_CUDA_CHECK(cudaEventCreate(&start));
+                LATHE_CUDA_CHECK(cudaEventCreate(&stop));
+                LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+                std::vector<double> times;
+                for (int i = 0; i < reps; ++i) {
+                  LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
+                  LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+                  LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
+                  LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
+                  float ms = 0;
+                  LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+                  times.push_back(ms * 1000.0 / rotations);
+                }
+                std::sort(times.begin(), times.end());
+                measured[key] = times[(times.size() - 1) / 2];
+                cudaEventDestroy(start);
+                cudaEventDestroy(stop);
+                cudaGraphExecDestroy(exec);
+                cudaGraphDestroy(graph);
+              }
+              const double us = measured[key];
+              const double gbs = kv_bytes / (us * 1e-6) / 1e9;
+              Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
+                      variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits, us, gbs,
+                      100.0 * gbs / ceiling};
+              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d %9.1f us %6.0f GB/s %5.1f%%\n",
+                          row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(),
+                          row.splits, us, gbs, row.pct);
+              std::fflush(stdout);
+              rows.push_back(row);
+            }
+          }
+        }
+      }
+    }
+    if (!out_dir.empty()) {
+      std::ofstream csv(out_dir + "/attention_bench.csv");
+      csv << "# " << log.substr(0, log.size() - 1) << "\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,us,gbs,pct_ceiling\n";
+      for (const Row& r : rows) {
+        csv << fmt::format("{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context, r.policy,
+                           r.arm, r.splits, r.us, r.gbs, r.pct);
+      }
+    }
+    cudaStreamDestroy(stream);
+  } catch (const std::exception& error) {
+    std::fprintf(stderr, "error: %s\n", error.what());
+    return 1;
+  }
+  return 0;
+}
