@@ -155,6 +155,7 @@ SamplingRequest parse_sampling(const Json& body, bool chat) {
     if (!value->is_object()) invalid("stream_options", "'stream_options' must be an object");
     if (const Json* usage = field(*value, "include_usage")) sampling.include_usage = bool_field(*usage, "stream_options.include_usage");
   }
+  if (const Json* value = field(body, "return_token_ids")) sampling.return_token_ids = bool_field(*value, "return_token_ids");
   if (const Json* value = field(body, "n")) {
     const int64_t n = integer_field(*value, "n");
     if (n != 1) invalid("n", fmt::format("only n=1 is supported, got {}", n));
@@ -227,6 +228,9 @@ void validate_message(const Json& message, size_t index) {
 // Chat templates expect plain string content; join text parts as transformers does for text-only.
 Json normalise_message(const Json& message) {
   Json copy = message;
+  // An assistant turn that only calls tools arrives with content null or absent; templates
+  // concatenate and search the content, so give them an empty string.
+  if (!copy.contains("content") || copy["content"].is_null()) copy["content"] = "";
   if (copy.contains("content") && copy["content"].is_array()) {
     std::string text;
     for (const Json& part : copy["content"]) text += part["text"].get<std::string>();
@@ -250,8 +254,13 @@ Json normalise_message(const Json& message) {
 }  // namespace
 
 Json parse_json_body(const std::string& text) {
-  Json body = Json::parse(text, nullptr, false);
-  if (body.is_discarded()) throw ApiException{ApiError::invalid("The request body is not valid JSON")};
+  Json body;
+  try {
+    body = Json::parse(text);
+  } catch (const Json::exception& error) {
+    // nlohmann's message names the byte offset and the cause (e.g. an ill-formed UTF-8 byte).
+    throw ApiException{ApiError::invalid(fmt::format("The request body is not valid JSON: {}", error.what()))};
+  }
   if (!body.is_object()) throw ApiException{ApiError::invalid("The request body must be a JSON object")};
   return body;
 }
@@ -345,6 +354,38 @@ ChatRequest parse_chat_request(const Json& body) {
     }
   }
   request.sampling = parse_sampling(body, /*chat=*/true);
+  return request;
+}
+
+TokenizeRequest parse_tokenize_request(const Json& body) {
+  TokenizeRequest request;
+  request.model = model_field(body);
+  const Json* prompt = field(body, "prompt");
+  const Json* messages = field(body, "messages");
+  if (prompt && messages) invalid("prompt", "give either 'prompt' or 'messages', not both");
+  if (prompt) {
+    if (!prompt->is_string()) invalid("prompt", fmt::format("'prompt' must be a string, got {}", type_name(*prompt)));
+    request.prompt = prompt->get<std::string>();
+    if (const Json* value = field(body, "add_special_tokens")) request.add_special_tokens = bool_field(*value, "add_special_tokens");
+  } else if (messages) {
+    // The chat form takes the chat request's fields (messages, tools, add_generation_prompt,
+    // chat_template_kwargs); sampling fields are ignored by the route.
+    request.chat = parse_chat_request(body);
+    request.add_special_tokens = false;
+  } else {
+    invalid("prompt", "'prompt' (a string) or 'messages' (an array) is required");
+  }
+  if (const Json* value = field(body, "return_token_strs")) request.return_token_strs = bool_field(*value, "return_token_strs");
+  return request;
+}
+
+DetokenizeRequest parse_detokenize_request(const Json& body) {
+  DetokenizeRequest request;
+  request.model = model_field(body);
+  const Json* tokens = field(body, "tokens");
+  if (!tokens) invalid("tokens", "'tokens' is required");
+  if (!tokens->is_array()) invalid("tokens", fmt::format("'tokens' must be an array of token ids, got {}", type_name(*tokens)));
+  request.tokens = token_id_array(*tokens, "tokens");
   return request;
 }
 

@@ -22,7 +22,8 @@ struct SamplingRequest {
   std::vector<int32_t> stop_token_ids;  // vLLM extension
   bool ignore_eos = false;              // vLLM extension
   bool stream = false;
-  bool include_usage = false;  // stream_options.include_usage
+  bool include_usage = false;     // stream_options.include_usage
+  bool return_token_ids = false;  // vLLM extension: token ids in the choices
 };
 
 struct CompletionRequest {
@@ -46,9 +47,26 @@ struct ChatRequest {
   SamplingRequest sampling;
 };
 
+// POST /tokenize (vLLM's shapes): {"prompt": text} or {"messages": [...], ...chat fields}.
+struct TokenizeRequest {
+  std::string model;
+  std::optional<std::string> prompt;  // set for the text form
+  std::optional<ChatRequest> chat;    // set for the messages form
+  bool add_special_tokens = true;     // text form: prepend BOS where the tokenizer config asks
+  bool return_token_strs = false;
+};
+
+// POST /detokenize: {"tokens": [ids]}.
+struct DetokenizeRequest {
+  std::string model;
+  std::vector<int32_t> tokens;
+};
+
 // Throw ApiException (server/api_error.h) on invalid input.
 CompletionRequest parse_completion_request(const nlohmann::ordered_json& body);
 ChatRequest parse_chat_request(const nlohmann::ordered_json& body);
+TokenizeRequest parse_tokenize_request(const nlohmann::ordered_json& body);
+DetokenizeRequest parse_detokenize_request(const nlohmann::ordered_json& body);
 
 // Parses a request body's text; malformed JSON or a non-object body is a 400.
 nlohmann::ordered_json parse_json_body(const std::string& text);

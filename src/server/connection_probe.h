@@ -1,0 +1,34 @@
+#pragma once
+// Tells whether the client of an in-flight HTTP request has gone away, without writing to it.
+//
+// cpp-httplib 0.11 does not hand request handlers their socket, and a disconnect is otherwise
+// only noticed when a write fails, i.e. at the next token of a stream and never while a request
+// waits in the queue or runs a long prefill, or for a whole (non-streamed) response. The probe
+// finds the connection's socket once, by the addresses and ports httplib records in the Request
+// (getsockname/getpeername over this process's descriptors), and then polls it: a peer that
+// closed or reset the connection shows POLLRDHUP / POLLHUP / POLLERR, or reads as end-of-file.
+// The descriptor stays valid while the handler runs (httplib closes it only after the handler
+// and its content provider return). Linux only; where no socket matches, closed() stays false
+// and a disconnect is noticed at the next failed write.
+#include <string>
+
+namespace lathe::server {
+
+class ConnectionProbe {
+ public:
+  ConnectionProbe() = default;
+  // Finds the socket whose local end is local_addr:local_port and remote end
+  // remote_addr:remote_port (as httplib formats them: numeric host).
+  static ConnectionProbe find(const std::string& local_addr, int local_port, const std::string& remote_addr,
+                              int remote_port);
+
+  bool found() const { return fd_ >= 0; }
+  // The peer has closed (or reset) the connection. Non-blocking.
+  bool closed() const;
+
+ private:
+  explicit ConnectionProbe(int fd) : fd_(fd) {}
+  int fd_ = -1;
+};
+
+}  // namespace lathe::server

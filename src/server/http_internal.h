@@ -1,0 +1,44 @@
+#pragma once
+// Shared by the HTTP server's translation units (not part of the server's public interface).
+#include <httplib.h>
+#include <nlohmann/json.hpp>
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "server/api_error.h"
+#include "server/http_server.h"
+
+namespace lathe::server {
+
+struct HttpServer::Impl {
+  HttpOptions options;
+  httplib::Server server;
+  Metrics metrics;
+
+  std::mutex mutex;
+  std::shared_ptr<Service> service;  // null while loading
+
+  std::shared_ptr<Service> current_service() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return service;
+  }
+};
+
+// JSON text for a response body or an SSE line; invalid UTF-8 (which input validation keeps out)
+// is replaced rather than thrown on.
+std::string dump_json(const nlohmann::ordered_json& value);
+void send_json(httplib::Response& res, const nlohmann::ordered_json& body, int status = 200);
+void send_error(httplib::Response& res, const ApiError& error);
+
+// A route body: runs with the loaded service; every exception becomes an error response
+// (ApiException as given, lathe::Error as 400, anything else 500), and 503 while loading.
+using RouteBody = std::function<void(const httplib::Request&, httplib::Response&, const std::shared_ptr<Service>&)>;
+httplib::Server::Handler guarded(HttpServer::Impl& impl, RouteBody body);
+
+void register_generation_routes(HttpServer::Impl& impl);
+void register_info_routes(HttpServer::Impl& impl);
+
+}  // namespace lathe::server
