@@ -81,7 +81,10 @@ std::string english_prose(size_t bytes) {
         in_paragraph = 0;
       }
     }
-    if (rng.below(200) == 0) text += " " + std::to_string(rng.next() % 100000);
+    if (rng.below(200) == 0) {
+      text += ' ';
+      text += std::to_string(rng.next() % 100000);
+    }
   }
   return text;
 }

@@ -1,6 +1,7 @@
 #include "tokenizer/bpe.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
@@ -18,7 +19,10 @@ BpeModel::BpeModel(const TokenizerSpec& spec, const std::unordered_map<std::stri
     }
     byte_ids_[b] = it->second;
   }
-  merges_.reserve(spec.merges.size());
+  size_t slots = 16;
+  while (slots < spec.merges.size() * 2) slots *= 2;
+  merge_slots_.assign(slots, MergeSlot{});
+  merge_shift_ = 64 - std::countr_zero(slots);
   for (size_t rank = 0; rank < spec.merges.size(); ++rank) {
     const auto& [left, right] = spec.merges[rank];
     auto l = token_to_id.find(left);
@@ -29,12 +33,31 @@ BpeModel::BpeModel(const TokenizerSpec& spec, const std::unordered_map<std::stri
       fail("{}: model.merges[{}] ('{}' '{}'): token '{}' is not in model.vocab", spec.source, rank, left, right,
            missing);
     }
-    // A repeated pair keeps its first (lowest) rank.
-    merges_.try_emplace(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
+    insert_merge(pair_key(l->second, r->second), Merge{static_cast<int32_t>(rank), m->second});
   }
 }
 
 BpeModel::~BpeModel() = default;
+
+void BpeModel::insert_merge(uint64_t key, Merge merge) {
+  size_t mask = merge_slots_.size() - 1;
+  for (size_t i = (key * 0x9E3779B97F4A7C15ULL) >> merge_shift_;; i = (i + 1) & mask) {
+    if (merge_slots_[i].key == key) return;  // a repeated pair keeps its first (lowest) rank
+    if (merge_slots_[i].key == kEmptyKey) {
+      merge_slots_[i] = {key, merge};
+      return;
+    }
+  }
+}
+
+const BpeModel::Merge* BpeModel::find_merge(int32_t left, int32_t right) const {
+  uint64_t key = pair_key(left, right);
+  size_t mask = merge_slots_.size() - 1;
+  for (size_t i = (key * 0x9E3779B97F4A7C15ULL) >> merge_shift_;; i = (i + 1) & mask) {
+    if (merge_slots_[i].key == key) return &merge_slots_[i].merge;
+    if (merge_slots_[i].key == kEmptyKey) return nullptr;
+  }
+}
 
 void BpeModel::encode_word(std::string_view word, std::vector<int32_t>& ids) const {
   if (word.empty()) return;
@@ -109,9 +132,8 @@ void BpeModel::merge_word(std::string_view word, std::vector<int32_t>& ids) cons
     if (right < 0) return;
     int32_t left_id = symbols[static_cast<size_t>(left)].id;
     int32_t right_id = symbols[static_cast<size_t>(right)].id;
-    auto it = merges_.find(pair_key(left_id, right_id));
-    if (it != merges_.end()) {
-      heap.push_back({it->second.rank, left, right, left_id, right_id, it->second.merged});
+    if (const Merge* merge = find_merge(left_id, right_id)) {
+      heap.push_back({merge->rank, left, right, left_id, right_id, merge->merged});
       std::push_heap(heap.begin(), heap.end(), later);
     }
   };
