@@ -254,7 +254,7 @@ int main(int argc, char** argv) {
           if (m == 16) ours_m16 = ours;
           if (fp8 && (m == 1 || m == 8 || m == 16)) {
             emit("  variant stages=4", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{4, false}); }));
-            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{6, true}); }));
+            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, true}); }));
           }
           if (!fp8 && (m == 1 || m == 16)) {
             emit("  variant stages=2", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, false}); }));

@@ -112,6 +112,7 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
     return p;
   }
   // First candidate that still runs with split-K off, for both a single row and many rows.
+  std::string rejected;
   for (int i = 0; i < count && !p.ok; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
     cublasLtMatmulAlgo_t algo = results[i].algo;
@@ -124,9 +125,16 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
       describe(kind, m, n, k, k, n, y_f32, d);
       set_dummy_scales(d);
       cublasLtMatmulHeuristicResult_t check{};
-      if (cublasLtMatmulAlgoCheck(handle_, d.op, d.a, d.b, d.c, d.c, &algo, &check) != CUBLAS_STATUS_SUCCESS ||
-          check.workspaceSize > workspace_bytes_)
+      const cublasStatus_t st = cublasLtMatmulAlgoCheck(handle_, d.op, d.a, d.b, d.c, d.c, &algo, &check);
+      if (st != CUBLAS_STATUS_SUCCESS || check.workspaceSize > workspace_bytes_) {
+        if (fits) {
+          rejected += fmt::format(" [candidate {} algo {} splitk {}: m={} {}]", i,
+                                  algo_config<int32_t>(results[i].algo, CUBLASLT_ALGO_CONFIG_ID),
+                                  algo_config<uint32_t>(results[i].algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM), m,
+                                  st != CUBLAS_STATUS_SUCCESS ? cublasGetStatusName(st) : "workspace too large");
+        }
         fits = false;
+      }
     }
     if (!fits) continue;
     p.ok = true;
@@ -137,7 +145,9 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
                          algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_STAGES_ID),
                          algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM), i, count);
   }
-  if (!p.ok) p.info = fmt::format("cuBLASLt {} n={} k={}: no candidate runs with split-K off", lt_kind_name(kind), n, k);
+  if (!p.ok)
+    p.info = fmt::format("cuBLASLt {} n={} k={}: no candidate runs with split-K off at m=1 and m=4096 ({} candidates:{})",
+                         lt_kind_name(kind), n, k, count, rejected);
   return p;
 }
 

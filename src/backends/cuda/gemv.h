@@ -70,7 +70,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 
 // Kernel variants the benchmark compares; production uses the default.
 struct GemvVariant {
-  int stages = 0;          // 128-k steps in the per-warp cp.async ring; 0 = default (fp8 6, bf16 3)
+  int stages = 0;          // 128-k steps of W in flight per thread (register ring); 0 = default (fp8 2, bf16 1)
   bool bit_trick = false;  // fp8 only: integer decode instead of the packed cvt (not NaN-exact)
 };
 
