@@ -1,11 +1,13 @@
-// `lathe generate MODEL --prompt-ids 1,2,3 [--max-tokens N] [--temperature T] [--top-p P]
+// `lathe generate MODEL (--prompt TEXT | --chat TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--top-p P]
 // [--top-k K] [--min-p P] [--seed S] [--ids] [--device cpu|auto] [--kv-cache-dtype ...]
 // [--max-model-len N] [--max-num-batched-tokens N]`
 //
-// Prefills the prompt, then decodes until an eos id of the model's generation config, --max-tokens
-// or the maximum model length. --ids prints the generated ids (a final eos id included) space-
-// separated on one line; otherwise the decoded text (special tokens skipped) when the model
-// directory has a tokenizer.json, else the ids. The decode speed is logged at info level.
+// --prompt is encoded with the model's tokenizer as is; --chat is one user message rendered through
+// the model's chat template with the generation prompt. Prefills the prompt, then decodes until an
+// eos id of the model's generation config, --max-tokens or the maximum model length. --ids prints
+// the generated ids (a final eos id included) space-separated on one line; otherwise the text is
+// streamed as it is decoded (special tokens skipped) when the model directory has a tokenizer.json,
+// else the ids are printed. The decode speed is logged at info level.
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
@@ -18,7 +20,10 @@
 #include "app/model_runner.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "tokenizer/chat_template.h"
+#include "tokenizer/streaming_detokenizer.h"
 #include "tokenizer/tokenizer.h"
+#include "tokenizer/tokenizer_config.h"
 
 namespace lathe::app {
 namespace {
@@ -26,6 +31,8 @@ namespace {
 struct GenerateArgs {
   std::string model;
   std::string prompt_ids;
+  std::optional<std::string> prompt_text;
+  std::optional<std::string> chat_text;
   int64_t max_tokens = 16;
   float temperature = 1.0f;
   float top_p = 1.0f;
@@ -51,12 +58,31 @@ int run_generate(const GenerateArgs& args) {
   if (!(args.top_p > 0.0f && args.top_p <= 1.0f)) fail("--top-p must be in (0, 1], got {}", args.top_p);
   if (!(args.min_p >= 0.0f && args.min_p <= 1.0f)) fail("--min-p must be in [0, 1], got {}", args.min_p);
   if (args.top_k < -1) fail("--top-k must be -1 or 0 (all) or positive, got {}", args.top_k);
-  const std::vector<int32_t> prompt = parse_token_ids(args.prompt_ids, "--prompt-ids");
+  const int given = (args.prompt_ids.empty() ? 0 : 1) + (args.prompt_text ? 1 : 0) + (args.chat_text ? 1 : 0);
+  if (given != 1) fail("give exactly one of --prompt, --chat and --prompt-ids");
 
   // The tokenizer is loaded first so that a broken tokenizer.json fails before the weights load.
   std::optional<tokenizer::Tokenizer> tok;
   const std::filesystem::path dir(args.model);
-  if (!args.ids && std::filesystem::exists(dir / "tokenizer.json")) tok = tokenizer::Tokenizer::load(dir);
+  const bool needs_tokenizer = args.prompt_text || args.chat_text;
+  if (needs_tokenizer && !std::filesystem::exists(dir / "tokenizer.json")) {
+    fail("{}: --prompt and --chat need the model's tokenizer.json, which this directory lacks", dir.string());
+  }
+  if ((needs_tokenizer || !args.ids) && std::filesystem::exists(dir / "tokenizer.json")) tok = tokenizer::Tokenizer::load(dir);
+  std::vector<int32_t> prompt;
+  if (args.prompt_text) {
+    prompt = tok->encode(*args.prompt_text);
+  } else if (args.chat_text) {
+    const tokenizer::TokenizerConfig tok_config = tokenizer::TokenizerConfig::load(dir);
+    const tokenizer::ChatTemplate chat = tokenizer::ChatTemplate::from_config(tok_config);
+    tokenizer::ChatRequest request;
+    request.messages.push_back({{"role", "user"}, {"content", *args.chat_text}});
+    request.add_generation_prompt = true;
+    prompt = tok->encode(chat.render(request));
+  } else {
+    prompt = parse_token_ids(args.prompt_ids, "--prompt-ids");
+  }
+  if (prompt.empty()) fail("the prompt is empty after tokenization");
 
   const auto prompt_len = static_cast<int64_t>(prompt.size());
   const int64_t seq_tokens = args.max_tokens > INT64_MAX - prompt_len ? INT64_MAX : prompt_len + args.max_tokens;
@@ -69,10 +95,18 @@ int run_generate(const GenerateArgs& args) {
   options.sampling.min_p = args.min_p;
   options.sampling.seed = args.seed;
   options.stop_ids = runner.config().eos_token_ids;
-  const GenerateResult result = runner.generate(prompt, options);
+  // Text streams to stdout as each token completes a UTF-8 sequence.
+  std::optional<tokenizer::StreamingDetokenizer> stream;
+  if (tok && !args.ids) stream.emplace(*tok, /*skip_special=*/true);
+  const GenerateResult result = runner.generate(prompt, options, [&](int32_t id) {
+    if (!stream) return;
+    const std::string piece = stream->push(id);
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+  });
 
-  if (tok) {
-    std::printf("%s\n", tok->decode(result.ids, /*skip_special=*/true).c_str());
+  if (stream) {
+    std::printf("%s\n", stream->flush().c_str());
   } else {
     std::printf("%s\n", join_ids(result.ids).c_str());
   }
@@ -89,7 +123,9 @@ int run_generate(const GenerateArgs& args) {
 const Registration kGenerate{"generate", "Generate tokens from a prompt", [](CLI::App& cmd) -> CommandAction {
   auto args = std::make_shared<GenerateArgs>();
   cmd.add_option("model", args->model, "Model directory (config.json, safetensors)")->required();
-  cmd.add_option("--prompt-ids", args->prompt_ids, "Prompt token ids, comma-separated")->required();
+  cmd.add_option("--prompt-ids", args->prompt_ids, "Prompt token ids, comma-separated");
+  cmd.add_option("--prompt", args->prompt_text, "Prompt text, encoded with the model's tokenizer");
+  cmd.add_option("--chat", args->chat_text, "A user message, rendered through the model's chat template");
   cmd.add_option("--max-tokens", args->max_tokens, "Most tokens to generate")->capture_default_str();
   cmd.add_option("--temperature", args->temperature, "Sampling temperature (0 = greedy)")->capture_default_str();
   cmd.add_option("--top-p", args->top_p, "Nucleus sampling mass")->capture_default_str();
