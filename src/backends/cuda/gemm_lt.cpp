@@ -49,7 +49,7 @@ template <typename T>
 T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
   T value{};
   size_t written = 0;
-  cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof value, &written);
+  LATHE_CUBLAS_CHECK(cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof value, &written));
   return value;
 }
 
@@ -116,9 +116,14 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
   for (int i = 0; i < count && !p.ok; ++i) {
     if (results[i].state != CUBLAS_STATUS_SUCCESS) continue;
     cublasLtMatmulAlgo_t algo = results[i].algo;
-    const uint32_t one = 1, none = CUBLASLT_REDUCTION_SCHEME_NONE;
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one, sizeof one);
-    cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &none, sizeof none);
+    // Force split-K off only where the candidate uses it: rewriting the config of a candidate
+    // that does not split (the block-scaled kernels among them) can make it fail the check.
+    if (algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM) > 1) {
+      const uint32_t one = 1, none = CUBLASLT_REDUCTION_SCHEME_NONE;
+      LATHE_CUBLAS_CHECK(cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, &one, sizeof one));
+      LATHE_CUBLAS_CHECK(
+          cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &none, sizeof none));
+    }
     bool fits = true;
     for (int64_t m : {int64_t{1}, int64_t{4096}}) {
       Descriptors d;

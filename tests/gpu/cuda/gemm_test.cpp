@@ -151,19 +151,26 @@ void check_row_invariance(LtKind kind, int64_t n, int64_t k) {
   constexpr int64_t kMaxM = 512;
   std::mt19937 rng(static_cast<unsigned>(n + k));
   const bool fp8 = kind != LtKind::kBf16;
+  const bool channel = kind == LtKind::kFp8Channel;
   const int64_t kb = k / 128, nb = (n + 127) / 128;
+  const int64_t w_scales = channel ? n : nb * kb;
   DeviceBuffer dw(n * k * (fp8 ? 1 : 2)), dx(kMaxM * k * 2), dq(kMaxM * k), dxs(kb * (kMaxM + 4) * 4),
-      dws(nb * kb * 4), dy(kMaxM * n * 2), dref(kMaxM * n * 2);
+      dws(w_scales * 4), dy(kMaxM * n * 2), dref(kMaxM * n * 2);
   if (fp8) {
     dw.upload(gpu_test::random_fp8(n * k, rng));
-    dws.upload(gpu_test::random_f32(nb * kb, rng, 0.01f, 1.0f));
+    dws.upload(gpu_test::random_f32(w_scales, rng, 0.01f, 1.0f));
   } else {
     dw.upload(gpu_test::random_bf16(n * k, rng));
   }
   dx.upload(gpu_test::random_bf16(kMaxM * k, rng, 4.0f));
   auto run = [&](int64_t m, void* y) {
     LtOperands o{dw.get(), fp8 ? dq.get() : dx.get(), k, y, n, false, dws.as<float>(), dxs.as<float>()};
-    if (fp8) cuda::quantize_act_block128(dx.get(), k, m, k, dq.as<uint8_t>(), dxs.as<float>(), cuda::lt_act_scale_pitch(m), true, nullptr);
+    if (channel) {
+      cuda::quantize_act_per_token(dx.get(), k, m, k, dq.as<uint8_t>(), dxs.as<float>(), nullptr);
+    } else if (fp8) {
+      cuda::quantize_act_block128(dx.get(), k, m, k, dq.as<uint8_t>(), dxs.as<float>(), cuda::lt_act_scale_pitch(m), true,
+                                  nullptr);
+    }
     f.lt.run(kind, m, n, k, o, nullptr);
   };
   run(kMaxM, dref.get());
@@ -193,6 +200,11 @@ void check_row_invariance(LtKind kind, int64_t n, int64_t k) {
 TEST(LtGemm, RowsAreBitIdenticalAcrossM_Bf16) {
   check_row_invariance(LtKind::kBf16, 512, 1024);
   check_row_invariance(LtKind::kBf16, 1536, 2048);
+}
+
+TEST(LtGemm, RowsAreBitIdenticalAcrossM_Fp8Channel) {
+  check_row_invariance(LtKind::kFp8Channel, 512, 1024);
+  check_row_invariance(LtKind::kFp8Channel, 1536, 2048);
 }
 
 TEST(LtGemm, RowsAreBitIdenticalAcrossM_Fp8Block) {
