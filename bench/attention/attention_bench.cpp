@@ -3,8 +3,8 @@
 // 1. Measures the read ceiling (16-byte loads over 4 GiB, best of 10: backends/cuda/probe.h).
 // 2. For (num_heads, num_kv_heads, head_dim) in {(24,4,256), (32,8,128), (64,8,128)}, batch in
 //    {1,4,16,64}, context in {1k,4k,16k,64k}, KV in {BF16, FP8}: plans each policy (legacy with a
-//    16-sequence reference batch, auto, pinned 1 = non-split, pinned 4, pinned 16, pinned 1 + GQA
-//    packing) against the
+//    16-sequence reference batch; auto; pinned 1 = non-split; pinned 4 and 16; each also with GQA
+//    packing armed where it changes the launch) against the
 //    declared 132-SM target, runs each distinct plan once through the real dispatch
 //    (ops/cuda/attention_dispatch.h), and reports the median microseconds per launch over CUDA-
 //    graph replays (one warm-up, median of 9), the achieved GB/s of KV read (every K and V row of every sequence once) and
@@ -25,6 +25,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backends/cuda/check.h"
@@ -84,7 +85,7 @@ double measure_ceiling(cudaStream_t stream) {
 
 struct Row {
   std::string shape, dtype, policy, arm;
-  int32_t batch, context, splits;
+  int32_t batch, context, splits, rows_per_cta;
   double us, gbs, pct;
 };
 
@@ -115,10 +116,11 @@ int main(int argc, char** argv) {
     const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::kBF16} : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
     const std::vector<Variant> variants = {{"legacy", target::SplitkPolicy::legacy(), false},
                                            {"auto", target::SplitkPolicy::automatic(), false},
+                                           {"auto+pack", target::SplitkPolicy::automatic(), true},
                                            {"pinned1", target::SplitkPolicy::pinned_to(1), false},
-                                           {"pinned4", target::SplitkPolicy::pinned_to(4), false},
-                                           {"pinned16", target::SplitkPolicy::pinned_to(16), false},
-                                           {"pinned1+pack", target::SplitkPolicy::pinned_to(1), true}};
+                                           {"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
+                                           {"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
+                                           {"pinned16+pack", target::SplitkPolicy::pinned_to(16), true}};
 
     // One pool big enough for the largest case: every K and V row of 64 x 64k tokens at 4 KB per
     // token (BF16, 8 x 128 or 4 x 256), as blocks; smaller cases rotate over disjoint block sets.
@@ -172,7 +174,7 @@ int main(int argc, char** argv) {
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
 
-            std::map<std::pair<int, int>, double> measured;  // (arm, splits) -> us
+            std::map<std::tuple<int, int, int>, double> measured;  // (arm, splits, heads per CTA) -> us
             for (const Variant& variant : variants) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
@@ -180,9 +182,23 @@ int main(int argc, char** argv) {
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
               const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
-              const auto key = std::make_pair(static_cast<int>(plan.arm), plan.num_splits);
+              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.gqa_group);
               if (!measured.count(key)) {
                 Buffer workspace(plan.workspace_bytes);
+                {  // one eager launch first: per-kernel one-time setup stays out of the capture
+                  ops::DeviceBatch db;
+                  db.phase = ops::Phase::kDecode;
+                  db.num_tokens = db.num_seqs = batch;
+                  db.max_blocks_per_seq = blocks_per_seq;
+                  db.max_query_len = 1;
+                  db.max_context_len = context;
+                  db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
+                  db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
+                  db.block_tables = static_cast<const int32_t*>(tables.ptr);
+                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace.ptr,
+                                               plan.workspace_bytes, config, stream);
+                  LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+                }
                 cudaGraph_t graph;
                 cudaGraphExec_t exec;
                 LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
@@ -228,11 +244,12 @@ int main(int argc, char** argv) {
               const double us = measured[key];
               const double gbs = kv_bytes / (us * 1e-6) / 1e9;
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
-                      variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits, us, gbs,
+                      variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
+                      plan.gqa_group, us, gbs,
                       100.0 * gbs / ceiling};
-              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d %9.1f us %6.0f GB/s %5.1f%%\n",
+              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d rows %-2d %9.1f us %6.0f GB/s %5.1f%%\n",
                           row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(),
-                          row.splits, us, gbs, row.pct);
+                          row.splits, plan.gqa_group, us, gbs, row.pct);
               std::fflush(stdout);
               rows.push_back(row);
             }
@@ -243,10 +260,10 @@ int main(int argc, char** argv) {
     if (!out_dir.empty()) {
       std::ofstream csv(out_dir + "/attention_bench.csv");
       csv << "# " << log.substr(0, log.size() - 1) << "\n";
-      csv << "shape,kv,batch,context,policy,arm,splits,us,gbs,pct_ceiling\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,us,gbs,pct_ceiling\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context, r.policy,
-                           r.arm, r.splits, r.us, r.gbs, r.pct);
+        csv << fmt::format("{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context,
+                           r.policy, r.arm, r.splits, r.rows_per_cta, r.us, r.gbs, r.pct);
       }
     }
     cudaStreamDestroy(stream);

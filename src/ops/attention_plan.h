@@ -27,7 +27,8 @@ enum class AttentionArm {
   kDecode,           // one CTA per (q head, sequence), whole context, no workspace
   kDecodeGqaPacked,  // one CTA per (kv head, sequence) carrying the query group; bit-identical
                      // to kDecode
-  kDecodeSplitK,     // grid (q heads, splits, sequences) into the workspace, then the reduce
+  kDecodeSplitK,     // tensor cores, grid (kv heads x parts, splits, sequences) into the
+                     // workspace, then the reduce
 };
 
 const char* attention_arm_name(AttentionArm arm);
@@ -35,12 +36,15 @@ const char* attention_arm_name(AttentionArm arm);
 struct AttentionPlan {
   AttentionArm arm = AttentionArm::kPrefill;
   int32_t num_splits = 1;     // > 1 only for kDecodeSplitK
-  int32_t gqa_group = 1;      // query heads per CTA (num_heads / num_kv_heads for the packed arm)
+  int32_t gqa_group = 1;      // query heads per CTA: the group for kDecodeGqaPacked; for
+                              // kDecodeSplitK splitk_rows_per_cta when packing is armed, else 1
   size_t workspace_bytes = 0; // what this launch addresses in the split-K workspace
 };
 
 // The arm for one attention call. A decode step (every sequence one row) takes a decode arm; any
-// step with a prefill chunk takes kPrefill for all of its rows. Throws lathe::Error when the
+// step with a prefill chunk takes kPrefill for all of its rows. (So a decode row that shares a step
+// with a prefill chunk goes through the prefill kernel, whose bytes differ from the decode arms'
+// in rounding: the engine keeps decode steps pure where batch invariance must hold across them.) Throws lathe::Error when the
 // shapes are not ones the CUDA kernels serve (head_dim, KV dtype, GQA ratio), naming them.
 AttentionPlan plan_attention(Phase phase, int32_t num_seqs, const AttentionShape& shape,
                              const KvCacheShape& cache_shape, const AttentionConfig& config);

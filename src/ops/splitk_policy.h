@@ -74,8 +74,10 @@ size_t workspace_record_bytes(int32_t head_dim);
 // of (num_q_heads, sequences). Group width and head dim are compile-time in the kernel (register
 // arrays are sized by them), so only the instantiated shapes are admitted. It is used in the
 // non-split arm only: there it does the same arithmetic per query as the unpacked kernel and is
-// bit-identical to it; packing under split-K would change the split count (fewer CTAs want more
-// splits), hence the merge tree and the bytes.
+// bit-identical to it. (The seed's rule against packing under split-K was that packing there would
+// re-derive the split count from num_kv_heads, changing the merge tree. Here the split count stays
+// the policy's; the split-K kernel is a tensor-core kernel whose rows are independent, so it packs
+// with identical bytes: see splitk_rows_per_cta.)
 
 // Compiled group widths (num_q_heads / num_kv_heads) and head dims of the packed kernel.
 inline constexpr int32_t kGqaPackGroups[] = {2, 4, 6, 8};
@@ -85,6 +87,16 @@ inline constexpr int32_t kGqaPackHeadDims[] = {128, 256};
 // ratio is tested by multiplication, so 25 q heads over 4 kv heads (which truncating division
 // would call 6) is refused.
 bool gqa_pack_shape_ok(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_dim);
+
+// Query heads one split-K CTA carries when packing is armed. The split-K kernel runs on tensor
+// cores, where a query's bytes do not depend on which tile row or CTA carries it, so this is a
+// pure occupancy choice (it may follow the live batch without touching the determinism
+// invariant): as many heads of the group as still leave one wave of CTAs,
+//   parts = clamp(ceil(sm_count / (num_kv_heads * splits * num_seqs)), ceil(group / 16), group)
+//   rows  = ceil(group / parts)
+// i.e. each K/V row is read ceil(group / rows) times instead of group times, and at most 16 heads
+// share a CTA (one m16 tile).
+int32_t splitk_rows_per_cta(int32_t group, int32_t num_kv_heads, int32_t splits, int32_t num_seqs, int32_t sm_count);
 
 // CTAs a packed launch puts on the device (num_kv_heads * num_seqs), against
 // num_q_heads * num_seqs unpacked: the whole trade of the packed arm in one number.

@@ -1,10 +1,11 @@
 #pragma once
-// The paged decode kernel body, shared by three arms so that their arithmetic is the same code:
-//   non-split  <Kv, HD, 1, false>: one CTA per (q head, sequence), whole context, BF16 out;
-//   GQA-packed <Kv, HD, G, false>: one CTA per (kv head, sequence) carrying the G query heads of
-//              the group; each query does exactly the operations of the non-split kernel in the
-//              same order, so the output bytes are identical while K/V are read once per group;
-//   split-K    <Kv, HD, 1, true>:  one CTA per (q head, split, sequence), a record per split.
+// The non-split paged decode kernel body (CUDA cores), shared by two arms so that their
+// arithmetic is the same code:
+//   non-split  <Kv, HD, 1>: one CTA per (q head, sequence), whole context, BF16 out;
+//   GQA-packed <Kv, HD, G>: one CTA per (kv head, sequence) carrying the G query heads of the
+//              group; each query does exactly the operations of the non-split kernel in the same
+//              order, so the output bytes are identical while K/V are read once per group.
+// (The split-K arm is a tensor-core kernel: paged_attention_splitk.cu.)
 //
 // Work layout (256 threads): a KV row of HD elements is read by HD/8 consecutive threads, 8
 // elements each (16 bytes of BF16, 8 of FP8); the CTA covers kRows = 256 / (HD/8) rows per step
@@ -15,8 +16,8 @@
 //   l'   = l * 2^(m - m') + sum_j 2^(s_j - m')   (lane-strided partials, then a butterfly)
 //   acc' = acc * 2^(m - m') + sum_j 2^(s_j - m') v_j   (per thread over its own rows)
 // and at the end the per-row-slot accumulators are summed in slot order 0..kRows-1. Chunks start
-// at the (split's) first position, so the reduction tree depends only on the sequence's own
-// length, the chunk size and, for split-K, the configured split count.
+// at position 0, so the reduction tree depends only on the sequence's own length and the chunk
+// size.
 #include "backends/cuda/paged_attention_common.cuh"
 
 namespace lathe::cuda::attn {
@@ -37,7 +38,7 @@ struct DecodeParams {
   const int32_t* block_tables;
   int32_t max_blocks_per_seq;
   const int32_t* context_lens;
-  int32_t num_splits;       // split-K only
+  int32_t num_splits;       // split-K (paged_attention_splitk.cu) only
   int32_t min_kv_per_split; // split-K only
   float* workspace;         // split-K only
 };
@@ -54,12 +55,11 @@ struct DecodeGeometry {
   static_assert(kChunk <= kDecodeThreads, "one block id per thread must cover a chunk");
 };
 
-template <typename Kv, int HD, int G, bool kSplit>
+template <typename Kv, int HD, int G>
 __global__ void __launch_bounds__(kDecodeThreads) paged_decode_kernel(const DecodeParams p) {
   using Geo = DecodeGeometry<HD>;
   using Frag = typename Kv::Frag;
   constexpr int kTpr = Geo::kTpr, kRows = Geo::kRows, kChunk = Geo::kChunk;
-  static_assert(!kSplit || G == 1, "split-K is not packed");
   // V of a chunk is requested with K where registers allow; wide groups request it after the
   // scores instead. Only the issue time of the loads differs: the arithmetic is the same.
   constexpr bool kEarlyV = G <= 4;
@@ -68,8 +68,7 @@ __global__ void __launch_bounds__(kDecodeThreads) paged_decode_kernel(const Deco
   __shared__ float partial[kRows][HD];
   __shared__ int32_t chunk_blocks[2][kChunk];
 
-  const int seq = kSplit ? blockIdx.z : blockIdx.y;
-  const int split = kSplit ? blockIdx.y : 0;
+  const int seq = blockIdx.y;
   const int head0 = blockIdx.x * G;
   const int kv_head = head0 / (p.num_heads / p.num_kv_heads);
   const int tid = threadIdx.x;
@@ -77,23 +76,7 @@ __global__ void __launch_bounds__(kDecodeThreads) paged_decode_kernel(const Deco
   const int lane_in_row = tid % kTpr;
   const int warp_lane = tid % 32;
 
-  const int len = p.context_lens[seq];
-  int start = 0, end = len;
-  if constexpr (kSplit) {
-    const int per = max((len + p.num_splits - 1) / p.num_splits, p.min_kv_per_split);
-    const int64_t first = static_cast<int64_t>(split) * per;
-    start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
-    end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));
-    if (start >= end) {  // an empty split: the neutral record (no output, max -inf, sum 0)
-      float* rec = p.workspace + ((static_cast<int64_t>(seq) * p.num_heads + head0) * p.num_splits + split) * (HD + 2);
-      for (int d = tid; d < HD; d += kDecodeThreads) rec[d] = 0.0f;
-      if (tid == 0) {
-        rec[HD] = -INFINITY;
-        rec[HD + 1] = 0.0f;
-      }
-      return;
-    }
-  }
+  const int start = 0, end = p.context_lens[seq];
 
   const float q_mul = p.scale * kLog2e * (Kv::kDType == KvDType::kFP8E4M3 ? p.k_scale : 1.0f);
   float q[G][kFragElems];
@@ -218,17 +201,8 @@ __global__ void __launch_bounds__(kDecodeThreads) paged_decode_kernel(const Deco
 #pragma unroll
       for (int r = 1; r < kRows; ++r) o = __fadd_rn(o, partial[r][d]);
       o = __fmul_rn(o, v_mul);
-      if constexpr (kSplit) {
-        float* rec = p.workspace + ((static_cast<int64_t>(seq) * p.num_heads + head0) * p.num_splits + split) * (HD + 2);
-        rec[d] = o;
-        if (d == 0) {
-          rec[HD] = m[g];
-          rec[HD + 1] = l[g];
-        }
-      } else {
-        const float value = l[g] > 0.0f ? __fdiv_rn(o, l[g]) : 0.0f;
-        p.out[static_cast<int64_t>(seq) * p.out_stride + static_cast<int64_t>(head0 + g) * HD + d] = __float2bfloat16_rn(value);
-      }
+      const float value = l[g] > 0.0f ? __fdiv_rn(o, l[g]) : 0.0f;
+      p.out[static_cast<int64_t>(seq) * p.out_stride + static_cast<int64_t>(head0 + g) * HD + d] = __float2bfloat16_rn(value);
     }
     __syncthreads();
   }
@@ -239,7 +213,7 @@ template <typename Kv, int HD, int G>
 cudaError_t launch_decode_nonsplit(const DecodeParams& p, int32_t num_seqs, cudaStream_t stream) {
   if (num_seqs <= 0) return cudaSuccess;
   const dim3 grid(p.num_heads / G, num_seqs);
-  paged_decode_kernel<Kv, HD, G, false><<<grid, kDecodeThreads, 0, stream>>>(p);
+  paged_decode_kernel<Kv, HD, G><<<grid, kDecodeThreads, 0, stream>>>(p);
   return cudaGetLastError();
 }
 

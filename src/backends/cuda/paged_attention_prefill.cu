@@ -15,6 +15,7 @@
 
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_common.cuh"
+#include "backends/cuda/paged_attention_mma.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -53,36 +54,6 @@ constexpr int kStride = HD + 8;
 template <int HD>
 constexpr size_t prefill_smem_bytes() {
   return static_cast<size_t>(kTileQ + 2 * kTileKv) * kStride<HD> * sizeof(__nv_bfloat16);
-}
-
-__device__ __forceinline__ uint32_t smem_addr(const void* ptr) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
-}
-
-__device__ __forceinline__ void ldmatrix_x4(uint32_t (&r)[4], const void* ptr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(ptr)));
-}
-
-__device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* ptr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(ptr)));
-}
-
-// d += a . b for one m16n8k16 BF16 tile with f32 accumulators.
-__device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
-  const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);
-  return *reinterpret_cast<const uint32_t*>(&pair);
 }
 
 // 8 KV elements at `offset` -> 8 BF16 in shared memory (FP8 codes widened exactly).
@@ -267,13 +238,11 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
 template <typename Kv, int HD>
 cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max_query_len, cudaStream_t stream) {
   constexpr size_t smem = prefill_smem_bytes<HD>();
-  // Raising the dynamic shared-memory limit is a per-function attribute, not a stream operation,
-  // so it is safe inside graph capture; it is set on every call (cheap) rather than cached.
-  if (cudaError_t err = cudaFuncSetAttribute(paged_prefill_kernel<Kv, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                             static_cast<int>(smem));
-      err != cudaSuccess) {
-    return err;
-  }
+  // The shared-memory opt-in is a per-function attribute: set once per process (single device),
+  // on the first launch, which callers make outside graph capture.
+  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_prefill_kernel<Kv, HD>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  if (opt_in != cudaSuccess) return opt_in;
   const dim3 grid((max_query_len + kTileQ - 1) / kTileQ, p.num_heads, num_seqs);
   paged_prefill_kernel<Kv, HD><<<grid, kPrefillThreads, smem, stream>>>(p);
   return cudaGetLastError();

@@ -84,7 +84,7 @@ void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& sh
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
       return;
     case AttentionArm::kDecodeSplitK:
-      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, kMinKvPerSplit,
+      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, kMinKvPerSplit, plan.gqa_group,
                                                        static_cast<float*>(workspace), stream),
                    plan.arm);
       return;

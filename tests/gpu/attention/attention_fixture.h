@@ -1,7 +1,7 @@
 #pragma once
 // A paged-attention case on the device: a KV cache with shuffled block tables, query rows, the
 // step's metadata, a double-precision reference, and runners for the dispatch and the raw
-// launchers. Values are random (never zeros) and outputs are poisoned before every run so an
+// launchers. Values are random (uniform, unit variance; never zeros) and outputs are poisoned before every run so an
 // unwritten element shows up as NaN.
 #include <cuda_runtime_api.h>
 
@@ -95,7 +95,8 @@ class PagedCase {
   float k_scale_ = 1.0f, v_scale_ = 1.0f;
   std::vector<uint8_t> k_host_, v_host_;                   // raw cache bytes
   std::vector<std::vector<int32_t>> tables_;               // per sequence block ids
-  std::vector<std::vector<uint16_t>> q_host_;              // per sequence [context_len, heads * hd] bf16
+  std::vector<std::vector<uint16_t>> q_host_;              // per sequence [query_len, heads * hd] bf16:
+                                                           // positions context_len - query_len ..
   DeviceBuffer k_dev_, v_dev_, q_dev_, out_dev_, meta_dev_;
 
   double kv_value(const std::vector<uint8_t>& cache, float scale, int32_t s, int32_t pos, int32_t kv_head,

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "ops/cuda/attention_dispatch.h"
 #include "ops/splitk_policy.h"
+#include "target/levers.h"
 
 namespace lathe::attn_test {
 namespace {
@@ -51,6 +52,7 @@ TEST_P(DecodeArms, EveryArmMatchesTheReference) {
       {"split-K auto", make_config(SplitkPolicy::automatic(), false), ops::AttentionArm::kDecodeSplitK},
       {"split-K 16", make_config(SplitkPolicy::pinned_to(16), false), ops::AttentionArm::kDecodeSplitK},
       {"split-K 3", make_config(SplitkPolicy::pinned_to(3), false), ops::AttentionArm::kDecodeSplitK},
+      {"split-K auto packed", make_config(SplitkPolicy::automatic(), true), ops::AttentionArm::kDecodeSplitK},
   };
   if (ops::gqa_pack_shape_ok(geo.heads, geo.kv_heads, geo.head_dim)) {
     arms.push_back({"packed", make_config(SplitkPolicy::pinned_to(1), true), ops::AttentionArm::kDecodeGqaPacked});
@@ -72,6 +74,25 @@ TEST_P(DecodeArms, SplitKAgreesWithNonSplit) {
     const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(splits), false));
     ASSERT_FALSE(any_nan(split));
     EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit) << splits << " splits";
+  }
+}
+
+// Split-K packing changes only which CTA carries a query (tensor-core rows are independent): the
+// bytes must not move, whatever rows_per_cta the batch width selects.
+TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 606);
+  for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(2), SplitkPolicy::pinned_to(16)}) {
+    for (int32_t batch : {1, 3, 8}) {
+      Step step = c.full_step();
+      step.resize(static_cast<size_t>(batch));
+      const std::vector<uint16_t> one_head = c.run(ops::Phase::kDecode, step, make_config(policy, false));
+      const std::vector<uint16_t> packed = c.run(ops::Phase::kDecode, step, make_config(policy, true));
+      ASSERT_FALSE(any_nan(one_head));
+      EXPECT_EQ(one_head, packed) << target::splitk_policy_label(policy) << " batch " << batch << " rows/CTA "
+                                  << ops::plan_attention(ops::Phase::kDecode, batch, c.shape(), c.cache_shape(),
+                                                         make_config(policy, true)).gqa_group;
+    }
   }
 }
 

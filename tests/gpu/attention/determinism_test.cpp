@@ -57,7 +57,9 @@ TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
                               Policy{"pinned 4", SplitkPolicy::pinned_to(4), false},
                               Policy{"pinned 16", SplitkPolicy::pinned_to(16), false},
                               Policy{"non-split", SplitkPolicy::pinned_to(1), false},
-                              Policy{"packed", SplitkPolicy::pinned_to(1), true}}) {
+                              Policy{"packed", SplitkPolicy::pinned_to(1), true},
+                              Policy{"auto packed", SplitkPolicy::automatic(), true},
+                              Policy{"pinned 16 packed", SplitkPolicy::pinned_to(16), true}}) {
         const std::vector<std::vector<uint16_t>> rows = watched_rows(c, make_config(p.policy, p.pack, 132, 32));
         ASSERT_FALSE(any_nan(rows[0]));
         for (size_t i = 1; i < rows.size(); ++i) {

@@ -1,6 +1,7 @@
 // Properties of the split-K policy module (ops/splitk_policy.h).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "ops/splitk_policy.h"
@@ -157,6 +158,24 @@ TEST(GqaPackGate, AdmitsExactlyTheCompiledShapes) {
   EXPECT_FALSE(gqa_pack_shape_ok(-24, -4, 256));
   EXPECT_EQ(gqa_pack_ctas(4, 16), 64u);
   EXPECT_EQ(gqa_pack_ctas(8, 0), 0u);
+}
+
+// Split-K packing follows occupancy only: enough parts for one wave, at most 16 heads a CTA,
+// never more parts than heads.
+TEST(GqaPackGate, SplitKRowsPerCta) {
+  EXPECT_EQ(splitk_rows_per_cta(4, 8, 9, 1, 132), 2);    // 72 CTAs per part -> 2 parts
+  EXPECT_EQ(splitk_rows_per_cta(4, 8, 9, 4, 132), 4);    // 288 -> 1 part
+  EXPECT_EQ(splitk_rows_per_cta(6, 4, 11, 1, 132), 2);   // 44 -> 3 parts of 2
+  EXPECT_EQ(splitk_rows_per_cta(8, 8, 5, 1, 132), 2);    // 40 -> 4 parts of 2
+  EXPECT_EQ(splitk_rows_per_cta(1, 32, 5, 1, 132), 1);   // MHA
+  EXPECT_EQ(splitk_rows_per_cta(32, 1, 16, 64, 132), 16);  // MQA: capped at one m16 tile
+  for (int32_t group = 1; group <= 40; ++group) {
+    for (int32_t seqs : {1, 2, 7, 64}) {
+      const int32_t rows = splitk_rows_per_cta(group, 4, 3, seqs, 132);
+      ASSERT_GE(rows, 1);
+      ASSERT_LE(rows, std::min(group, 16));
+    }
+  }
 }
 
 }  // namespace
