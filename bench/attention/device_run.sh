@@ -5,6 +5,7 @@
 # short summary is printed last.
 #
 # Usage: bench/attention/device_run.sh [--quick] [--no-bench] [--no-sdpa] [--filter GTEST_FILTER]
+# Environment: ATTN_TEST_TIMEOUT / ATTN_BENCH_TIMEOUT / ATTN_SDPA_TIMEOUT (seconds), ATTN_NO_SANITIZER=1.
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bundle=$root/attn-bundle
@@ -30,12 +31,12 @@ summary=$out/attn_summary.txt
 } >"$summary" 2>&1
 
 start=$SECONDS
-timeout 120 "$bundle/bin/gpu_attention" --gtest_filter="$filter" >"$out/attn_tests.log" 2>&1
+timeout "${ATTN_TEST_TIMEOUT:-120}" "$bundle/bin/gpu_attention" --gtest_filter="$filter" >"$out/attn_tests.log" 2>&1
 echo "gpu_attention rc=$? $((SECONDS - start))s" >>"$summary"
 grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \]' "$out/attn_tests.log" >>"$summary"
 grep -B2 -A8 'Failure' "$out/attn_tests.log" | head -60 >>"$summary"
 
-if command -v compute-sanitizer >/dev/null; then
+if [[ -z "${ATTN_NO_SANITIZER:-}" ]] && command -v compute-sanitizer >/dev/null; then
   start=$SECONDS
   for tool in memcheck; do
     timeout 30 compute-sanitizer --tool $tool --error-exitcode 9 "$bundle/bin/gpu_attention" \
@@ -47,12 +48,12 @@ fi
 
 if [[ $bench == 1 ]]; then
   start=$SECONDS
-  timeout 90 "$bundle/bin/lathe_bench_attention" --out "$out" $quick >"$out/attn_bench.log" 2>&1
+  timeout "${ATTN_BENCH_TIMEOUT:-90}" "$bundle/bin/lathe_bench_attention" --out "$out" $quick >"$out/attn_bench.log" 2>&1
   echo "lathe_bench_attention rc=$? $((SECONDS - start))s" >>"$summary"
 fi
 if [[ $sdpa == 1 ]]; then
   start=$SECONDS
-  PYTHONUNBUFFERED=1 timeout 40 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/sdpa.csv" $quick \
+  PYTHONUNBUFFERED=1 timeout "${ATTN_SDPA_TIMEOUT:-40}" python3 "$root/tools/peers/sdpa_decode.py" --out "$out/sdpa.csv" $quick \
     >"$out/sdpa.log" 2>&1
   echo "sdpa_decode.py rc=$? $((SECONDS - start))s" >>"$summary"
 fi

@@ -5,7 +5,8 @@
 // stored. Its 4 warps each stream their own KV tiles of kTile positions (tile j of the split goes
 // to warp j % 4) through a 3-stage cp.async pipeline in shared memory, keep their own online
 // softmax state in f32 (log2 domain, as in the prefill kernel), and the 4 states are merged in
-// warp order 0..3 at the end into the split's record. A query's bytes depend on its split
+// warp order 0..3 at the end into the split's record. The softmax weights enter the P.V product as
+// a BF16 hi + lo pair, so the arm matches the f32-weight non-split arm to f32 rounding. A query's bytes depend on its split
 // boundaries, kTile and the warp rotation: never on which row of the tile (or which CTA) it
 // occupies, since tensor-core rows are independent; so rows_per_cta is free to follow the
 // launch's occupancy.
@@ -207,16 +208,22 @@ __global__ void __launch_bounds__(kSplitThreads) paged_decode_splitk_mma(const S
     const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
     m_a = new_a;
     m_b = new_b;
+    // P = hi + lo, both BF16 (hi = bf16(p), lo = bf16(p - hi)): the two products below carry p to
+    // ~16 significant bits, so the split arm does not add a BF16 rounding of the weights that the
+    // CUDA-core non-split arm (f32 weights) does not have.
     float sum_a = 0.0f, sum_b = 0.0f;
-    uint32_t pa[kTile / 16][4];
+    uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
 #pragma unroll
     for (int j = 0; j < kTile / 8; ++j) {
       const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
       const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
       sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
       sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-      pa[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
-      pa[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
+      const uint32_t hi_a = pack_bf16x2(p0, p1), hi_b = pack_bf16x2(p2, p3);
+      pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
+      pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
+      pa_lo[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
+      pa_lo[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
     }
 #pragma unroll
     for (int offset = 1; offset < 4; offset *= 2) {
@@ -238,8 +245,10 @@ __global__ void __launch_bounds__(kSplitThreads) paged_decode_splitk_mma(const S
       for (int j = 0; j < HD / 8; j += 2) {
         uint32_t b[4];
         ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
-        mma_bf16(o[j], pa[kk], b[0], b[1]);
-        mma_bf16(o[j + 1], pa[kk], b[2], b[3]);
+        mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
+        mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
+        mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
+        mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
       }
     }
     __syncwarp();  // this stage is refilled by the next iteration's issue

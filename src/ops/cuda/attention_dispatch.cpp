@@ -27,11 +27,60 @@ void check_launch(cudaError_t status, AttentionArm arm) {
   }
 }
 
+// DeviceBatch::num_decode_rows (the leading decode sequences of a mixed step), or 0 where the op
+// API does not carry it. Written as a constraint so this file builds against either version of
+// ops/batch.h.
+template <typename Batch>
+int32_t decode_rows_of(const Batch& batch) {
+  if constexpr (requires { batch.num_decode_rows; }) {
+    return batch.num_decode_rows;
+  } else {
+    return 0;
+  }
+}
+
+void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+              const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
+              cudaStream_t stream);
+
 }  // namespace
 
 void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
                        const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes,
                        const AttentionConfig& config, cudaStream_t stream) {
+  const int32_t decode_rows = decode_rows_of(batch);
+  if (batch.phase != Phase::kPrefill || decode_rows <= 0) {
+    run_step(batch, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
+    return;
+  }
+  // A mixed step: its leading decode sequences (one row each, rows 0..decode_rows-1) take the
+  // decode arm they would take in a pure decode step, so their bytes do not depend on whether a
+  // prefill chunk shares the step; the remaining sequences take the prefill kernel.
+  if (decode_rows > batch.num_seqs || decode_rows > batch.num_tokens) {
+    fail("attention: num_decode_rows {} exceeds the step ({} sequences, {} rows)", decode_rows, batch.num_seqs,
+         batch.num_tokens);
+  }
+  DeviceBatch decode = batch;
+  decode.phase = Phase::kDecode;
+  decode.num_seqs = decode_rows;
+  decode.num_tokens = decode_rows;
+  decode.max_query_len = 1;
+  run_step(decode, q.slice_rows(0, decode_rows), shape, cache_shape, cache, out.slice_rows(0, decode_rows), workspace,
+           workspace_bytes, config, stream);
+  if (decode_rows == batch.num_seqs) return;
+  DeviceBatch prefill = batch;
+  prefill.num_seqs = batch.num_seqs - decode_rows;
+  prefill.query_start = batch.query_start + decode_rows;  // absolute row indices: q/out stay whole
+  prefill.context_lens = batch.context_lens + decode_rows;
+  prefill.block_tables = batch.block_tables + static_cast<int64_t>(decode_rows) * batch.max_blocks_per_seq;
+  run_step(prefill, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
+}
+
+namespace {
+
+void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+              const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
+              cudaStream_t stream) {
   const AttentionPlan plan = plan_attention(batch.phase, batch.num_seqs, shape, cache_shape, config);
   check_rows("q", q, shape, batch.num_tokens);
   check_rows("out", out, shape, batch.num_tokens);
@@ -91,4 +140,5 @@ void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& sh
   }
 }
 
+}  // namespace
 }  // namespace lathe::ops::cuda

@@ -20,6 +20,11 @@ namespace lathe::ops::cuda {
 // `workspace` is device memory of `workspace_bytes` bytes, at least
 // attention_workspace_bytes(shape, config) (it may be null when that is 0). Throws lathe::Error
 // for shapes the kernels do not serve or a workspace too small for the plan.
+//
+// A mixed step (phase kPrefill) whose batch carries num_decode_rows > 0 runs its leading decode
+// sequences through the decode arm (as a pure decode step of those sequences would) and the rest
+// through the prefill kernel, so a decoding sequence's bytes do not depend on prefill chunks
+// sharing its step.
 void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape,
                        const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act out,
                        void* workspace, size_t workspace_bytes, const AttentionConfig& config,

@@ -188,9 +188,29 @@ std::vector<uint16_t> PagedCase::download_output(int32_t rows) const {
   return out;
 }
 
+namespace {
+
+template <typename Batch>
+bool set_decode_rows(Batch& batch, int32_t rows) {
+  if constexpr (requires { batch.num_decode_rows; }) {
+    batch.num_decode_rows = rows;
+    return true;
+  } else {
+    return rows == 0;
+  }
+}
+
+}  // namespace
+
+bool batch_has_decode_rows() {
+  ops::DeviceBatch probe;
+  return set_decode_rows(probe, 1);
+}
+
 std::vector<uint16_t> PagedCase::run(ops::Phase phase, const std::vector<StepSeq>& step,
-                                     const ops::AttentionConfig& config, cudaStream_t stream) {
-  const ops::DeviceBatch batch = upload_step(phase, step);
+                                     const ops::AttentionConfig& config, cudaStream_t stream, int32_t decode_rows) {
+  ops::DeviceBatch batch = upload_step(phase, step);
+  if (!set_decode_rows(batch, decode_rows)) throw std::runtime_error("this build's DeviceBatch has no num_decode_rows");
   poison_output();
   const size_t ws_bytes = ops::attention_workspace_bytes(shape_, config);
   DeviceBuffer workspace(ws_bytes);

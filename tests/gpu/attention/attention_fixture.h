@@ -70,8 +70,10 @@ class PagedCase {
   // Uploads the step (metadata and q rows in step order), poisons the output, runs the dispatch
   // with a workspace of attention_workspace_bytes(shape, config) and returns the BF16 output
   // bits [rows, heads * head_dim] in step order.
+  // decode_rows > 0 marks the step's leading sequences as decode rows of a mixed step
+  // (DeviceBatch::num_decode_rows, where the op API has it).
   std::vector<uint16_t> run(ops::Phase phase, const std::vector<StepSeq>& step, const ops::AttentionConfig& config,
-                            cudaStream_t stream = nullptr);
+                            cudaStream_t stream = nullptr, int32_t decode_rows = 0);
 
   // Reference output (double) of sequence s's query at position `pos` (it sees 0..pos).
   std::vector<double> reference(int32_t s, int32_t pos) const;
@@ -102,6 +104,9 @@ class PagedCase {
   double kv_value(const std::vector<uint8_t>& cache, float scale, int32_t s, int32_t pos, int32_t kv_head,
                   int32_t d) const;
 };
+
+// Whether ops::DeviceBatch carries num_decode_rows in this build.
+bool batch_has_decode_rows();
 
 // ||a - ref|| / ||ref|| over BF16 output bits against a double reference.
 double rel_rms(const std::vector<uint16_t>& out, const std::vector<double>& ref);

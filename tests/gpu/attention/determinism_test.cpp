@@ -91,9 +91,10 @@ TEST(Determinism, KnownBadControlFailsTheCheck) {
 // A captured launch replays correctly with new device-side lengths (the host never reads them).
 TEST(Determinism, GraphReplayReadsDeviceLengths) {
   for (ops::Phase phase : {ops::Phase::kDecode, ops::Phase::kPrefill}) {
-    PagedCase c(32, 8, 128, DType::kBF16, {{3000, 1}, {1500, 1}, {20, 1}}, 555);
+    // Query rows for positions 2998.., 699.. and 2.. exist, so both steps below can be formed.
+    PagedCase c(32, 8, 128, DType::kBF16, {{3000, 2}, {1500, 801}, {20, 18}}, 555);
     const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false, 132, 8);
-    const Step first = c.full_step();
+    const Step first = {{0, 3000, 1}, {1, 1500, 1}, {2, 20, 1}};
     const Step second = {{0, 2999, 1}, {1, 700, 1}, {2, 3, 1}};  // same shapes, new lengths
     const std::vector<uint16_t> eager = c.run(phase, second, config);
 
@@ -122,6 +123,28 @@ TEST(Determinism, GraphReplayReadsDeviceLengths) {
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);
     cudaStreamDestroy(stream);
+  }
+}
+
+// A decode row that shares its step with prefill chunks (the leading num_decode_rows sequences of
+// a mixed step) gets the bytes it gets in a pure decode step; the chunks get the bytes of a
+// prefill-only step.
+TEST(Determinism, MixedStepDecodeRowsMatchAPureDecodeStep) {
+  if (!batch_has_decode_rows()) GTEST_SKIP() << "ops::DeviceBatch has no num_decode_rows in this build";
+  for (const auto& [policy, pack] : {std::pair{SplitkPolicy::automatic(), true}, std::pair{SplitkPolicy::pinned_to(1), false}}) {
+    PagedCase c(24, 4, 256, DType::kBF16, {{5000, 1}, {77, 1}, {1200, 1}, {300, 120}, {64, 64}}, 808);
+    const ops::AttentionConfig config = make_config(policy, pack, 132, 16);
+    const Step decode = {{0, 5000, 1}, {1, 77, 1}, {2, 1200, 1}};
+    const Step prefill = {{3, 300, 120}, {4, 64, 64}};
+    Step mixed = decode;
+    mixed.insert(mixed.end(), prefill.begin(), prefill.end());
+    const std::vector<uint16_t> pure_decode = c.run(ops::Phase::kDecode, decode, config);
+    const std::vector<uint16_t> pure_prefill = c.run(ops::Phase::kPrefill, prefill, config);
+    const std::vector<uint16_t> both = c.run(ops::Phase::kPrefill, mixed, config, nullptr, 3);
+    ASSERT_FALSE(any_nan(both));
+    const size_t split = pure_decode.size();
+    EXPECT_EQ(std::vector<uint16_t>(both.begin(), both.begin() + static_cast<std::ptrdiff_t>(split)), pure_decode);
+    EXPECT_EQ(std::vector<uint16_t>(both.begin() + static_cast<std::ptrdiff_t>(split), both.end()), pure_prefill);
   }
 }
 
