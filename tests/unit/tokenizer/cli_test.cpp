@@ -42,7 +42,7 @@ CliRun run_lathe(const std::string& args, const std::string& input) {
   return run;
 }
 
-TEST(TokenizeCli, CorpusThroughTheBinaryMatchesHf) {
+TEST(TokenizeCli, Qwen3CorpusThroughTheBinaryMatchesHf) {
   ASSERT_TRUE(fs::exists(LATHE_BINARY)) << "build the lathe binary first: " << LATHE_BINARY;
   ReferenceFile file = read_references("tokenizer/qwen3_refs.jsonl");
   std::string strings, arrays;

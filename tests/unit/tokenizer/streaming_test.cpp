@@ -56,7 +56,7 @@ TEST(StreamingDetokenizer, TinyBrokenAndRandomSequences) {
   check_stream(tiny(), "tokenizer/tiny_decode_refs.jsonl");
 }
 
-TEST(StreamingDetokenizer, BatchPushEqualsSinglePushes) {
+TEST(StreamingDetokenizer, Qwen3BatchPushEqualsSinglePushes) {
   std::vector<int32_t> ids = qwen3().encode("h\u00e9llo \U0001F44B\U0001F3FD <|im_end|> \u4e16\u754c");
   StreamingDetokenizer one(qwen3()), batch(qwen3());
   std::string a;
@@ -68,7 +68,7 @@ TEST(StreamingDetokenizer, BatchPushEqualsSinglePushes) {
 }
 
 // Byte-level API: split the decoded bytes of every corpus string at every byte boundary.
-TEST(Utf8StreamDecoder, EveryCorpusStringSplitAtEveryByte) {
+TEST(Utf8StreamDecoder, Qwen3CorpusSplitAtEveryByte) {
   ReferenceFile file = read_references("tokenizer/qwen3_refs.jsonl");
   size_t splits = 0;
   for (const Reference& ref : file.records) {

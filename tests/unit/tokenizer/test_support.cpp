@@ -3,13 +3,17 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <fstream>
 #include <stdexcept>
 
 namespace lathe::tokenizer::test {
 
 std::string fixture_path(const std::string& relative) { return std::string(LATHE_FIXTURES_DIR) + "/" + relative; }
-std::string qwen3_dir() { return std::string(LATHE_SHARED_DIR) + "/tokenizers/qwen3"; }
+std::string qwen3_dir() {
+  const char* override_dir = std::getenv("LATHE_QWEN3_TOKENIZER_DIR");
+  return override_dir != nullptr ? override_dir : std::string(LATHE_SHARED_DIR) + "/tokenizers/qwen3";
+}
 std::string tiny_dir() { return fixture_path("tiny_tokenizer"); }
 
 ReferenceFile read_references(const std::string& relative_path) {

@@ -24,7 +24,7 @@ struct ReferenceFile {
 };
 
 std::string fixture_path(const std::string& relative);  // under tests/fixtures
-std::string qwen3_dir();                                 // shared/tokenizers/qwen3
+std::string qwen3_dir();  // shared/tokenizers/qwen3, or $LATHE_QWEN3_TOKENIZER_DIR
 std::string tiny_dir();                                  // tests/fixtures/tiny_tokenizer
 
 ReferenceFile read_references(const std::string& relative_path);

@@ -11,10 +11,10 @@
 namespace lathe::tokenizer::test {
 namespace {
 
-TEST(TokenizerThreads, ConcurrentEncodeAndDecodeAreIdentical) {
+void check_concurrent(const std::string& dir, const char* refs) {
   // A fresh instance: its word cache starts cold, so threads race to fill the same shards.
-  const Tokenizer tokenizer = Tokenizer::load(qwen3_dir());
-  ReferenceFile file = read_references("tokenizer/qwen3_refs.jsonl");
+  const Tokenizer tokenizer = Tokenizer::load(dir);
+  ReferenceFile file = read_references(refs);
   const size_t n = file.records.size();
   constexpr int kThreads = 8;
   constexpr int kRounds = 3;
@@ -42,6 +42,14 @@ TEST(TokenizerThreads, ConcurrentEncodeAndDecodeAreIdentical) {
   for (std::thread& thread : threads) thread.join();
   EXPECT_EQ(mismatches.load(), 0);
   EXPECT_EQ(encoded.load(), static_cast<int>(kThreads * kRounds * n));
+}
+
+TEST(TokenizerThreads, Qwen3ConcurrentEncodeAndDecodeAreIdentical) {
+  check_concurrent(qwen3_dir(), "tokenizer/qwen3_refs.jsonl");
+}
+
+TEST(TokenizerThreads, TinyConcurrentEncodeAndDecodeAreIdentical) {
+  check_concurrent(tiny_dir(), "tokenizer/tiny_refs.jsonl");
 }
 
 TEST(TokenizerThreads, CopiesShareStateAndStayValid) {
