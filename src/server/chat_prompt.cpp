@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "server/api_error.h"
+#include "tokenizer/jinja/value.h"
 
 namespace lathe::server {
 namespace {
@@ -19,51 +20,45 @@ bool ends_with_trimmed(const std::string& text, std::string_view suffix) {
 
 }  // namespace
 
-ChatPrompter::ChatPrompter(const tokenizer::TokenizerConfig& config)
-    : source_(config.chat_template_source),
-      bos_token_(config.bos_token),
-      eos_token_(config.eos_token),
-      pad_token_(config.pad_token),
-      unk_token_(config.unk_token) {
-  if (!config.chat_template) {
-    unavailable_reason_ = "this model has no chat template (tokenizer_config.json chat_template or chat_template.jinja)";
-    return;
-  }
-  const std::string& source = *config.chat_template;
+ChatPrompter::ChatPrompter(const tokenizer::TokenizerConfig& config) {
   try {
-    template_ = std::make_unique<tokenizer::jinja::Template>(source);
+    default_ = std::make_unique<tokenizer::ChatTemplate>(tokenizer::ChatTemplate::from_config(config, false));
+    if (config.named_chat_templates.contains("tool_use")) {
+      tool_use_ = std::make_unique<tokenizer::ChatTemplate>(tokenizer::ChatTemplate::from_config(config, true));
+    }
   } catch (const std::exception& error) {
-    unavailable_reason_ = fmt::format("the chat template ({}) could not be parsed: {}", source_, error.what());
+    default_.reset();
+    tool_use_.reset();
+    unavailable_reason_ = fmt::format("chat is unavailable for this model: {}", error.what());
     return;
   }
-  uses_reasoning_ = source.find("<think>") != std::string::npos;
-  supports_tools_ = source.find("tools") != std::string::npos;
+  std::string sources = config.chat_template.value_or("");
+  for (const auto& [name, source] : config.named_chat_templates) sources += source;
+  uses_reasoning_ = sources.find("<think>") != std::string::npos;
+  supports_tools_ = sources.find("tools") != std::string::npos;
 }
 
 ChatPrompt ChatPrompter::render(const Json& messages, const Json& tools, bool add_generation_prompt,
                                 const Json& kwargs) const {
-  if (!template_) throw ApiException{ApiError::invalid(unavailable_reason_, "messages")};
-  Json variables = Json::object();
-  auto set_token = [&](const char* name, const std::optional<std::string>& value) {
-    if (value) variables[name] = *value;
-  };
-  set_token("bos_token", bos_token_);
-  set_token("eos_token", eos_token_);
-  set_token("pad_token", pad_token_);
-  set_token("unk_token", unk_token_);
+  if (!default_) throw ApiException{ApiError::invalid(unavailable_reason_, "messages")};
+  tokenizer::ChatRequest request;
+  request.messages = messages;
+  const bool with_tools = tools.is_array() && !tools.empty();
+  if (with_tools) request.tools = tools;
+  request.add_generation_prompt = add_generation_prompt;
   if (kwargs.is_object()) {
-    for (const auto& [key, value] : kwargs.items()) variables[key] = value;
+    for (const auto& [key, value] : kwargs.items()) {
+      if (key == "enable_thinking" && value.is_boolean()) {
+        request.enable_thinking = value.get<bool>();
+      } else {
+        request.extra[key] = value;
+      }
+    }
   }
-  variables["messages"] = messages;
-  if (tools.is_array() && !tools.empty()) {
-    variables["tools"] = tools;
-  } else {
-    variables.erase("tools");
-  }
-  variables["add_generation_prompt"] = add_generation_prompt;
+  const tokenizer::ChatTemplate& chosen = with_tools && tool_use_ ? *tool_use_ : *default_;
   ChatPrompt prompt;
   try {
-    prompt.text = template_->render(variables);
+    prompt.text = chosen.render(request);
   } catch (const tokenizer::jinja::RaisedError& error) {
     throw ApiException{ApiError::invalid(fmt::format("the chat template refused the messages: {}", error.what()), "messages")};
   } catch (const Error& error) {

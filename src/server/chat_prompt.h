@@ -1,17 +1,16 @@
 #pragma once
-// Chat requests -> prompt text, through the checkpoint's chat template (tokenizer/jinja), the
-// way transformers' apply_chat_template(messages, tools=..., add_generation_prompt=...,
-// **chat_template_kwargs) renders it: the template sees `messages`, `tools` (only when the
-// request has some), `add_generation_prompt`, the special-token strings (bos_token, eos_token,
-// pad_token, unk_token) and every chat_template_kwargs entry (e.g. enable_thinking) as a
-// top-level variable. kwargs cannot replace messages, tools or add_generation_prompt.
+// Chat requests -> prompt text, through the checkpoint's chat template the way transformers'
+// apply_chat_template(messages, tools=..., add_generation_prompt=..., **chat_template_kwargs)
+// renders it (tokenizer/chat_template.h does the rendering and transformers' input preparation;
+// a request with tools uses the checkpoint's "tool_use" template when it has one). Every
+// chat_template_kwargs entry becomes a template variable; enable_thinking is passed as such.
 #include <nlohmann/json.hpp>
 
 #include <memory>
 #include <optional>
 #include <string>
 
-#include "tokenizer/jinja/template.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer_config.h"
 
 namespace lathe::server {
@@ -30,7 +29,7 @@ class ChatPrompter {
   // gives a prompter that refuses every chat request with that reason (completions still work).
   explicit ChatPrompter(const tokenizer::TokenizerConfig& config);
 
-  bool available() const { return template_ != nullptr; }
+  bool available() const { return default_ != nullptr; }
   // Why chat is unavailable (empty when available()).
   const std::string& unavailable_reason() const { return unavailable_reason_; }
   // The template writes <think> blocks, so model output may hold reasoning to split off.
@@ -45,12 +44,11 @@ class ChatPrompter {
                     bool add_generation_prompt, const nlohmann::ordered_json& kwargs) const;
 
  private:
-  std::unique_ptr<tokenizer::jinja::Template> template_;
+  std::unique_ptr<tokenizer::ChatTemplate> default_;
+  std::unique_ptr<tokenizer::ChatTemplate> tool_use_;  // the "tool_use" named template, if any
   std::string unavailable_reason_;
-  std::string source_;
   bool uses_reasoning_ = false;
   bool supports_tools_ = false;
-  std::optional<std::string> bos_token_, eos_token_, pad_token_, unk_token_;
 };
 
 }  // namespace lathe::server

@@ -33,10 +33,17 @@ std::string dump_json(const nlohmann::ordered_json& value);
 void send_json(httplib::Response& res, const nlohmann::ordered_json& body, int status = 200);
 void send_error(httplib::Response& res, const ApiError& error);
 
-// A route body: runs with the loaded service; every exception becomes an error response
-// (ApiException as given, lathe::Error as 400, anything else 500), and 503 while loading.
-using RouteBody = std::function<void(const httplib::Request&, httplib::Response&, const std::shared_ptr<Service>&)>;
-httplib::Server::Handler guarded(HttpServer::Impl& impl, RouteBody body);
+// A route body: runs with the loaded service and the request body; every exception becomes an
+// error response (ApiException as given, lathe::Error as 400, anything else 500), and 503 while
+// loading.
+using RouteBody = std::function<void(const httplib::Request&, const std::string& body, httplib::Response&,
+                                     const std::shared_ptr<Service>&)>;
+// For GET routes (the body is empty).
+httplib::Server::Handler guarded(HttpServer::Impl& impl, RouteBody route);
+// For POST routes: the body is read through httplib's content reader and refused with 413 as
+// soon as it passes max_body_bytes. httplib 0.11 applies its own payload limit to bodies with a
+// Content-Length but not to chunked ones; this covers both without buffering past the limit.
+httplib::Server::HandlerWithContentReader guarded_post(HttpServer::Impl& impl, RouteBody route);
 
 void register_generation_routes(HttpServer::Impl& impl);
 void register_info_routes(HttpServer::Impl& impl);

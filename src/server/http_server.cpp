@@ -50,27 +50,75 @@ void send_json(httplib::Response& res, const Json& body, int status) {
 
 void send_error(httplib::Response& res, const ApiError& error) { send_json(res, error.to_json(), error.status); }
 
-httplib::Server::Handler guarded(HttpServer::Impl& impl, RouteBody body) {
-  return [&impl, body = std::move(body)](const httplib::Request& req, httplib::Response& res) {
-    try {
-      const std::shared_ptr<Service> service = impl.current_service();
-      if (!service) {
-        send_error(res, ApiError::unavailable("The model is still loading; retry when /health answers 200"));
-        return;
-      }
-      body(req, res, service);
-    } catch (const ApiException& exception) {
-      send_error(res, exception.error);
-    } catch (const Error& error) {
-      // lathe::Error is bad input by contract (a request field, a prompt the tokenizer refuses).
-      send_error(res, ApiError::invalid(error.what()));
-    } catch (const std::exception& error) {
-      spdlog::error("{} {}: internal error: {}", req.method, req.path, error.what());
-      send_error(res, ApiError::internal(std::string("internal error: ") + error.what()));
-    } catch (...) {
-      spdlog::error("{} {}: internal error (unknown exception)", req.method, req.path);
-      send_error(res, ApiError::internal("internal error"));
+namespace {
+
+// Runs `route` with every exception turned into an error response.
+enum class BodyRead { kOk, kTooLarge, kFailed };
+
+void run_guarded(HttpServer::Impl& impl, const RouteBody& route, const httplib::Request& req, httplib::Response& res,
+                 const std::function<BodyRead(std::string&)>& read_body) {
+  try {
+    const std::shared_ptr<Service> service = impl.current_service();
+    if (!service) {
+      send_error(res, ApiError::unavailable("The model is still loading; retry when /health answers 200"));
+      return;
     }
+    std::string body;
+    const BodyRead read = read_body(body);
+    if (read != BodyRead::kOk) {
+      if (read == BodyRead::kTooLarge) {
+        send_error(res, ApiError::too_large(impl.options.max_body_bytes));
+      } else {
+        send_error(res, ApiError::invalid("The request body could not be read (connection closed or timed out)"));
+      }
+      res.set_header("Connection", "close");  // the rest of the body was not read
+      return;
+    }
+    route(req, body, res, service);
+  } catch (const ApiException& exception) {
+    send_error(res, exception.error);
+  } catch (const Error& error) {
+    // lathe::Error is bad input by contract (a request field, a prompt the tokenizer refuses).
+    send_error(res, ApiError::invalid(error.what()));
+  } catch (const std::exception& error) {
+    spdlog::error("{} {}: internal error: {}", req.method, req.path, error.what());
+    send_error(res, ApiError::internal(std::string("internal error: ") + error.what()));
+  } catch (...) {
+    spdlog::error("{} {}: internal error (unknown exception)", req.method, req.path);
+    send_error(res, ApiError::internal("internal error"));
+  }
+}
+
+}  // namespace
+
+httplib::Server::Handler guarded(HttpServer::Impl& impl, RouteBody route) {
+  return [&impl, route = std::move(route)](const httplib::Request& req, httplib::Response& res) {
+    run_guarded(impl, route, req, res, [&](std::string& body) {
+      body = req.body;
+      return body.size() <= impl.options.max_body_bytes ? BodyRead::kOk : BodyRead::kTooLarge;
+    });
+  };
+}
+
+httplib::Server::HandlerWithContentReader guarded_post(HttpServer::Impl& impl, RouteBody route) {
+  return [&impl, route = std::move(route)](const httplib::Request& req, httplib::Response& res,
+                                           const httplib::ContentReader& reader) {
+    run_guarded(impl, route, req, res, [&](std::string& body) {
+      const size_t limit = impl.options.max_body_bytes;
+      bool too_large = false;
+      const bool complete = reader([&](const char* data, size_t length) {
+        if (body.size() + length > limit) {
+          too_large = true;
+          return false;  // stop reading: nothing past the limit is buffered
+        }
+        body.append(data, length);
+        return true;
+      });
+      // httplib refuses a Content-Length over its payload limit (the same limit) before reading.
+      const auto declared = req.get_header_value<uint64_t>("Content-Length");
+      if (too_large || declared > limit) return BodyRead::kTooLarge;
+      return complete ? BodyRead::kOk : BodyRead::kFailed;
+    });
   };
 }
 

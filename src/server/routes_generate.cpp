@@ -248,12 +248,14 @@ void run(HttpServer::Impl& impl, const httplib::Request& req, httplib::Response&
   }
 
   GenerationResponse& response = *prepared.response;
+  bool cancelled = false;
   for (;;) {
     std::optional<engine::StreamEvent> event = handle->next_for(poll);
     if (!event) {
-      if (probe.closed()) {
+      if (!cancelled && probe.closed()) {
         // Nobody will read the answer: stop generating now; the final (cancelled) event follows.
         service->engine().cancel(handle->id());
+        cancelled = true;
       }
       continue;
     }
@@ -270,14 +272,16 @@ void run(HttpServer::Impl& impl, const httplib::Request& req, httplib::Response&
 }  // namespace
 
 void register_generation_routes(HttpServer::Impl& impl) {
-  impl.server.Post("/v1/completions", guarded(impl, [&impl](const httplib::Request& req, httplib::Response& res,
-                                                            const std::shared_ptr<Service>& service) {
-    run(impl, req, res, service, prepare_completion(*service, parse_json_body(req.body)));
-  }));
-  impl.server.Post("/v1/chat/completions", guarded(impl, [&impl](const httplib::Request& req, httplib::Response& res,
-                                                                 const std::shared_ptr<Service>& service) {
-    run(impl, req, res, service, prepare_chat(*service, parse_json_body(req.body)));
-  }));
+  impl.server.Post("/v1/completions",
+                   guarded_post(impl, [&impl](const httplib::Request& req, const std::string& body,
+                                              httplib::Response& res, const std::shared_ptr<Service>& service) {
+                     run(impl, req, res, service, prepare_completion(*service, parse_json_body(body)));
+                   }));
+  impl.server.Post("/v1/chat/completions",
+                   guarded_post(impl, [&impl](const httplib::Request& req, const std::string& body,
+                                              httplib::Response& res, const std::shared_ptr<Service>& service) {
+                     run(impl, req, res, service, prepare_chat(*service, parse_json_body(body)));
+                   }));
 }
 
 }  // namespace lathe::server
