@@ -259,7 +259,11 @@ int main(int argc, char** argv) {
     }
     if (!out_dir.empty()) {
       std::ofstream csv(out_dir + "/attention_bench.csv");
-      csv << "# " << log.substr(0, log.size() - 1) << "\n";
+      for (size_t from = 0; from < log.size();) {  // the header lines, each as a comment
+        const size_t to = log.find('\n', from);
+        csv << "# " << log.substr(from, to - from) << "\n";
+        from = to == std::string::npos ? log.size() : to + 1;
+      }
       csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,us,gbs,pct_ceiling\n";
       for (const Row& r : rows) {
         csv << fmt::format("{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context,

@@ -195,7 +195,7 @@ TEST(BootLine, ReportsDeclarationsAndMarksTheEnvironment) {
   const std::vector<TargetDecl> targets = shipped();
   ResolvedTarget resolved = resolve_target(targets, std::string("h200"), std::nullopt, env_of({}));
   EXPECT_EQ(boot_line(resolved),
-            "target defaults (h200): attn_decode_splitk=auto attn_decode_gqa_pack=off ffn_batch16=on "
+            "target defaults (h200): attn_decode_splitk=auto attn_decode_gqa_pack=on ffn_batch16=on "
             "ffn_gemv_max_m=32");
   resolved = resolve_target(targets, std::string("h200"), std::nullopt,
                             env_of({{"LATHE_ATTN_DECODE_SPLITK", " Legacy "},
