@@ -41,10 +41,10 @@ struct AttentionPlan {
   size_t workspace_bytes = 0; // what this launch addresses in the split-K workspace
 };
 
-// The arm for one attention call. A decode step (every sequence one row) takes a decode arm; any
-// step with a prefill chunk takes kPrefill for all of its rows. (So a decode row that shares a step
-// with a prefill chunk goes through the prefill kernel, whose bytes differ from the decode arms'
-// in rounding: the engine keeps decode steps pure where batch invariance must hold across them.) Throws lathe::Error when the
+// The arm for one attention call. A decode step (every sequence one row) takes a decode arm; a
+// step with a prefill chunk takes kPrefill. (The CUDA dispatch plans a mixed step in two parts:
+// its leading DeviceBatch::num_decode_rows sequences as a decode step, the rest as prefill, so a
+// decode row's bytes do not depend on prefill chunks sharing its step.) Throws lathe::Error when the
 // shapes are not ones the CUDA kernels serve (head_dim, KV dtype, GQA ratio), naming them.
 AttentionPlan plan_attention(Phase phase, int32_t num_seqs, const AttentionShape& shape,
                              const KvCacheShape& cache_shape, const AttentionConfig& config);
