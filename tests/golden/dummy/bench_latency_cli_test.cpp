@@ -1,0 +1,109 @@
+// `lathe bench latency` end to end on the CPU with a tiny fixture: dummy and real weights, the
+// JSON report (one row per batch size, decode steps = output_len - 1, the floor n/a without a
+// device), and bad flags as one "error:" line with exit status 1.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+
+struct Outcome {
+  int status = -1;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+std::filesystem::path temp_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / ("lathe_bench_latency_" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+Outcome run_lathe(const std::string& args) {
+  const auto dir = temp_dir();
+  const std::string command = std::string("'") + LATHE_BINARY + "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
+                              (dir / "err").string() + "'";
+  const int raw = std::system(command.c_str());
+  Outcome o;
+  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+  o.out = read_file(dir / "out");
+  o.err = read_file(dir / "err");
+  return o;
+}
+
+const std::string kTiny = std::string(LATHE_FIXTURES_DIR) + "/models/qwen3-tiny-chat";
+
+void check_report(const nlohmann::json& j, const std::string& load_format) {
+  EXPECT_EQ(j["load_format"], load_format);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_TRUE(j["read_ceiling_gbs"].is_null());
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["batch"], 1);
+  EXPECT_EQ(j["rows"][1]["batch"], 3);
+  for (const auto& row : j["rows"]) {
+    EXPECT_EQ(row["decode_steps"], 4);  // output_len - 1
+    EXPECT_GT(row["decode_median_ms"].get<double>(), 0.0);
+    EXPECT_GT(row["prefill_ms"].get<double>(), 0.0);
+    EXPECT_EQ(row["floor_context"], 12 + 5 / 2);
+    EXPECT_TRUE(row["floor_ms"].is_null());
+    EXPECT_GT(row["weight_bytes_per_step"].get<double>(), 0.0);
+  }
+  // One more sequence reads one more embedding row and its KV.
+  EXPECT_GT(j["rows"][1]["weight_bytes_per_step"].get<double>(), j["rows"][0]["weight_bytes_per_step"].get<double>());
+  EXPECT_DOUBLE_EQ(j["rows"][1]["kv_bytes_per_step"].get<double>(), 3 * j["rows"][0]["kv_bytes_per_step"].get<double>());
+}
+
+TEST(BenchLatencyCli, DummyAndRealWeightsOnTheCpu) {
+  const auto dir = temp_dir();
+  for (const std::string format : {"dummy", "auto"}) {
+    SCOPED_TRACE(format);
+    const auto json = dir / ("latency-" + format + ".json");
+    const Outcome o = run_lathe("bench latency '" + kTiny + "' --load-format " + format +
+                                " --device cpu --batch-sizes 1,3 --input-len 12 --output-len 5"
+                                " --max-num-batched-tokens 16 --tokenizer '" + kTiny + "' --out '" + json.string() + "'");
+    ASSERT_EQ(o.status, 0) << o.err;
+    EXPECT_NE(o.out.find("x_floor"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("n/a"), std::string::npos) << o.out;
+    const nlohmann::json j = nlohmann::json::parse(read_file(json));
+    check_report(j, format);
+    // 3 prompts of 12 tokens in steps of <= 16 tokens: 36 / 16 -> 3 steps.
+    EXPECT_EQ(j["rows"][1]["prefill_steps"], 3);
+    EXPECT_EQ(j["rows"][0]["prefill_steps"], 1);
+  }
+}
+
+TEST(BenchLatencyCli, BadFlagsAreOneLineErrors) {
+  struct Case {
+    std::string args;
+    std::string message;
+  } cases[] = {
+      {"--load-format dummy --device cpu --batch-sizes 1,0", "error: --batch-sizes"},
+      {"--load-format nope --device cpu", "error: --load-format"},
+      {"--load-format dummy --device cpu --output-len 1", "error: --output-len"},
+      {"--load-format dummy --device cpu --input-len 250 --output-len 10", "max_position_embeddings"},
+      {"--load-format dummy --device tpu --input-len 8 --output-len 4", "error: --device"},
+  };
+
+  for (const Case& c : cases) {
+    const Outcome o = run_lathe("bench latency '" + kTiny + "' " + c.args);
+    EXPECT_EQ(o.status, 1) << c.args;
+    EXPECT_NE(o.err.find(c.message), std::string::npos) << c.args << ": " << o.err;
+  }
+}
+
+}  // namespace
