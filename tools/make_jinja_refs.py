@@ -329,6 +329,18 @@ type = {{ ts(schema) }};""", {"schema": {"type": "object", "required": ["a"], "p
 {%- if date_string is defined %} | {{ date_string }}{% endif %}""", {"reasoning_effort": "high", "builtin_tools": ["browser", "python"]}),
     ("tpl_number_formatting", "{{ n / 2 }} {{ n // 2 }} {{ (n * 1.0) }} {{ n ~ '' }} {{ 3.0 }} {{ 1e2 }} {{ big }} {{ neg }} {{ f }}", {"n": 7, "big": 12345678901234, "neg": -5, "f": 1.25e-7}),
     ("tpl_unicode_literals", "{% set s = '日本語テキスト👋' %}{{ s|length }} {{ s[2:4] }} {{ s|upper }} {{ 'ÉCOLE'|lower }} {{ 'straße'|title }} {{ s|tojson }} {{ s[::-1] }}", {}),
+    # --- jinja2's compile-time scoping and loop-control quirks ----------------------------------
+    ("scope_macro_sees_later_root_set", "{% macro m() %}[{{ a }}]{% endmacro %}{{ m() }}{% set a = 1 %}{{ m() }}", {"a": "ctx"}),
+    ("scope_root_store_first_shadows_context", "{% macro m() %}[{{ a }}]{% endmacro %}{{ m() }}{% set a = a %}", {"a": "ctx"}),
+    ("scope_set_block_reads_own_target", "{% set a %}<{{ a }}>{% endset %}{{ a }}|{% set b %}<{{ b }}>{% endset %}{{ b }}", {"b": "ctx"}),
+    ("scope_store_in_if_keeps_context", "{% if false %}{% set a = 1 %}{% endif %}[{{ a }}]{% if x %}{% set c = 1 %}{% elif y %}{% set c = 2 %}{% else %}{% set c = 3 %}{% endif %}[{{ c }}]", {"a": "ctx", "c": "ctx-c"}),
+    ("scope_loop_read_before_set_resolves", "{% for i in [1, 2] %}{{ a }}{% set a = i %}{{ a }}{% endfor %}|{{ a }}", {"a": "ctx"}),
+    ("scope_loop_store_first_shadows_context", "{% for i in [1, 2] %}{% macro q() %}[{{ a }}]{% endmacro %}{{ q() }}{% set a = i %}{{ q() }}{% endfor %}", {"a": "ctx"}),
+    ("scope_with_and_generation_are_scopes", "{% set x = 1 %}{% with y = 2 %}{% set x = 3 %}{{ x }}{{ y }}{% endwith %}{% generation %}{% set x = 4 %}{{ x }}{% endgeneration %}{{ x }}", {}),
+    ("loop_else_after_break_in_first_iteration", "{% for i in [1, 2] %}{% break %}{% else %}else-ran{% endfor %}|{% for i in [1, 2] %}{{ i }}{% if i == 2 %}{% break %}{% endif %}{% else %}else-ran{% endfor %}", {}),
+    ("loop_else_after_all_continue", "{% for i in [1, 2] %}{{ i }}{% continue %}{% else %}else-ran{% endfor %}|{% for i in [1, 2] %}{% if i == 1 %}{% continue %}{% endif %}{{ i }}{% else %}else-ran{% endfor %}", {}),
+    ("loop_else_continue_belongs_to_outer_loop", "{% for o in 'ab' %}{% for i in [] %}{% else %}{% continue %}{% endfor %}{{ o }}{% endfor %}!", {}),
+    ("loop_break_inside_filter_and_set_blocks", "{% for i in [1, 2] %}{% filter upper %}x{{ i }}{% if i == 2 %}{% break %}{% endif %}{% endfilter %}{% endfor %}|{% set v = 'old' %}{% for i in [1] %}{% set v %}new{% continue %}{% endset %}{% endfor %}{{ v }}", {}),
     # --- errors (jinja2 raises; the C++ interpreter must raise too) -----------------------------
     ("err_raise_exception", "{{ raise_exception('Custom failure: ' ~ 3) }}", {}),
     ("err_raise_in_branch", "{% if messages[0].role != 'user' %}{{ raise_exception('Conversation must start with user') }}{% endif %}", {"messages": MESSAGES}),

@@ -101,7 +101,7 @@ struct Stmt {
     kContinue,
     kWith,         // {% with assignments %} body
     kFilterBlock,  // {% filter filters %} body
-    kScope,        // body in the current scope ({% generation %})
+    kScope,        // body in a child scope ({% generation %}: a call block in jinja2)
   };
 
   Kind kind;
@@ -119,7 +119,18 @@ struct Stmt {
   bool catch_kwargs = false;                 // kMacro body reads `kwargs`
   std::vector<std::pair<Target, ExprPtr>> assignments;  // kWith
 
+  // Names this statement's child scope (for body / macro body / set or filter block / with /
+  // generation) binds to undefined on entry, shadowing same-named context variables, as jinja2's
+  // compile-time symbol analysis does (scope_analysis.h); else_undefined_on_entry for a for's else.
+  std::vector<std::string> undefined_on_entry;
+  std::vector<std::string> else_undefined_on_entry;
+
   Stmt(Kind k, Location loc) : kind(k), location(loc) {}
+};
+
+struct ParsedTemplate {
+  Body body;
+  std::vector<std::string> undefined_on_entry;  // of the template's top-level scope
 };
 
 }  // namespace lathe::tokenizer::jinja

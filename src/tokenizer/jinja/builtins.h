@@ -29,7 +29,7 @@ Dict make_globals();
 // TemplateError as in the immutable sandbox.
 Value get_attribute(const Value& object, const std::string& name);
 Value get_item(const Value& object, const Value& key);
-// Python slicing obj[start:stop:step] of str / list / tuple (absent bounds are undefined values).
+// Python slicing obj[start:stop:step] of str / list / tuple / range (absent bounds are None).
 Value get_slice(const Value& object, const Value& start, const Value& stop, const Value& step);
 
 // Python operators with jinja2's handling of undefined values and markup strings.

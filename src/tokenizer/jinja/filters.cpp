@@ -72,6 +72,44 @@ Value filter_attr(const Value& input, CallArgs& args) {
   return Value::undefined(fmt::format("'{}' has no attribute '{}'", object_description(input), name));
 }
 
+// Python str.center: the extra space goes left when the padding is odd and the width is odd.
+Value filter_center(const Value& input, CallArgs& args) {
+  BoundArgs a("center", args, {"width"});
+  int64_t width = a.get_int(0, 80);
+  std::string text = to_str(input);
+  int64_t length = static_cast<int64_t>(utf8_length(text));
+  if (width <= length) return like(input, text);
+  int64_t margin = width - length;
+  int64_t left = margin / 2 + (margin & width & 1);
+  std::string out(static_cast<size_t>(left), ' ');
+  out += text;
+  out.append(static_cast<size_t>(margin - left), ' ');
+  return like(input, std::move(out));
+}
+
+// jinja2 batch: lists of `linecount` items, the last padded with fill_with when given.
+Value filter_batch(const Value& input, CallArgs& args) {
+  BoundArgs a("batch", args, {"linecount", "fill_with"}, 1);
+  int64_t count = a.get_int(0, 1);
+  if (count <= 0) template_error("batch: linecount must be positive");
+  ValueList batches;
+  ValueList current;
+  for (const Value& item : iterate(input)) {
+    current.push_back(item);
+    if (static_cast<int64_t>(current.size()) == count) {
+      batches.push_back(Value::list(std::move(current)));
+      current.clear();
+    }
+  }
+  if (!current.empty()) {
+    if (a.has(1) && !a.get(1).is_none()) {
+      while (static_cast<int64_t>(current.size()) < count) current.push_back(a.get(1));
+    }
+    batches.push_back(Value::list(std::move(current)));
+  }
+  return Value::iterator(std::move(batches));
+}
+
 Value filter_capitalize(const Value& input, CallArgs& args) {
   expect_no_args("capitalize", args);
   return like(input, py_capitalize(to_str(input)));
@@ -144,6 +182,7 @@ Value filter_last(const Value& input, CallArgs& args) {
 Value filter_float(const Value& input, CallArgs& args) {
   BoundArgs a("float", args, {"default"});
   Value fallback = a.get(0, Value::floating(0.0));
+  require_defined(input);  // float(Undefined) raises in jinja2
   if (input.is_number()) return Value::floating(input.as_double());
   if (input.is_string()) {
     if (std::optional<double> parsed = py_parse_float(input.as_string())) return Value::floating(*parsed);
@@ -153,6 +192,8 @@ Value filter_float(const Value& input, CallArgs& args) {
 
 Value filter_indent(const Value& input, CallArgs& args) {
   BoundArgs a("indent", args, {"width", "first", "blank"});
+  require_defined(input);
+  if (!input.is_string()) template_error("unsupported operand type(s) for +=: '{}' and 'str'", type_name(input));
   std::string indention;
   Value width = a.get(0, Value::integer(4));
   if (width.is_string()) {
@@ -185,6 +226,7 @@ Value filter_int(const Value& input, CallArgs& args) {
   BoundArgs a("int", args, {"default", "base"});
   Value fallback = a.get(0, Value::integer(0));
   int64_t base = a.get_int(1, 10);
+  require_defined(input);  // int(Undefined) raises in jinja2
   auto from_double = [&](double v) -> Value {
     if (std::isnan(v) || std::isinf(v)) return fallback;
     double truncated = std::trunc(v);
@@ -343,6 +385,7 @@ Value filter_replace(const Value& input, CallArgs& args) {
 
 Value filter_reverse(const Value& input, CallArgs& args) {
   expect_no_args("reverse", args);
+  if (input.is_undefined()) return Value::iterator({});
   if (input.is_string()) {
     std::u32string chars = utf8_decode(input.as_string());
     std::reverse(chars.begin(), chars.end());
@@ -515,6 +558,7 @@ Value filter_wordcount(const Value& input, CallArgs& args) {
 const std::unordered_map<std::string, FilterFn>& filter_table() {
   static const std::unordered_map<std::string, FilterFn> table = {
       {"abs", filter_abs},         {"attr", filter_attr},           {"capitalize", filter_capitalize},
+      {"batch", filter_batch},     {"center", filter_center},
       {"count", filter_length},    {"d", filter_default},           {"default", filter_default},
       {"dictsort", filter_dictsort}, {"e", filter_escape},          {"escape", filter_escape},
       {"first", filter_first},     {"float", filter_float},         {"forceescape", filter_forceescape},
@@ -537,7 +581,7 @@ const std::unordered_map<std::string, FilterFn>& filter_table() {
 bool is_known_filter(std::string_view name) { return filter_table().count(std::string(name)) != 0; }
 
 bool is_unsupported_jinja_filter(std::string_view name) {
-  static const char* kNames[] = {"batch", "center", "filesizeformat", "format", "groupby", "pprint", "random",
+  static const char* kNames[] = {"filesizeformat", "format", "groupby", "pprint", "random",
                                  "slice", "striptags", "truncate", "urlencode", "urlize", "wordwrap", "xmlattr"};
   return std::any_of(std::begin(kNames), std::end(kNames), [&](const char* n) { return name == n; });
 }

@@ -3,6 +3,8 @@
 // do not leak out, which is why templates use namespace()); if blocks share their scope.
 #include "tokenizer/jinja/template.h"
 
+#include <algorithm>
+
 #include "tokenizer/jinja/ast.h"
 #include "tokenizer/jinja/builtins.h"
 #include "tokenizer/jinja/json_value.h"
@@ -25,6 +27,15 @@ struct Frame {
 };
 using FramePtr = std::shared_ptr<Frame>;
 
+// A child scope, with the names jinja2 initialises to undefined there (scope_analysis.h).
+FramePtr child_frame(const FramePtr& parent, const std::vector<std::string>& undefined_names) {
+  auto frame = std::make_shared<Frame>(parent);
+  for (const std::string& name : undefined_names) {
+    frame->vars.set(name, Value::undefined(fmt::format("'{}' is undefined", name)));
+  }
+  return frame;
+}
+
 enum class Flow { kNormal, kBreak, kContinue };
 
 [[noreturn]] void rethrow_located(const TemplateError& error, Location location) {
@@ -33,14 +44,14 @@ enum class Flow { kNormal, kBreak, kContinue };
 
 class Interpreter {
  public:
-  std::string run(const Body& body, const Dict& variables) {
+  std::string run(const ParsedTemplate& parsed, const Dict& variables) {
     auto globals = std::make_shared<Frame>(nullptr);
     globals->vars = make_globals();
     auto context = std::make_shared<Frame>(globals);
     context->vars = variables;
-    auto root = std::make_shared<Frame>(context);
+    FramePtr root = child_frame(context, parsed.undefined_on_entry);
     std::string out;
-    exec_body(body, root, out);
+    exec_body(parsed.body, root, out);
     return out;
   }
 
@@ -53,8 +64,25 @@ class Interpreter {
     return Flow::kNormal;
   }
 
+  // Nested statements, expressions and macro calls together; bounds the C++ stack (about half
+  // a KiB per level) far above what jinja2 itself can evaluate before Python's RecursionError.
+  static constexpr int kMaxEvalDepth = 3000;
+  struct DepthScope {
+    explicit DepthScope(int& depth) : depth_(depth) {
+      if (++depth_ > kMaxEvalDepth) {
+        --depth_;
+        template_error("template evaluation nested more than {} levels deep", kMaxEvalDepth);
+      }
+    }
+    ~DepthScope() { --depth_; }
+    DepthScope(const DepthScope&) = delete;
+    DepthScope& operator=(const DepthScope&) = delete;
+    int& depth_;
+  };
+
   Flow exec(const Stmt& stmt, const FramePtr& frame, std::string& out) {
     try {
+      DepthScope depth(eval_depth_);
       return exec_inner(stmt, frame, out);
     } catch (const TemplateError& error) {
       if (error.located()) throw;
@@ -73,19 +101,23 @@ class Interpreter {
         return exec_body(stmt.else_body, frame, out);
       case Stmt::Kind::kFor: return exec_for(stmt, frame, out);
       case Stmt::Kind::kSet: assign(stmt.target, eval(*stmt.expr, frame), frame); return Flow::kNormal;
+      // A break/continue inside a set or filter block leaves it as jinja2's compiled Python
+      // does: before the assignment / before the filtered text is written.
       case Stmt::Kind::kSetBlock: {
-        auto inner = std::make_shared<Frame>(frame);
+        FramePtr inner = child_frame(frame, stmt.undefined_on_entry);
         std::string captured;
-        exec_body(stmt.body, inner, captured);
+        Flow flow = exec_body(stmt.body, inner, captured);
+        if (flow != Flow::kNormal) return flow;
         assign(stmt.target, apply_filters(stmt.filters, Value::string(std::move(captured)), frame), frame);
         return Flow::kNormal;
       }
       case Stmt::Kind::kFilterBlock: {
-        auto inner = std::make_shared<Frame>(frame);
+        FramePtr inner = child_frame(frame, stmt.undefined_on_entry);
         std::string captured;
         Flow flow = exec_body(stmt.body, inner, captured);
+        if (flow != Flow::kNormal) return flow;
         out += to_str(apply_filters(stmt.filters, Value::string(std::move(captured)), frame));
-        return flow;
+        return Flow::kNormal;
       }
       case Stmt::Kind::kMacro: define_macro(stmt, frame); return Flow::kNormal;
       case Stmt::Kind::kBreak: return Flow::kBreak;
@@ -93,11 +125,11 @@ class Interpreter {
       case Stmt::Kind::kWith: {
         std::vector<Value> values;
         for (const auto& assignment : stmt.assignments) values.push_back(eval(*assignment.second, frame));
-        auto inner = std::make_shared<Frame>(frame);
+        FramePtr inner = child_frame(frame, stmt.undefined_on_entry);
         for (size_t i = 0; i < values.size(); ++i) assign(stmt.assignments[i].first, values[i], inner);
         return exec_body(stmt.body, inner, out);
       }
-      case Stmt::Kind::kScope: return exec_body(stmt.body, frame, out);
+      case Stmt::Kind::kScope: return exec_body(stmt.body, child_frame(frame, stmt.undefined_on_entry), out);
     }
     return Flow::kNormal;
   }
@@ -113,18 +145,22 @@ class Interpreter {
       }
       items = std::move(kept);
     }
-    if (items.empty()) {
-      auto inner = std::make_shared<Frame>(frame);
-      exec_body(stmt.else_body, inner, out);
-      return Flow::kNormal;
-    }
+    // jinja2 runs the else block unless some iteration reached the end of the loop body: an
+    // iteration left by break or continue does not count (its compiled loop clears the "no
+    // iteration" flag as the body's last statement).
+    bool completed_an_iteration = false;
     const int64_t length = static_cast<int64_t>(items.size());
     for (int64_t i = 0; i < length; ++i) {
-      auto inner = std::make_shared<Frame>(frame);
+      FramePtr inner = child_frame(frame, stmt.undefined_on_entry);
       assign(stmt.target, items[static_cast<size_t>(i)], inner);
       inner->vars.set("loop", make_loop(items, i));
       Flow flow = exec_body(stmt.body, inner, out);
+      if (flow == Flow::kNormal) completed_an_iteration = true;
       if (flow == Flow::kBreak) break;
+    }
+    // The else block sits outside the loop: a break/continue there belongs to an enclosing loop.
+    if (!completed_an_iteration) {
+      return exec_body(stmt.else_body, child_frame(frame, stmt.else_undefined_on_entry), out);
     }
     return Flow::kNormal;
   }
@@ -162,7 +198,12 @@ class Interpreter {
           template_error("Chat templates cannot store underscore-prefixed attributes on a namespace, but got '{}'.",
                          target.attribute);
         }
-        ns->namespace_attributes().set(target.attribute, value);
+        Dict& attributes = ns->namespace_attributes();
+        if (value.depth() + 1 > NestingGuard::kMaxNesting) {
+          template_error("values nested more than {} levels deep", NestingGuard::kMaxNesting);
+        }
+        attributes.depth = std::max(attributes.depth, value.depth() + 1);
+        attributes.set(target.attribute, value);
         return;
       }
       case Target::Kind::kTuple: {
@@ -189,8 +230,19 @@ class Interpreter {
                     }));
   }
 
+  // jinja2 (Python) raises RecursionError somewhere below 200 nested macro calls.
+  static constexpr int kMaxMacroDepth = 250;
+
   Value call_macro(const Stmt& macro, const FramePtr& closure, CallArgs& args) {
-    auto frame = std::make_shared<Frame>(closure);
+    if (macro_depth_ >= kMaxMacroDepth) {
+      template_error("macro '{}': more than {} nested macro calls (runaway recursion?)", macro.text, kMaxMacroDepth);
+    }
+    ++macro_depth_;
+    struct Exit {
+      int& depth;
+      ~Exit() { --depth; }
+    } exit{macro_depth_};
+    FramePtr frame = child_frame(closure, macro.undefined_on_entry);
     const size_t count = macro.params.size();
     if (args.positional.size() > count && !macro.catch_varargs) {
       template_error("macro '{}' takes not more than {} argument(s)", macro.text, count);
@@ -253,6 +305,7 @@ class Interpreter {
 
   Value eval(const Expr& expr, const FramePtr& frame) {
     try {
+      DepthScope depth(eval_depth_);
       return eval_inner(expr, frame);
     } catch (const TemplateError& error) {
       if (error.located()) throw;
@@ -366,14 +419,16 @@ class Interpreter {
     }
     template_error("internal: unknown expression kind");
   }
+
+  int macro_depth_ = 0;
+  int eval_depth_ = 0;
 };
 
 }  // namespace
 
-Template::Template(std::string_view source)
-    : body_(std::make_shared<const Body>(parse_template(source))) {}
+Template::Template(std::string_view source) : parsed_(std::make_shared<const ParsedTemplate>(parse_template(source))) {}
 
-std::string Template::render(const Dict& variables) const { return Interpreter().run(*body_, variables); }
+std::string Template::render(const Dict& variables) const { return Interpreter().run(*parsed_, variables); }
 
 std::string Template::render(const nlohmann::ordered_json& variables) const {
   if (!variables.is_object()) template_error("template variables must be a JSON object");

@@ -10,6 +10,7 @@
 namespace lathe::tokenizer::jinja {
 
 Value from_json(const nlohmann::ordered_json& json) {
+  NestingGuard guard;
   switch (json.type()) {
     case nlohmann::ordered_json::value_t::null: return Value::none();
     case nlohmann::ordered_json::value_t::boolean: return Value::boolean(json.get<bool>());
@@ -84,6 +85,7 @@ class JsonWriter {
   }
 
   void write(const Value& value, int depth) {
+    NestingGuard guard;
     switch (value.kind()) {
       case Value::Kind::kNone: out_ += "null"; return;
       case Value::Kind::kBool: out_ += value.as_bool() ? "true" : "false"; return;

@@ -260,11 +260,16 @@ Value get_item(const Value& object, const Value& key) {
 
 Value get_slice(const Value& object, const Value& start_value, const Value& stop_value, const Value& step_value) {
   require_defined(object);
+  // jinja2 compiles slicing to a plain Python subscript (not environment.getitem), so every
+  // failure is an error rather than an undefined value.
   bool sliceable = object.is_string() || is_sequence_list(object) ||
                    (object.is_list() && object.flavor() == Value::Flavor::kRange);
-  auto bound_ok = [](const Value& v) { return v.is_undefined() || v.is_none() || v.is_int() || v.is_bool(); };
-  if (!sliceable || !bound_ok(start_value) || !bound_ok(stop_value) || !bound_ok(step_value)) {
-    return Value::undefined(fmt::format("{} cannot be sliced with these bounds", object_description(object)));
+  if (object.is_dict()) template_error("unhashable type: 'slice'");
+  if (!sliceable) template_error("'{}' object is not subscriptable", type_name(object));
+  for (const Value* bound : {&start_value, &stop_value, &step_value}) {
+    if (!bound->is_none() && !bound->is_int() && !bound->is_bool()) {
+      template_error("slice indices must be integers or None or have an __index__ method");
+    }
   }
   auto given = [](const Value& v) { return v.is_int() || v.is_bool(); };
   int64_t step = given(step_value) ? step_value.as_int() : 1;

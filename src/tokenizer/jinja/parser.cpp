@@ -4,6 +4,7 @@
 
 #include "tokenizer/jinja/builtins.h"
 #include "tokenizer/jinja/lexer.h"
+#include "tokenizer/jinja/scope_analysis.h"
 
 namespace lathe::tokenizer::jinja {
 namespace {
@@ -142,6 +143,7 @@ class Parser {
 
   // Current token: the tag name after "{%".
   StmtPtr parse_statement(std::initializer_list<std::string_view> enclosing_ends) {
+    DepthGuard depth(*this);
     const Token& tag = current();
     std::string name = tag.text;
     if (name == "if") return parse_if();
@@ -296,7 +298,10 @@ class Parser {
     auto stmt = std::make_unique<Stmt>(Stmt::Kind::kScope, here());
     advance();  // generation
     expect_block_end();
+    int saved_loop_depth = loop_depth_;  // the body is a caller macro in jinja2: no break/continue
+    loop_depth_ = 0;
     stmt->body = parse_body({"endgeneration"});
+    loop_depth_ = saved_loop_depth;
     advance();
     expect_block_end();
     return stmt;
@@ -360,6 +365,34 @@ class Parser {
     return false;
   }
 
+  // Bounds the parser's (and so the evaluator's) recursion: deeper nesting of expressions or
+  // blocks is a TemplateError rather than a stack overflow.
+  struct DepthGuard {
+    static constexpr int kMaxDepth = 512;
+    explicit DepthGuard(Parser& parser) : parser_(parser) {
+      if (++parser_.depth_ > kMaxDepth) {
+        --parser_.depth_;
+        parser_.fail_here(fmt::format("template nested more than {} levels deep", kMaxDepth));
+      }
+    }
+    ~DepthGuard() { --parser_.depth_; }
+    DepthGuard(const DepthGuard&) = delete;
+    DepthGuard& operator=(const DepthGuard&) = delete;
+    Parser& parser_;
+  };
+
+  // Each link of a left-deep chain (a + b + c, x.y.z, v|f|g, a if b else c ...) deepens the tree
+  // by one level, so it also counts against kMaxDepth until the chain's parse function returns;
+  // this bounds the height of every syntax tree (evaluation and destruction recurse over it).
+  void extend_chain(int& links) {
+    ++links;
+    if (++depth_ > DepthGuard::kMaxDepth) fail_here(fmt::format("template nested more than {} levels deep", DepthGuard::kMaxDepth));
+  }
+  ExprPtr end_chain(int links, ExprPtr node) {
+    depth_ -= links;
+    return node;
+  }
+
   // --- expressions ---------------------------------------------------------------------------
 
   // While parsing the test or body of an if (or a conditional expression), an unknown filter
@@ -404,7 +437,9 @@ class Parser {
   ExprPtr parse_condexpr() {
     Location location = here();
     ExprPtr expr = parse_or();
+    int links = 0;
     while (skip_name("if")) {
+      extend_chain(links);
       SoftScope soft(*this, true);
       auto node = make(Expr::Kind::kCondExpr, location);
       node->then_expr = std::move(expr);
@@ -412,7 +447,7 @@ class Parser {
       if (skip_name("else")) node->else_expr = parse_condexpr();
       expr = std::move(node);
     }
-    return expr;
+    return end_chain(links, std::move(expr));
   }
 
   ExprPtr binary(const std::string& op, ExprPtr left, ExprPtr right, Location location) {
@@ -426,18 +461,27 @@ class Parser {
   ExprPtr parse_or() {
     Location location = here();
     ExprPtr left = parse_and();
-    while (skip_name("or")) left = binary("or", std::move(left), parse_and(), location);
-    return left;
+    int links = 0;
+    while (skip_name("or")) {
+      extend_chain(links);
+      left = binary("or", std::move(left), parse_and(), location);
+    }
+    return end_chain(links, std::move(left));
   }
 
   ExprPtr parse_and() {
     Location location = here();
     ExprPtr left = parse_not();
-    while (skip_name("and")) left = binary("and", std::move(left), parse_not(), location);
-    return left;
+    int links = 0;
+    while (skip_name("and")) {
+      extend_chain(links);
+      left = binary("and", std::move(left), parse_not(), location);
+    }
+    return end_chain(links, std::move(left));
   }
 
   ExprPtr parse_not() {
+    DepthGuard depth(*this);
     if (is_name("not")) {
       auto node = make(Expr::Kind::kNot, here());
       advance();
@@ -478,11 +522,13 @@ class Parser {
   ExprPtr parse_math1() {
     Location location = here();
     ExprPtr left = parse_concat();
+    int links = 0;
     while (is_op("+") || is_op("-")) {
+      extend_chain(links);
       std::string op = advance().text;
       left = binary(op, std::move(left), parse_concat(), location);
     }
-    return left;
+    return end_chain(links, std::move(left));
   }
 
   ExprPtr parse_concat() {
@@ -498,21 +544,28 @@ class Parser {
   ExprPtr parse_math2() {
     Location location = here();
     ExprPtr left = parse_pow();
+    int links = 0;
     while (is_op("*") || is_op("/") || is_op("//") || is_op("%")) {
+      extend_chain(links);
       std::string op = advance().text;
       left = binary(op, std::move(left), parse_pow(), location);
     }
-    return left;
+    return end_chain(links, std::move(left));
   }
 
   ExprPtr parse_pow() {
     Location location = here();
     ExprPtr left = parse_unary(true);
-    while (skip_op("**")) left = binary("**", std::move(left), parse_unary(true), location);
-    return left;
+    int links = 0;
+    while (skip_op("**")) {
+      extend_chain(links);
+      left = binary("**", std::move(left), parse_unary(true), location);
+    }
+    return end_chain(links, std::move(left));
   }
 
   ExprPtr parse_unary(bool with_filter) {
+    DepthGuard depth(*this);
     Location location = here();
     ExprPtr node;
     if (skip_op("-")) {
@@ -601,19 +654,24 @@ class Parser {
   }
 
   ExprPtr parse_postfix(ExprPtr node) {
+    int links = 0;
     while (true) {
       if (is_op(".") || is_op("[")) {
+        extend_chain(links);
         node = parse_subscript(std::move(node));
       } else if (is_op("(")) {
+        extend_chain(links);
         node = parse_call(std::move(node));
       } else {
-        return node;
+        return end_chain(links, std::move(node));
       }
     }
   }
 
   ExprPtr parse_filter_expr(ExprPtr node) {
+    int links = 0;
     while (true) {
+      if (is_op("|") || is_name("is") || is_op("(")) extend_chain(links);
       if (is_op("|")) {
         Location location = here();
         advance();
@@ -626,7 +684,7 @@ class Parser {
       } else if (is_op("(")) {
         node = parse_call(std::move(node));
       } else {
-        return node;
+        return end_chain(links, std::move(node));
       }
     }
   }
@@ -766,11 +824,17 @@ class Parser {
   size_t index_ = 0;
   bool soft_ = false;
   int loop_depth_ = 0;
+  int depth_ = 0;
   std::vector<std::pair<bool, bool>> macro_reads_;  // (reads varargs, reads kwargs) per open macro
 };
 
 }  // namespace
 
-Body parse_template(std::string_view source) { return Parser(tokenize(source)).parse(); }
+ParsedTemplate parse_template(std::string_view source) {
+  ParsedTemplate parsed;
+  parsed.body = Parser(tokenize(source)).parse();
+  parsed.undefined_on_entry = analyze_scopes(parsed.body);
+  return parsed;
+}
 
 }  // namespace lathe::tokenizer::jinja

@@ -15,6 +15,7 @@
 
 namespace lathe::tokenizer::jinja {
 
-Body parse_template(std::string_view source);
+// Parses `source` and runs the scope analysis (scope_analysis.h) over the result.
+ParsedTemplate parse_template(std::string_view source);
 
 }  // namespace lathe::tokenizer::jinja

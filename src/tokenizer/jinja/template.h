@@ -17,7 +17,7 @@
 
 namespace lathe::tokenizer::jinja {
 
-struct Stmt;
+struct ParsedTemplate;
 
 class Template {
  public:
@@ -33,7 +33,7 @@ class Template {
   std::string render(const nlohmann::ordered_json& variables) const;
 
  private:
-  std::shared_ptr<const std::vector<std::unique_ptr<Stmt>>> body_;
+  std::shared_ptr<const ParsedTemplate> parsed_;
 };
 
 }  // namespace lathe::tokenizer::jinja

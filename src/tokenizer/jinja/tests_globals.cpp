@@ -24,15 +24,17 @@ bool no_arg(const char* test, CallArgs& args) {
 
 bool ordered(const Value& a, const Value& b, bool (*accept)(std::partial_ordering)) { return accept(compare(a, b)); }
 
-int64_t remainder_of(const Value& input, const Value& divisor) {
-  Value r = binary_op("%", input, divisor);
-  return r.is_float() ? (r.as_double() == 0.0 ? 0 : 1) : r.as_int();
+// `value % divisor == expected` as jinja2's odd/even/divisibleby tests compute it.
+bool remainder_is(const Value& input, const Value& divisor, int64_t expected) {
+  return equals(binary_op("%", input, divisor), Value::integer(expected));
 }
 
 const std::unordered_map<std::string, TestFn>& test_table() {
   static const std::unordered_map<std::string, TestFn> table = {
       {"boolean", [](const Value& v, CallArgs& a) { return no_arg("boolean", a) && v.is_bool(); }},
-      {"callable", [](const Value& v, CallArgs& a) { return no_arg("callable", a) && v.is_callable(); }},
+      // jinja2's Undefined defines __call__ (to raise), so Python's callable() is true for it.
+      {"callable",
+       [](const Value& v, CallArgs& a) { return no_arg("callable", a) && (v.is_callable() || v.is_undefined()); }},
       {"defined", [](const Value& v, CallArgs& a) { return no_arg("defined", a) && !v.is_undefined(); }},
       {"undefined", [](const Value& v, CallArgs& a) { return no_arg("undefined", a) && v.is_undefined(); }},
       {"none", [](const Value& v, CallArgs& a) { return no_arg("none", a) && v.is_none(); }},
@@ -58,9 +60,9 @@ const std::unordered_map<std::string, TestFn>& test_table() {
        }},
       {"lower", [](const Value& v, CallArgs& a) { return no_arg("lower", a) && py_is_lower(to_str(v)); }},
       {"upper", [](const Value& v, CallArgs& a) { return no_arg("upper", a) && py_is_upper(to_str(v)); }},
-      {"odd", [](const Value& v, CallArgs& a) { return no_arg("odd", a) && remainder_of(v, Value::integer(2)) != 0; }},
-      {"even", [](const Value& v, CallArgs& a) { return no_arg("even", a) && remainder_of(v, Value::integer(2)) == 0; }},
-      {"divisibleby", [](const Value& v, CallArgs& a) { return remainder_of(v, one_arg("divisibleby", a)) == 0; }},
+      {"odd", [](const Value& v, CallArgs& a) { return no_arg("odd", a) && remainder_is(v, Value::integer(2), 1); }},
+      {"even", [](const Value& v, CallArgs& a) { return no_arg("even", a) && remainder_is(v, Value::integer(2), 0); }},
+      {"divisibleby", [](const Value& v, CallArgs& a) { return remainder_is(v, one_arg("divisibleby", a), 0); }},
       {"eq", [](const Value& v, CallArgs& a) { return equals(v, one_arg("eq", a)); }},
       {"equalto", [](const Value& v, CallArgs& a) { return equals(v, one_arg("equalto", a)); }},
       {"==", [](const Value& v, CallArgs& a) { return equals(v, one_arg("==", a)); }},

@@ -1,5 +1,6 @@
 #include "tokenizer/jinja/value.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "tokenizer/jinja/unicode.h"
@@ -69,15 +70,45 @@ Value Value::string(std::string value, bool markup) {
   return v;
 }
 
+int Value::depth_of(const ValueList& items) {
+  int deepest = 0;
+  for (const Value& item : items) deepest = std::max(deepest, item.depth());
+  if (deepest + 1 > NestingGuard::kMaxNesting) {
+    template_error("values nested more than {} levels deep", NestingGuard::kMaxNesting);
+  }
+  return deepest + 1;
+}
+
+int Value::depth_of(const Dict& dict) {
+  int deepest = 0;
+  for (const auto& item : dict.items) deepest = std::max(deepest, item.second.depth());
+  if (deepest + 1 > NestingGuard::kMaxNesting) {
+    template_error("values nested more than {} levels deep", NestingGuard::kMaxNesting);
+  }
+  return deepest + 1;
+}
+
+int Value::depth() const {
+  switch (kind_) {
+    case Kind::kList:
+    case Kind::kIterator: return list_depth_;
+    case Kind::kDict:
+    case Kind::kNamespace: return std::get<std::shared_ptr<Dict>>(data_)->depth;
+    default: return 0;
+  }
+}
+
 Value Value::list(ValueList items, Flavor flavor) {
   Value v;
   v.kind_ = Kind::kList;
   v.flavor_ = flavor;
+  v.list_depth_ = depth_of(items);
   v.data_ = std::make_shared<ValueList>(std::move(items));
   return v;
 }
 
 Value Value::dict(Dict dict) {
+  dict.depth = depth_of(dict);
   Value v;
   v.kind_ = Kind::kDict;
   v.data_ = std::make_shared<Dict>(std::move(dict));
@@ -85,6 +116,7 @@ Value Value::dict(Dict dict) {
 }
 
 Value Value::namespace_object(Dict attributes) {
+  attributes.depth = depth_of(attributes);
   Value v;
   v.kind_ = Kind::kNamespace;
   v.data_ = std::make_shared<Dict>(std::move(attributes));
@@ -101,6 +133,7 @@ Value Value::callable(std::string name, std::function<Value(CallArgs&)> function
 Value Value::iterator(ValueList items) {
   Value v;
   v.kind_ = Kind::kIterator;
+  v.list_depth_ = depth_of(items);
   v.data_ = std::make_shared<IteratorState>(IteratorState{std::move(items), 0});
   return v;
 }
@@ -114,6 +147,19 @@ double Value::as_double() const {
   if (kind_ == Kind::kFloat) return std::get<double>(data_);
   return static_cast<double>(as_int());
 }
+
+namespace {
+thread_local int g_nesting = 0;
+}  // namespace
+
+NestingGuard::NestingGuard() {
+  if (++g_nesting > kMaxNesting) {
+    --g_nesting;
+    template_error("values nested more than {} levels deep", kMaxNesting);
+  }
+}
+
+NestingGuard::~NestingGuard() { --g_nesting; }
 
 std::string type_name(const Value& value) {
   switch (value.kind()) {
@@ -214,6 +260,7 @@ std::string to_str(const Value& value) {
 }
 
 std::string repr(const Value& value) {
+  NestingGuard guard;
   switch (value.kind()) {
     case Value::Kind::kUndefined: return "Undefined";
     case Value::Kind::kNone: return "None";
@@ -234,6 +281,7 @@ std::string repr(const Value& value) {
 }
 
 bool equals(const Value& a, const Value& b) {
+  NestingGuard guard;
   if (a.is_number() && b.is_number()) {
     if (a.is_float() || b.is_float()) return a.as_double() == b.as_double();
     return a.as_int() == b.as_int();
@@ -271,6 +319,7 @@ bool equals(const Value& a, const Value& b) {
 }
 
 std::partial_ordering compare(const Value& a, const Value& b) {
+  NestingGuard guard;
   require_defined(a);
   require_defined(b);
   if (a.is_number() && b.is_number()) {

@@ -52,6 +52,9 @@ using ValueList = std::vector<Value>;
 // An insertion-ordered mapping from string keys (Python dict order).
 struct Dict {
   std::vector<std::pair<std::string, Value>> items;
+  // Nesting depth of the dict as a value (1 + its deepest item), set when it becomes a Value; a
+  // namespace raises it as attributes are assigned.
+  int depth = 1;
 
   const Value* find(std::string_view key) const;
   Value* find(std::string_view key);
@@ -126,14 +129,35 @@ class Value {
   IteratorState& iterator_state() const { return *std::get<std::shared_ptr<IteratorState>>(data_); }
   // The message an undefined value's errors print, e.g. "'x' is undefined".
   const std::string& undefined_hint() const { return std::get<std::string>(data_); }
+  // Container nesting depth: 0 for scalars, 1 + the deepest element for lists, dicts,
+  // namespaces and iterators. Building a value deeper than NestingGuard::kMaxNesting is a
+  // TemplateError, which keeps every recursion over values (printing, tojson, comparison,
+  // destruction) within the stack.
+  int depth() const;
 
  private:
+  static int depth_of(const ValueList& items);
+  static int depth_of(const Dict& dict);
+
   Kind kind_;
+  int list_depth_ = 0;
   Flavor flavor_ = Flavor::kList;
   bool markup_ = false;
   std::variant<std::monostate, bool, int64_t, double, std::string, std::shared_ptr<ValueList>, std::shared_ptr<Dict>,
                std::shared_ptr<Callable>, std::shared_ptr<IteratorState>>
       data_;
+};
+
+// Bounds recursion over nested values (lists in lists ...): past kMaxNesting levels a
+// TemplateError is thrown instead of exhausting the stack (Python raises RecursionError near
+// 1000 levels). One guard per recursion level, thread-local count.
+class NestingGuard {
+ public:
+  static constexpr int kMaxNesting = 1000;
+  NestingGuard();
+  ~NestingGuard();
+  NestingGuard(const NestingGuard&) = delete;
+  NestingGuard& operator=(const NestingGuard&) = delete;
 };
 
 // Python's type name of a value, as in error messages ("str", "dict", "NoneType", ...).

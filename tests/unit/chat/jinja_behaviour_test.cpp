@@ -88,3 +88,39 @@ TEST(JinjaBehaviour, DeepOutputIsNotQuadratic) {
 
 }  // namespace
 }  // namespace lathe::tokenizer::jinja
+
+namespace lathe::tokenizer::jinja {
+namespace {
+
+// Runaway recursion and pathological nesting end in a TemplateError, never a stack overflow.
+TEST(JinjaBehaviour, DeepNestingIsAnErrorNotACrash) {
+  EXPECT_NE(error_of("{% macro r(n) %}{{ r(n + 1) }}{% endmacro %}{{ r(0) }}").find("nested macro calls"),
+            std::string::npos);
+  EXPECT_NE(error_of("{{ " + std::string(100000, '(') + "1" + std::string(100000, ')') + " }}").find("levels deep"),
+            std::string::npos);
+  std::string chain = "{{ 1";
+  for (int i = 0; i < 100000; ++i) chain += " + 1";
+  EXPECT_NE(error_of(chain + " }}").find("levels deep"), std::string::npos);
+  std::string nots = "{{ ";
+  for (int i = 0; i < 100000; ++i) nots += "not ";
+  EXPECT_NE(error_of(nots + "1 }}").find("levels deep"), std::string::npos);
+  std::string blocks;
+  for (int i = 0; i < 20000; ++i) blocks += "{% if true %}";
+  EXPECT_NE(error_of(blocks).find("levels deep"), std::string::npos);
+  nlohmann::ordered_json deep = nlohmann::ordered_json::parse(std::string(5000, '[') + std::string(5000, ']'));
+  EXPECT_NE(error_of("{{ v }}", {{"v", deep}}).find("levels deep"), std::string::npos);
+  // A namespace grown in a loop nests values without any JSON input.
+  EXPECT_NE(error_of("{% set ns = namespace(v=[]) %}{% for i in range(5000) %}{% set ns.v = [ns.v] %}{% endfor %}"
+                     "{{ ns.v|tojson }}")
+                .find("levels deep"),
+            std::string::npos);
+  EXPECT_NE(error_of("{% set ns = namespace(p=none) %}{% for i in range(5000) %}{% set ns.p = namespace(p=ns.p) %}"
+                     "{% endfor %}")
+                .find("levels deep"),
+            std::string::npos);
+  // Legitimate depth still works: a 100-deep recursive macro (jinja2 itself manages ~150).
+  EXPECT_EQ(render("{% macro r(n) %}{% if n > 0 %}{{ r(n - 1) }}{% endif %}x{% endmacro %}{{ r(100)|length }}"), "101");
+}
+
+}  // namespace
+}  // namespace lathe::tokenizer::jinja
