@@ -13,9 +13,18 @@
 
 namespace lathe::server {
 
+// httplib::Server whose listen backlog can be raised after binding. httplib 0.11 listens with a
+// compiled-in backlog of 5 (CPPHTTPLIB_LISTEN_BACKLOG, fixed in Debian's shared library), so a
+// burst of clients connecting at once overflows the accept queue and some connections are reset;
+// Linux lets listen() be called again on a listening socket to change the backlog.
+class ListeningServer : public httplib::Server {
+ public:
+  bool set_backlog(int backlog);
+};
+
 struct HttpServer::Impl {
   HttpOptions options;
-  httplib::Server server;
+  ListeningServer server;
   Metrics metrics;
 
   std::mutex mutex;

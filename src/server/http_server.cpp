@@ -1,5 +1,7 @@
 #include "server/http_server.h"
 
+#include <sys/socket.h>
+
 #include <exception>
 
 #include "core/error.h"
@@ -10,6 +12,10 @@ namespace lathe::server {
 namespace {
 
 using Json = nlohmann::ordered_json;
+
+// Pending connections the kernel queues before accept(): bursts of clients (a benchmark opening
+// hundreds of streams at once) must not be reset.
+constexpr int kListenBacklog = 1024;
 
 // Route label for lathe_http_requests_total: the known routes, "other" for anything else (so
 // random paths cannot grow the label set without bound).
@@ -40,6 +46,11 @@ bool authorized(const httplib::Request& req, const std::string& key) {
 }
 
 }  // namespace
+
+bool ListeningServer::set_backlog(int backlog) {
+  const socket_t sock = svr_sock_;
+  return sock != INVALID_SOCKET && ::listen(sock, backlog) == 0;
+}
 
 std::string dump_json(const Json& value) { return value.dump(-1, ' ', false, Json::error_handler_t::replace); }
 
@@ -202,6 +213,7 @@ int HttpServer::bind(const std::string& host, int port) {
   } else if (!impl_->server.bind_to_port(host, port)) {
     fail("--host {} --port {}: cannot bind (address in use, not local, or not permitted)", host, port);
   }
+  if (!impl_->server.set_backlog(kListenBacklog)) spdlog::warn("serve: could not raise the listen backlog");
   return bound;
 }
 
