@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/log.h"
+#include "tokenizer/unicode_classes.h"
 
 namespace lathe::tokenizer {
 namespace {
@@ -12,6 +13,16 @@ namespace {
 // The Unicode White_Space property (stable since Unicode 6.3), as class items.
 constexpr std::string_view kWhiteSpaceItems =
     "\\t-\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+
+// Class items for the code points Oniguruma's \p{category} matches beyond PCRE2's tables.
+std::string extra_items(const CategoryDelta& delta) {
+  std::string items;
+  for (const CodePointRange& range : delta.extra) {
+    items += fmt::format("\\x{{{:X}}}", static_cast<uint32_t>(range.lo));
+    if (range.hi != range.lo) items += fmt::format("-\\x{{{:X}}}", static_cast<uint32_t>(range.hi));
+  }
+  return items;
+}
 
 size_t next_code_point(std::string_view text, size_t pos) {
   ++pos;
@@ -46,6 +57,52 @@ std::string translate_pattern(std::string_view pattern, const std::string& where
         out += ']';
       } else if (e == 'Q') {
         fail("{}: \\Q...\\E quoting is not supported", where);
+      } else if (e == 'p' || e == 'P' || e == 'd' || e == 'D') {
+        // A general category (\pX, \p{Name}; \d is \p{Nd} in both engines) gets the code points
+        // Oniguruma's newer tables add to it.
+        std::string_view name = "Nd";
+        std::string_view token = pattern.substr(i - 1, 2);
+        if (e == 'p' || e == 'P') {
+          size_t name_begin = i + 1, name_end = i + 2;
+          if (name_begin >= pattern.size()) fail("{}: regex ends inside \\{}", where, e);
+          if (pattern[name_begin] == '{') {
+            name_end = pattern.find('}', name_begin);
+            if (name_end == std::string_view::npos) fail("{}: unterminated \\{}{{...}} at offset {}", where, e, i - 1);
+            name = pattern.substr(name_begin + 1, name_end - name_begin - 1);
+            token = pattern.substr(i - 1, name_end + 2 - i);
+          } else {
+            name = pattern.substr(name_begin, 1);
+            token = pattern.substr(i - 1, 3);
+          }
+          i += token.size() - 2;
+        }
+        bool negated = e == 'P' || e == 'D';
+        std::optional<CategoryDelta> delta = onig_category_delta(name);
+        if (delta && delta->missing > 0 && log_once(fmt::format("tokenizer.category_missing.{}", name))) {
+          spdlog::warn("tokenizer: {} uses \\p{{{}}}: PCRE2 matches {} code point(s) that HF's Oniguruma no longer "
+                       "counts in it", where, name, delta->missing);
+        }
+        if (!delta || delta->extra.empty()) {
+          out.append(token);
+        } else if (!negated) {
+          if (!in_class) out += '[';
+          out.append(token);
+          out += extra_items(*delta);
+          if (!in_class) out += ']';
+        } else {
+          if (in_class) fail("{}: {} inside a character class is not supported", where, token);
+          out += "[^\\p{";
+          out.append(name);
+          out += '}';
+          out += extra_items(*delta);
+          out += ']';
+        }
+      } else if ((e == 'w' || e == 'W' || e == 'b' || e == 'B') && log_once("tokenizer.regex_word_class")) {
+        // Oniguruma's Unicode \w (letters, marks, Nd, Pc, Nl...) is wider than PCRE2 10.42's
+        // (\p{L}, \p{N}, '_'); no Qwen pattern uses it.
+        spdlog::warn("tokenizer: {} uses \\{}: word-character semantics differ slightly from HF (Oniguruma)", where, e);
+        out += c;
+        out += e;
       } else {
         out += c;
         out += e;

@@ -3,11 +3,16 @@
 // stretch of text between matches. Patterns are written for Oniguruma (what HF tokenizers runs)
 // and executed with PCRE2 (PCRE2_UTF | PCRE2_UCP, JIT-compiled when available).
 //
-// The one semantic difference that matters for tokenizer patterns is `\s`: Oniguruma matches the
-// Unicode White_Space property, PCRE2 with UCP matches \p{Z}, \h and \v, which adds U+180E
-// (MONGOLIAN VOWEL SEPARATOR). translate_pattern() therefore spells `\s` as the explicit
-// White_Space set (and `\S` as its complement) before compiling. `\S` inside a character class
-// and `\Q...\E` are refused with an error; everything else is passed through unchanged.
+// translate_pattern() removes the differences that matter for tokenizer patterns:
+//   `\s`  Oniguruma matches the Unicode White_Space property, PCRE2 with UCP matches \p{Z}, \h
+//         and \v, which adds U+180E (MONGOLIAN VOWEL SEPARATOR). `\s` is spelled as the explicit
+//         White_Space set and `\S` as its complement.
+//   `\p{X}`, `\pX`, `\d` for a general category X: HF's Oniguruma has Unicode 16.0 tables,
+//         Debian 12's PCRE2 10.42 Unicode 14.0; the code points added since are appended as
+//         ranges (unicode_classes.h), so e.g. a Unicode 16 letter is \p{L} for both.
+// Refused with an error: `\S`, `\P{X}` or `\D` inside a character class (not representable),
+// `\Q...\E`. `\w`/`\b` pass through with a one-time warning (their Unicode definitions differ
+// slightly). Everything else is passed through unchanged.
 #include <memory>
 #include <string>
 #include <string_view>

@@ -249,6 +249,11 @@ INVALID_LOOKING = [
     "surrogate-like text: \\ud800 \\udfff (escaped, literal backslashes)",
     "a\u034fb combining grapheme joiner",
     "\U0001d11e musical \U0001f9ff nazar \U0002a6d6 ext B end",
+    # Letters, digits and marks added in Unicode 15.0-16.0 (HF's regex engine knows them; PCRE2
+    # 10.42 needs the translated classes): Kawi, CJK Ext H and I, Garay, Egyptian Ext-A, Tulu.
+    "Kawi \U00011f04\U00011f05\U00011f06 digits \U00011f50\U00011f51 CJK-H \U00031350\U00031351 CJK-I \U0002ebf0",
+    "Garay \U00010d50\U00010d51 \U00010d40\U00010d41 egy \U00013460\U00013c42|R tulu \U00011380\U00011381x",
+    "x\U00013c42y 1\U00011f501 !\U00010d50! \u1c89\u1c8a ABC\ua7cb",
 ]
 
 EN_WORDS = ("the of and to in is was for on that with as by at from it this be are or an not "

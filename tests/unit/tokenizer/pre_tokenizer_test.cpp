@@ -1,9 +1,16 @@
 // The Split pre-tokenizer and the Oniguruma -> PCRE2 pattern translation.
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
 #include "core/error.h"
 #include "test_support.h"
 #include "tokenizer/pre_tokenizer.h"
+#include "tokenizer/unicode_classes.h"
+#include "tokenizer/utf8.h"
 
 namespace lathe::tokenizer::test {
 namespace {
@@ -18,16 +25,77 @@ std::vector<std::string> pieces_of(const SplitPreTokenizer& split, std::string_v
   return {views.begin(), views.end()};
 }
 
-TEST(PreTokenizer, TranslatesWhiteSpaceClassesOnly) {
+TEST(PreTokenizer, TranslatesWhiteSpaceAndCategoryClasses) {
   std::string ws = "\\t-\\r\\x{20}\\x{85}\\x{A0}\\x{1680}\\x{2000}-\\x{200A}\\x{2028}\\x{2029}\\x{202F}\\x{205F}\\x{3000}";
+  // The Unicode 15/16 letters appended to \p{L}, as class items.
+  std::string letters;
+  const std::optional<CategoryDelta> delta = onig_category_delta("L");
+  ASSERT_TRUE(delta.has_value());
+  for (const CodePointRange& range : delta->extra) {
+    letters += fmt::format("\\x{{{:X}}}", static_cast<uint32_t>(range.lo));
+    if (range.hi != range.lo) letters += fmt::format("-\\x{{{:X}}}", static_cast<uint32_t>(range.hi));
+  }
+  ASSERT_FALSE(letters.empty());
   EXPECT_EQ(translate_pattern(R"(\s+)", "t"), "[" + ws + "]+");
   EXPECT_EQ(translate_pattern(R"((?!\S))", "t"), "(?![^" + ws + "])");
-  EXPECT_EQ(translate_pattern(R"([^\s\p{L}])", "t"), "[^" + ws + "\\p{L}]");
+  EXPECT_EQ(translate_pattern(R"([^\s\p{L}])", "t"), "[^" + ws + "\\p{L}" + letters + "]");
+  EXPECT_EQ(translate_pattern(R"(\p{L}+)", "t"), "[\\p{L}" + letters + "]+");
+  EXPECT_EQ(translate_pattern(R"(\pL)", "t"), "[\\pL" + letters + "]");
+  EXPECT_EQ(translate_pattern(R"(\P{L})", "t"), "[^\\p{L}" + letters + "]");
   EXPECT_EQ(translate_pattern(R"(\\s[]\s][[:alpha:]\s])", "t"), "\\\\s[]" + ws + "][[:alpha:]" + ws + "]");
-  EXPECT_EQ(translate_pattern(R"(\p{N}\d'x)", "t"), R"(\p{N}\d'x)");
+  // Categories without a delta, scripts and other escapes pass through.
+  EXPECT_EQ(translate_pattern(R"(\p{Lt}\p{Han}\x{41}'x\w)", "t"), R"(\p{Lt}\p{Han}\x{41}'x\w)");
+  EXPECT_EQ(translate_pattern(R"(\d)", "t").rfind("[\\d\\x{", 0), 0u);  // \d is \p{Nd}
   EXPECT_THROW(translate_pattern(R"([\S])", "t"), Error);
+  EXPECT_THROW(translate_pattern(R"([^\P{L}])", "t"), Error);
+  EXPECT_THROW(translate_pattern(R"([\D])", "t"), Error);
   EXPECT_THROW(translate_pattern(R"(\Qa\E)", "t"), Error);
   EXPECT_THROW(translate_pattern(R"([abc)", "t"), Error);
+  EXPECT_THROW(translate_pattern(R"(\p{L)", "t"), Error);
+}
+
+// Exhaustive: for every code point, the translated \p{L}, \p{N}, \p{M} and \s match exactly
+// what HF's Oniguruma matches (tests/fixtures/tokenizer/onig_classes.json, written by
+// tools/make_tokenizer_unicode_tables.py from HF tokenizers).
+TEST(PreTokenizer, TranslatedClassesEqualOnigurumaForEveryCodePoint) {
+  std::ifstream in(fixture_path("tokenizer/onig_classes.json"));
+  ASSERT_TRUE(in);
+  nlohmann::json fixture = nlohmann::json::parse(in);
+  for (const char* name : {"L", "N", "M", "s"}) {
+    std::vector<bool> want(0x110000, false);
+    for (const auto& range : fixture.at(name)) {
+      for (uint32_t cp = range[0].get<uint32_t>(); cp <= range[1].get<uint32_t>(); ++cp) want[cp] = true;
+    }
+    std::string pattern = std::string(name) == "s" ? "\\s" : "\\p{" + std::string(name) + "}";
+    SplitPreTokenizer split(pattern, name);
+    // Every code point between two NULs (matched by none of these): a one-code-point piece
+    // other than NUL is a match.
+    std::vector<bool> got(0x110000, false);
+    std::string text;
+    for (uint32_t cp = 1; cp < 0x110000; ++cp) {
+      if (cp >= 0xD800 && cp <= 0xDFFF) continue;
+      text.push_back('\0');
+      append_utf8(text, cp);
+    }
+    std::vector<std::string_view> pieces;
+    split.split(text, pieces);
+    for (std::string_view piece : pieces) {
+      if (piece.empty() || piece[0] == '\0') continue;
+      char32_t cp = 0;
+      size_t length = piece.size();
+      unsigned char lead = static_cast<unsigned char>(piece[0]);
+      cp = length == 1 ? lead : length == 2 ? lead & 0x1F : length == 3 ? lead & 0x0F : lead & 0x07;
+      for (size_t k = 1; k < length; ++k) cp = (cp << 6) | (static_cast<unsigned char>(piece[k]) & 0x3F);
+      got[cp] = true;
+    }
+    size_t differences = 0;
+    for (uint32_t cp = 1; cp < 0x110000; ++cp) {
+      if (got[cp] != want[cp] && ++differences <= 5) {
+        ADD_FAILURE() << name << ": U+" << std::hex << cp << " pcre2=" << got[cp] << " oniguruma=" << want[cp];
+      }
+    }
+    EXPECT_EQ(differences, 0u) << name;
+  }
 }
 
 TEST(PreTokenizer, QwenPatternSplitsLikeHf) {
