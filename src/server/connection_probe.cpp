@@ -51,9 +51,9 @@ std::vector<int> open_descriptors() {
 
 }  // namespace
 
-ConnectionProbe ConnectionProbe::find(const std::string& local_addr, int local_port, const std::string& remote_addr,
-                                      int remote_port) {
-  if (local_port <= 0 || remote_port <= 0) return {};
+void ConnectionProbe::find() {
+  searched_ = true;
+  if (local_port_ <= 0 || remote_port_ <= 0) return;
   int port_match = -1;  // a socket matching both ports but not the address text (unusual formats)
   for (const int fd : open_descriptors()) {
     struct stat info {};
@@ -69,14 +69,18 @@ ConnectionProbe ConnectionProbe::find(const std::string& local_addr, int local_p
     int local_p = 0;
     int peer_p = 0;
     if (!host_and_port(local, local_host, local_p) || !host_and_port(peer, peer_host, peer_p)) continue;
-    if (local_p != local_port || peer_p != remote_port) continue;
-    if (peer_host == remote_addr && (local_addr.empty() || local_host == local_addr)) return ConnectionProbe(fd);
+    if (local_p != local_port_ || peer_p != remote_port_) continue;
+    if (peer_host == remote_addr_ && (local_addr_.empty() || local_host == local_addr_)) {
+      fd_ = fd;
+      return;
+    }
     port_match = fd;
   }
-  return ConnectionProbe(port_match);
+  fd_ = port_match;
 }
 
-bool ConnectionProbe::closed() const {
+bool ConnectionProbe::closed() {
+  if (!searched_) find();
   if (fd_ < 0) return false;
   pollfd entry{};
   entry.fd = fd_;

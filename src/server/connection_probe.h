@@ -8,8 +8,9 @@
 // (getsockname/getpeername over this process's descriptors), and then polls it: a peer that
 // closed or reset the connection shows POLLRDHUP / POLLHUP / POLLERR, or reads as end-of-file.
 // The descriptor stays valid while the handler runs (httplib closes it only after the handler
-// and its content provider return). Linux only; where no socket matches, closed() stays false
-// and a disconnect is noticed at the next failed write.
+// and its content provider return). The search runs on the first closed() call, so requests that
+// finish before their first poll never pay for it. Linux only; where no socket matches, closed()
+// stays false and a disconnect is noticed at the next failed write.
 #include <string>
 
 namespace lathe::server {
@@ -17,17 +18,27 @@ namespace lathe::server {
 class ConnectionProbe {
  public:
   ConnectionProbe() = default;
-  // Finds the socket whose local end is local_addr:local_port and remote end
+  // The connection whose local end is local_addr:local_port and remote end
   // remote_addr:remote_port (as httplib formats them: numeric host).
-  static ConnectionProbe find(const std::string& local_addr, int local_port, const std::string& remote_addr,
-                              int remote_port);
+  ConnectionProbe(std::string local_addr, int local_port, std::string remote_addr, int remote_port)
+      : local_addr_(std::move(local_addr)),
+        remote_addr_(std::move(remote_addr)),
+        local_port_(local_port),
+        remote_port_(remote_port) {}
 
+  // The peer has closed (or reset) the connection. Non-blocking. Not thread-safe.
+  bool closed();
+  // Whether the socket was found (after a closed() call).
   bool found() const { return fd_ >= 0; }
-  // The peer has closed (or reset) the connection. Non-blocking.
-  bool closed() const;
 
  private:
-  explicit ConnectionProbe(int fd) : fd_(fd) {}
+  void find();
+
+  std::string local_addr_;
+  std::string remote_addr_;
+  int local_port_ = 0;
+  int remote_port_ = 0;
+  bool searched_ = false;
   int fd_ = -1;
 };
 

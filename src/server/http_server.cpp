@@ -140,6 +140,12 @@ HttpServer::HttpServer(HttpOptions options) : impl_(std::make_unique<Impl>()) {
   const int threads = std::max(impl.options.worker_threads, 4);
   server.new_task_queue = [threads] { return new httplib::ThreadPool(static_cast<size_t>(threads)); };
   server.set_payload_max_length(impl.options.max_body_bytes);
+  // SO_REUSEADDR only: httplib's default adds SO_REUSEPORT, which lets a second server bind the
+  // same port and silently take half of the connections instead of failing to start.
+  server.set_socket_options([](socket_t sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+  });
 
   server.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
     const bool api = req.path == "/v1" || req.path.starts_with("/v1/");

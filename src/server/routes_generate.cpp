@@ -219,7 +219,7 @@ void run(HttpServer::Impl& impl, const httplib::Request& req, httplib::Response&
     // Validated again by the engine (vocabulary, lengths, sampling ranges): a 400.
     throw ApiException{ApiError::invalid(error.what())};
   }
-  ConnectionProbe probe = ConnectionProbe::find(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
+  ConnectionProbe probe(req.local_addr, req.local_port, req.remote_addr, req.remote_port);
   const std::chrono::milliseconds poll(std::max(impl.options.poll_interval_ms, 1));
 
   if (prepared.stream) {

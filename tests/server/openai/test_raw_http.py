@@ -300,3 +300,14 @@ def test_many_bad_requests_in_parallel_do_not_disturb_good_ones(server):
     for thread in threads:
         thread.join()
     assert sorted(results) == [200] * 8 + [400] * 24
+
+
+def test_port_in_use_fails_to_start(server):
+    import subprocess
+
+    from conftest import MODEL_DIR, lathe_binary
+    result = subprocess.run([str(lathe_binary()), "serve", str(MODEL_DIR), "--port", str(server.port)],
+                            capture_output=True, text=True, timeout=30)
+    assert result.returncode == 1
+    assert f"--port {server.port}: cannot bind" in result.stderr
+    still_serving(server)
