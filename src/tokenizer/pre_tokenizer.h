@@ -18,10 +18,19 @@
 #include <string_view>
 #include <vector>
 
+#include "tokenizer/unicode_classes.h"
+
 namespace lathe::tokenizer {
 
-// Oniguruma pattern -> PCRE2 pattern (see above). `where` names the field in errors.
-std::string translate_pattern(std::string_view pattern, const std::string& where);
+struct TranslatedPattern {
+  std::string pcre2;
+  std::vector<CodePointRange> delta_ranges;  // code points appended to categories (sorted, merged)
+};
+
+// Oniguruma pattern -> PCRE2 pattern (see above). `where` names the field in errors. With
+// category_deltas false, categories are left as PCRE2 has them (the fast variant used for text
+// that holds none of delta_ranges).
+TranslatedPattern translate_pattern(std::string_view pattern, const std::string& where, bool category_deltas = true);
 
 class SplitPreTokenizer {
  public:

@@ -19,6 +19,8 @@ namespace {
 const char* kQwen3Pattern =
     R"((?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
 
+std::string tp(std::string_view pattern) { return translate_pattern(pattern, "t").pcre2; }
+
 std::vector<std::string> pieces_of(const SplitPreTokenizer& split, std::string_view text) {
   std::vector<std::string_view> views;
   split.split(text, views);
@@ -36,22 +38,25 @@ TEST(PreTokenizer, TranslatesWhiteSpaceAndCategoryClasses) {
     if (range.hi != range.lo) letters += fmt::format("-\\x{{{:X}}}", static_cast<uint32_t>(range.hi));
   }
   ASSERT_FALSE(letters.empty());
-  EXPECT_EQ(translate_pattern(R"(\s+)", "t"), "[" + ws + "]+");
-  EXPECT_EQ(translate_pattern(R"((?!\S))", "t"), "(?![^" + ws + "])");
-  EXPECT_EQ(translate_pattern(R"([^\s\p{L}])", "t"), "[^" + ws + "\\p{L}" + letters + "]");
-  EXPECT_EQ(translate_pattern(R"(\p{L}+)", "t"), "[\\p{L}" + letters + "]+");
-  EXPECT_EQ(translate_pattern(R"(\pL)", "t"), "[\\pL" + letters + "]");
-  EXPECT_EQ(translate_pattern(R"(\P{L})", "t"), "[^\\p{L}" + letters + "]");
-  EXPECT_EQ(translate_pattern(R"(\\s[]\s][[:alpha:]\s])", "t"), "\\\\s[]" + ws + "][[:alpha:]" + ws + "]");
+  EXPECT_EQ(tp(R"(\s+)"), "[" + ws + "]+");
+  EXPECT_EQ(tp(R"((?!\S))"), "(?![^" + ws + "])");
+  EXPECT_EQ(tp(R"([^\s\p{L}])"), "[^" + ws + "\\p{L}" + letters + "]");
+  EXPECT_EQ(tp(R"(\p{L}+)"), "[\\p{L}" + letters + "]+");
+  EXPECT_EQ(tp(R"(\pL)"), "[\\pL" + letters + "]");
+  EXPECT_EQ(tp(R"(\P{L})"), "[^\\p{L}" + letters + "]");
+  EXPECT_EQ(tp(R"(\\s[]\s][[:alpha:]\s])"), "\\\\s[]" + ws + "][[:alpha:]" + ws + "]");
   // Categories without a delta, scripts and other escapes pass through.
-  EXPECT_EQ(translate_pattern(R"(\p{Lt}\p{Han}\x{41}'x\w)", "t"), R"(\p{Lt}\p{Han}\x{41}'x\w)");
-  EXPECT_EQ(translate_pattern(R"(\d)", "t").rfind("[\\d\\x{", 0), 0u);  // \d is \p{Nd}
-  EXPECT_THROW(translate_pattern(R"([\S])", "t"), Error);
-  EXPECT_THROW(translate_pattern(R"([^\P{L}])", "t"), Error);
-  EXPECT_THROW(translate_pattern(R"([\D])", "t"), Error);
-  EXPECT_THROW(translate_pattern(R"(\Qa\E)", "t"), Error);
-  EXPECT_THROW(translate_pattern(R"([abc)", "t"), Error);
-  EXPECT_THROW(translate_pattern(R"(\p{L)", "t"), Error);
+  EXPECT_EQ(tp(R"(\p{Lt}\p{Han}\x{41}'x\w)"), R"(\p{Lt}\p{Han}\x{41}'x\w)");
+  EXPECT_EQ(tp(R"(\d)").rfind("[\\d\\x{", 0), 0u);  // \d is \p{Nd}
+  EXPECT_THROW(tp(R"([\S])"), Error);
+  EXPECT_THROW(tp(R"([^\P{L}])"), Error);
+  EXPECT_THROW(tp(R"([\D])"), Error);
+  EXPECT_THROW(tp(R"(\Qa\E)"), Error);
+  EXPECT_THROW(tp(R"([abc)"), Error);
+  EXPECT_THROW(tp(R"(\p{L)"), Error);
+  EXPECT_FALSE(translate_pattern(R"(\p{L}+|\s)", "t").delta_ranges.empty());
+  EXPECT_TRUE(translate_pattern(R"([a-z]+|\s)", "t").delta_ranges.empty());
+  EXPECT_EQ(translate_pattern(R"(\p{L}+)", "t", /*category_deltas=*/false).pcre2, R"(\p{L}+)");
 }
 
 // Exhaustive: for every code point, the translated \p{L}, \p{N}, \p{M} and \s match exactly
@@ -110,6 +115,9 @@ TEST(PreTokenizer, QwenPatternSplitsLikeHf) {
   EXPECT_EQ(pieces_of(split, "it'\u017f y"), (V{"it", "'\u017f", " y"}));  // case folding: ſ ~ s
   EXPECT_EQ(pieces_of(split, "a\u3000\u3000b"), (V{"a", "\u3000", "\u3000b"}));
   EXPECT_EQ(pieces_of(split, "a\x0c\x0c" "b"), (V{"a", "\x0c", "\x0c" "b"}));
+  // U+13C42 is a letter since Unicode 16 (the full-table variant of the regex handles it).
+  EXPECT_EQ(pieces_of(split, "x\U00013c42|R"), (V{"x\U00013c42", "|R"}));
+  EXPECT_EQ(pieces_of(split, "\U00013c42R"), (V{"\U00013c42R"}));
 }
 
 TEST(PreTokenizer, PiecesTileTheText) {
