@@ -254,6 +254,29 @@ Json normalise_message(const Json& message) {
 }  // namespace
 
 Json parse_json_body(const std::string& text) {
+  // nlohmann parses and destroys iteratively, but the code that walks request values (the chat
+  // template's JSON conversion, tojson) recurses: a body nested thousands of levels deep would
+  // overflow a worker's stack. Real requests nest a few levels (tool schemas a few dozen).
+  size_t depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > kMaxJsonDepth) {
+        throw ApiException{ApiError::invalid(fmt::format("The request body nests JSON deeper than {} levels", kMaxJsonDepth))};
+      }
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
   Json body;
   try {
     body = Json::parse(text);

@@ -68,7 +68,11 @@ ChatRequest parse_chat_request(const nlohmann::ordered_json& body);
 TokenizeRequest parse_tokenize_request(const nlohmann::ordered_json& body);
 DetokenizeRequest parse_detokenize_request(const nlohmann::ordered_json& body);
 
-// Parses a request body's text; malformed JSON or a non-object body is a 400.
+// Deepest JSON nesting accepted in a request body.
+inline constexpr size_t kMaxJsonDepth = 128;
+
+// Parses a request body's text; malformed JSON, nesting deeper than kMaxJsonDepth or a
+// non-object body is a 400.
 nlohmann::ordered_json parse_json_body(const std::string& text);
 
 }  // namespace lathe::server

@@ -52,11 +52,11 @@ void check_lengths(const Service& service, size_t prompt_len, const SamplingRequ
                     length, max_len),
         prompt_param)};
   }
-  if (sampling.max_tokens && length + *sampling.max_tokens > max_len) {
+  if (sampling.max_tokens && *sampling.max_tokens > max_len - length) {  // no overflow for huge values
     throw ApiException{ApiError::invalid(
-        fmt::format("max_tokens is too large: the prompt has {} tokens and max_tokens is {} (together {}), but this "
-                    "model's maximum context length (max_model_len) is {} tokens",
-                    length, *sampling.max_tokens, length + *sampling.max_tokens, max_len),
+        fmt::format("max_tokens is too large: the prompt has {} tokens and max_tokens is {}, but this model's maximum "
+                    "context length (max_model_len) is {} tokens, so at most {} tokens can be generated",
+                    length, *sampling.max_tokens, max_len, max_len - length),
         "max_tokens")};
   }
 }

@@ -58,6 +58,8 @@ def test_malformed_json_is_400(server, raw):
     ("/v1/completions", {"prompt": "x", "max_tokens": "5"}, "max_tokens"),
     ("/v1/completions", {"prompt": "x", "max_tokens": 2.5}, "max_tokens"),
     ("/v1/completions", {"prompt": "x", "max_tokens": -1}, "max_tokens"),
+    ("/v1/completions", {"prompt": "x", "max_tokens": 2**63 - 1}, "max_tokens"),
+    ("/v1/completions", {"prompt": "x", "max_tokens": 2**64}, "max_tokens"),
     ("/v1/completions", {"prompt": "x", "temperature": "hot"}, "temperature"),
     ("/v1/completions", {"prompt": "x", "top_p": 1.5}, "top_p"),
     ("/v1/completions", {"prompt": "x", "top_k": -2}, "top_k"),
@@ -310,4 +312,21 @@ def test_port_in_use_fails_to_start(server):
                             capture_output=True, text=True, timeout=30)
     assert result.returncode == 1
     assert f"--port {server.port}: cannot bind" in result.stderr
+    still_serving(server)
+
+
+@pytest.mark.parametrize("template", [
+    '{{"prompt": "x", "max_tokens": 1, "junk": {nested}}}',
+    '{{"messages": [{{"role": "user", "content": "hi"}}], "max_tokens": 1, "chat_template_kwargs": {{"x": {nested}}}}}',
+    '{{"messages": [{{"role": "user", "content": "hi", "extra": {nested}}}], "max_tokens": 1}}',
+    '{{"messages": [{{"role": "user", "content": "hi"}}], "tools": [{{"type": "function", "function": '
+    '{{"name": "f", "parameters": {nested}}}}}]}}',
+])
+def test_deeply_nested_json_is_400_not_a_crash(server, template):
+    depth = 200000
+    raw = template.format(nested="[" * depth + "]" * depth).encode()
+    path = "/v1/completions" if raw.startswith(b'{"prompt"') else "/v1/chat/completions"
+    status, payload, _ = request(server, "POST", path, raw=raw)
+    error = check_error(status, payload, 400)
+    assert "deeper" in error["message"]
     still_serving(server)

@@ -105,5 +105,39 @@ TEST(ChatRequest, RejectsBadMessagesAndChoices) {
   EXPECT_EQ(chat_error(R"({"messages":[{"role":"user","content":"x"}],"logprobs":true})").param, "logprobs");
 }
 
+TEST(JsonBody, LimitsNestingDepthOutsideStrings) {
+  auto nested = [](size_t depth) { return "{\"x\":" + std::string(depth - 1, '[') + std::string(depth - 1, ']') + "}"; };
+  EXPECT_NO_THROW(parse_json_body(nested(kMaxJsonDepth)));
+  try {
+    parse_json_body(nested(kMaxJsonDepth + 1));
+    ADD_FAILURE() << "no error for nesting deeper than the limit";
+  } catch (const ApiException& exception) {
+    EXPECT_EQ(exception.error.status, 400);
+    EXPECT_NE(exception.error.message.find("deeper"), std::string::npos);
+  }
+  // Brackets inside strings (escaped quotes included) do not count.
+  const std::string in_string = "{\"x\": \"\\\"" + std::string(1000, '[') + "\"}";
+  EXPECT_EQ(parse_json_body(in_string)["x"].get<std::string>().size(), 1001u);
+}
+
+TEST(TokenizeRequest, TextAndMessageForms) {
+  const TokenizeRequest text = parse_tokenize_request(parse_json_body(R"({"prompt":"hi","add_special_tokens":false})"));
+  EXPECT_EQ(text.prompt, "hi");
+  EXPECT_FALSE(text.add_special_tokens);
+  EXPECT_FALSE(text.chat.has_value());
+  const TokenizeRequest chat = parse_tokenize_request(
+      parse_json_body(R"({"messages":[{"role":"user","content":"x"}],"add_generation_prompt":false})"));
+  ASSERT_TRUE(chat.chat.has_value());
+  EXPECT_FALSE(chat.chat->add_generation_prompt);
+  const DetokenizeRequest detok = parse_detokenize_request(parse_json_body(R"({"tokens":[1,2,3]})"));
+  EXPECT_EQ(detok.tokens, (std::vector<int32_t>{1, 2, 3}));
+  for (const char* bad : {R"({})", R"({"prompt":1})", R"({"prompt":"a","messages":[]})"}) {
+    EXPECT_THROW(parse_tokenize_request(parse_json_body(bad)), ApiException) << bad;
+  }
+  for (const char* bad : {R"({})", R"({"tokens":"a"})", R"({"tokens":[-1]})", R"({"tokens":[1.5]})"}) {
+    EXPECT_THROW(parse_detokenize_request(parse_json_body(bad)), ApiException) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace lathe::server
