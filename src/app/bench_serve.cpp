@@ -63,6 +63,7 @@ void configure(httplib::Client& client, const ServeOptions& o) {
   client.set_read_timeout(timeout, 0);
   client.set_write_timeout(timeout, 0);
   client.set_keep_alive(true);
+  client.set_tcp_nodelay(true);  // the request is two writes (headers, body): no Nagle delay
   if (!o.api_key.empty()) client.set_bearer_token_auth(o.api_key);
 }
 

@@ -7,8 +7,10 @@
 //   E2E   send -> end of the stream;
 //   request throughput = completed / duration, output tok/s = output tokens / duration, where
 //   duration runs from the first request sent to the last one finished.
-// Output tokens are the server's usage.completion_tokens when it reports usage, else the number
-// of chunks (one token per chunk is what lathe and vLLM stream).
+// Output tokens are the server's usage.completion_tokens when it reports usage (requested with
+// stream_options.include_usage), else the number of chunks, which can undercount: a server may
+// hold back a token whose text is an incomplete UTF-8 sequence and send it with the next one
+// (lathe does), so ITL is then a gap between chunks rather than between tokens.
 #include <cstdint>
 #include <functional>
 #include <optional>
