@@ -326,6 +326,77 @@ void for_each_dummy_tensor(const ModelConfig& config, const DummyOptions& option
   }
 }
 
+Qwen3DeviceWeights upload_dummy_qwen3_weights(ops::Backend& backend, const ModelConfig& config,
+                                              const DummyOptions& options) {
+  const Filler filler(options);
+  Qwen3DeviceWeights out;
+  out.layers.resize(static_cast<size_t>(config.num_hidden_layers));
+  auto upload = [&](const void* data, size_t bytes) {
+    DeviceBuffer& buffer = out.buffers.emplace_back(backend, bytes, "dummy model weights");
+    backend.upload(buffer.data(), data, bytes);
+    out.uploaded_bytes += bytes;
+    return buffer.data();
+  };
+  for (const Entry& e : entries(config)) {
+    const DummyTensorSpec& spec = e.spec;
+    DummyStorage host;  // one tensor at a time
+    void* data = host.allocate(spec.bytes());
+    std::vector<float> scale(static_cast<size_t>(spec.scale_count()));
+    filler.fill(spec, data, scale.data());
+    const void* device = upload(data, spec.bytes());
+    if (spec.role == DummyTensorSpec::Role::kMatrix) {
+      ops::WeightView view;
+      view.data = device;
+      view.dtype = spec.dtype;
+      view.rows = spec.rows;
+      view.cols = spec.cols;
+      view.scale_kind = spec.scale_kind;
+      if (!scale.empty()) view.scale = static_cast<const float*>(upload(scale.data(), scale.size() * sizeof(float)));
+      out.weight_bytes += spec.bytes();
+      if (e.field == Field::kEmbed) {
+        out.embed_tokens = view;
+        continue;
+      }
+      if (e.field == Field::kLmHead) {
+        out.lm_head = view;
+        continue;
+      }
+      Qwen3LayerDeviceWeights& l = out.layers.at(static_cast<size_t>(e.layer));
+      switch (e.field) {
+        case Field::kQ: l.q_proj = view; break;
+        case Field::kK: l.k_proj = view; break;
+        case Field::kV: l.v_proj = view; break;
+        case Field::kO: l.o_proj = view; break;
+        case Field::kGate: l.gate_proj = view; break;
+        case Field::kUp: l.up_proj = view; break;
+        case Field::kDown: l.down_proj = view; break;
+        default: fail("internal: dummy matrix '{}' has no slot", spec.name);
+      }
+      continue;
+    }
+    const auto* values = static_cast<const float*>(device);
+    if (e.field == Field::kFinalNorm) {
+      out.final_norm = values;
+      continue;
+    }
+    Qwen3LayerDeviceWeights& l = out.layers.at(static_cast<size_t>(e.layer));
+    switch (e.field) {
+      case Field::kInputNorm: l.input_layernorm = values; break;
+      case Field::kPostNorm: l.post_attention_layernorm = values; break;
+      case Field::kQNorm: l.q_norm = values; break;
+      case Field::kKNorm: l.k_norm = values; break;
+      case Field::kQBias: l.q_proj.bias = values; break;
+      case Field::kKBias: l.k_proj.bias = values; break;
+      case Field::kVBias: l.v_proj.bias = values; break;
+      case Field::kOBias: l.o_proj.bias = values; break;
+      default: fail("internal: dummy vector '{}' has no slot", spec.name);
+    }
+  }
+  if (config.tie_word_embeddings) out.lm_head = out.embed_tokens;
+  backend.synchronize();
+  return out;
+}
+
 Qwen3Weights make_dummy_qwen3_weights(const ModelConfig& config, const DummyOptions& options) {
   const Filler filler(options);
   auto storage = std::make_shared<DummyStorage>();

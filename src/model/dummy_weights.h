@@ -30,7 +30,9 @@
 
 #include "core/dtype.h"
 #include "model/config.h"
+#include "model/weight_upload.h"
 #include "model/weights.h"
+#include "ops/backend.h"
 #include "ops/tensor.h"
 
 namespace lathe::model {
@@ -86,5 +88,14 @@ void for_each_dummy_tensor(const ModelConfig& config, const DummyOptions& option
 // same values for_each_dummy_tensor produces. Host memory: dummy_matrix_bytes(config) plus small
 // vectors; prefer the visitor for models that do not fit twice in memory.
 Qwen3Weights make_dummy_qwen3_weights(const ModelConfig& config, const DummyOptions& options = {});
+
+// The model's weights generated straight into `backend`'s memory, one tensor at a time (peak
+// host memory: the largest tensor, not the model): the same values
+// as upload_qwen3_weights(backend, make_dummy_qwen3_weights(config, options)) would hold, each
+// tensor in its own DeviceBuffer, norms / biases / scales as f32. weight_bytes follows
+// upload_qwen3_weights' definition (matrices as stored, tied lm_head once). For a model built
+// from device weights (a Qwen3Model constructor taking Qwen3DeviceWeights does not exist yet).
+Qwen3DeviceWeights upload_dummy_qwen3_weights(ops::Backend& backend, const ModelConfig& config,
+                                              const DummyOptions& options = {});
 
 }  // namespace lathe::model

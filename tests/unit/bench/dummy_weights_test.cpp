@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "io/safetensors.h"
 #include "model/config.h"
 #include "model/dummy_weights.h"
+#include "model/weight_upload.h"
+#include "ops/backend.h"
 
 namespace lathe::model {
 namespace {
@@ -245,6 +248,79 @@ TEST(DummyWeights, RealConfigsHaveThePublishedSizes) {
   }
   EXPECT_EQ(q8.eos_token_ids, (std::vector<int32_t>{151645, 151643}));
 }
+
+}  // namespace
+}  // namespace lathe::model
+
+namespace lathe::model {
+namespace {
+
+// Bytes behind a device view (CPU backend: host memory).
+std::vector<uint8_t> view_bytes(const ops::WeightView& v) {
+  return bytes_of(v.data, static_cast<size_t>(v.rows * v.cols) * dtype_size(v.dtype));
+}
+
+void expect_same(const ops::WeightView& a, const ops::WeightView& b, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(a.dtype, b.dtype);
+  EXPECT_EQ(a.rows, b.rows);
+  EXPECT_EQ(a.cols, b.cols);
+  EXPECT_EQ(a.scale_kind, b.scale_kind);
+  EXPECT_EQ(view_bytes(a), view_bytes(b));
+  const auto n = static_cast<size_t>(ops::scale_count(a.scale_kind, a.rows, a.cols));
+  ASSERT_EQ(a.scale == nullptr, b.scale == nullptr);
+  if (a.scale != nullptr) {
+    EXPECT_EQ(std::memcmp(a.scale, b.scale, n * sizeof(float)), 0);
+  }
+  ASSERT_EQ(a.bias == nullptr, b.bias == nullptr);
+  if (a.bias != nullptr) {
+    EXPECT_EQ(std::memcmp(a.bias, b.bias, static_cast<size_t>(a.rows) * sizeof(float)), 0);
+  }
+}
+
+void expect_same_floats(const float* a, const float* b, int64_t n, const std::string& what) {
+  ASSERT_NE(a, nullptr) << what;
+  ASSERT_NE(b, nullptr) << what;
+  EXPECT_EQ(std::memcmp(a, b, static_cast<size_t>(n) * sizeof(float)), 0) << what;
+}
+
+class UploadDummy : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(UploadDummy, TensorByTensorUploadEqualsTheWholeModelPath) {
+  const ModelConfig config = load_model_config(kFixtures / GetParam());
+  const DummyOptions options{.seed = 5};
+  std::unique_ptr<ops::Backend> backend = ops::make_cpu_backend();
+  const Qwen3Weights host = make_dummy_qwen3_weights(config, options);
+  const Qwen3DeviceWeights want = upload_qwen3_weights(*backend, host);  // CPU: views into `host`
+  const Qwen3DeviceWeights got = upload_dummy_qwen3_weights(*backend, config, options);
+  EXPECT_EQ(got.weight_bytes, want.weight_bytes);
+  EXPECT_GT(got.uploaded_bytes, got.weight_bytes);  // plus norms (and scales, biases)
+  expect_same(got.embed_tokens, want.embed_tokens, "embed_tokens");
+  expect_same(got.lm_head, want.lm_head, "lm_head");
+  EXPECT_EQ(got.lm_head.data == got.embed_tokens.data, config.tie_word_embeddings);
+  expect_same_floats(got.final_norm, want.final_norm, config.hidden_size, "final norm");
+  ASSERT_EQ(got.layers.size(), want.layers.size());
+  for (size_t i = 0; i < got.layers.size(); ++i) {
+    const Qwen3LayerDeviceWeights& g = got.layers[i];
+    const Qwen3LayerDeviceWeights& w = want.layers[i];
+    const std::string at = "layer " + std::to_string(i) + " ";
+    expect_same(g.q_proj, w.q_proj, at + "q");
+    expect_same(g.k_proj, w.k_proj, at + "k");
+    expect_same(g.v_proj, w.v_proj, at + "v");
+    expect_same(g.o_proj, w.o_proj, at + "o");
+    expect_same(g.gate_proj, w.gate_proj, at + "gate");
+    expect_same(g.up_proj, w.up_proj, at + "up");
+    expect_same(g.down_proj, w.down_proj, at + "down");
+    expect_same_floats(g.input_layernorm, w.input_layernorm, config.hidden_size, at + "input norm");
+    expect_same_floats(g.post_attention_layernorm, w.post_attention_layernorm, config.hidden_size, at + "post norm");
+    expect_same_floats(g.q_norm, w.q_norm, config.head_dim, at + "q_norm");
+    expect_same_floats(g.k_norm, w.k_norm, config.head_dim, at + "k_norm");
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, UploadDummy,
+                         ::testing::Values("qwen3-tiny-chat", "qwen3-attn-bias", "qwen3-fp8-block-f32scale",
+                                           "qwen3-fp8-channel"));
 
 }  // namespace
 }  // namespace lathe::model
