@@ -45,8 +45,12 @@ enum class Flow { kNormal, kBreak, kContinue };
 class Interpreter {
  public:
   std::string run(const ParsedTemplate& parsed, const Dict& variables) {
-    auto globals = std::make_shared<Frame>(nullptr);
-    globals->vars = make_globals();
+    // The globals never change (assignments land in inner frames), so renders share one frame.
+    static const FramePtr globals = [] {
+      auto frame = std::make_shared<Frame>(nullptr);
+      frame->vars = make_globals();
+      return frame;
+    }();
     auto context = std::make_shared<Frame>(globals);
     context->vars = variables;
     FramePtr root = child_frame(context, parsed.undefined_on_entry);
@@ -169,22 +173,23 @@ class Interpreter {
   static Value make_loop(const ValueList& items, int64_t i) {
     const int64_t length = static_cast<int64_t>(items.size());
     Dict loop;
-    loop.set("index0", Value::integer(i));
-    loop.set("index", Value::integer(i + 1));
-    loop.set("revindex0", Value::integer(length - i - 1));
-    loop.set("revindex", Value::integer(length - i));
-    loop.set("first", Value::boolean(i == 0));
-    loop.set("last", Value::boolean(i == length - 1));
-    loop.set("length", Value::integer(length));
-    loop.set("depth", Value::integer(1));
-    loop.set("depth0", Value::integer(0));
-    loop.set("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
-    loop.set("nextitem",
-             i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
-    loop.set("cycle", Value::callable("loop.cycle", [i](CallArgs& args) {
-               if (args.positional.empty() || !args.keyword.empty()) template_error("no items for cycling given");
-               return args.positional[static_cast<size_t>(i) % args.positional.size()];
-             }));
+    loop.items.reserve(12);
+    auto add = [&](const char* key, Value value) { loop.items.emplace_back(key, std::move(value)); };
+    add("index0", Value::integer(i));
+    add("index", Value::integer(i + 1));
+    add("revindex0", Value::integer(length - i - 1));
+    add("revindex", Value::integer(length - i));
+    add("first", Value::boolean(i == 0));
+    add("last", Value::boolean(i == length - 1));
+    add("length", Value::integer(length));
+    add("depth", Value::integer(1));
+    add("depth0", Value::integer(0));
+    add("previtem", i > 0 ? items[static_cast<size_t>(i - 1)] : Value::undefined("there is no previous item"));
+    add("nextitem", i + 1 < length ? items[static_cast<size_t>(i + 1)] : Value::undefined("there is no next item"));
+    add("cycle", Value::callable("loop.cycle", [i](CallArgs& args) {
+          if (args.positional.empty() || !args.keyword.empty()) template_error("no items for cycling given");
+          return args.positional[static_cast<size_t>(i) % args.positional.size()];
+        }));
     return Value::dict(std::move(loop));
   }
 
