@@ -192,6 +192,7 @@ LatencyReport run_latency(const LatencyOptions& o) {
   report.options = o;
   report.model = o.model_dir.string();
   report.load_format = o.load_format;
+  report.started_at = utc_timestamp();
 
   std::unique_ptr<ops::Backend> backend = make_backend(o.device);
   report.backend = backend->name();
@@ -261,7 +262,7 @@ LatencyReport run_latency(const LatencyOptions& o) {
 std::string format_latency_report(const LatencyReport& r) {
   const LatencyOptions& o = r.options;
   std::string out;
-  out += fmt::format("model: {} (--load-format {})\n", r.model, r.load_format);
+  out += fmt::format("model: {} (--load-format {}), {}\n", r.model, r.load_format, r.started_at);
   out += fmt::format("backend: {}, KV cache {}, load {:.2f} s\n", r.backend, r.kv_dtype, r.load_s);
   out += fmt::format("weights: {}\n", r.weights_line);
   out += fmt::format("{}\n", r.read_ceiling_line);
@@ -287,6 +288,7 @@ std::string format_latency_report(const LatencyReport& r) {
 nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
   const LatencyOptions& o = r.options;
   nlohmann::ordered_json j;
+  j["started_at"] = r.started_at;
   j["model"] = r.model;
   j["load_format"] = r.load_format;
   j["backend"] = r.backend;

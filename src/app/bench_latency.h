@@ -52,6 +52,7 @@ struct LatencyRow {
 };
 
 struct LatencyReport {
+  std::string started_at;           // UTC, ISO 8601
   std::string model;
   std::string load_format;
   std::string backend;

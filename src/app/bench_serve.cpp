@@ -7,7 +7,6 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
-#include <ctime>
 #include <mutex>
 #include <thread>
 
@@ -203,14 +202,6 @@ void validate(const ServeOptions& o) {
   if (!(o.timeout_s > 0.0) || !std::isfinite(o.timeout_s)) fail("--timeout must be positive");
 }
 
-std::string utc_now() {
-  const std::time_t now = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&now, &tm);
-  char text[32];
-  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return text;
-}
 
 // One concurrency level: num_prompts requests, at most `concurrency` in flight.
 LevelMetrics run_level(const ServeOptions& o, const Url& url, const std::string& model, const PromptIds& ids,
@@ -272,7 +263,7 @@ ServeReport run_serve(const ServeOptions& o, const std::function<void(const std:
   const PromptIds ids(o);
   ServeReport report;
   report.options = o;
-  report.started_at = utc_now();
+  report.started_at = utc_timestamp();
   report.prompt_ids = ids.description();
   report.model = resolve_model(o, url);
 

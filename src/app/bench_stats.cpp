@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <numeric>
 
 namespace lathe::app {
@@ -39,6 +40,15 @@ nlohmann::ordered_json summary_json(const Summary& s, double scale) {
   out["max"] = s.max * scale;
   out["count"] = s.count;
   return out;
+}
+
+std::string utc_timestamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return text;
 }
 
 }  // namespace lathe::app

@@ -4,6 +4,7 @@
 // reports), so p50 of an even count is the mean of the middle two.
 #include <cstddef>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -29,5 +30,8 @@ Summary summarize(std::vector<double> values);
 // {"mean", "p50", "p90", "p99", "min", "max", "count"}, each value multiplied by `scale` (e.g.
 // 1e3 to report seconds as milliseconds).
 nlohmann::ordered_json summary_json(const Summary& summary, double scale = 1.0);
+
+// The current time, UTC, ISO 8601 ("2026-11-30T07:30:00Z"), for the reports' headers.
+std::string utc_timestamp();
 
 }  // namespace lathe::app
