@@ -15,6 +15,16 @@ version of PCRE2 10.42; the C++ test checks PCRE2 against the fixture below), an
   tests/fixtures/tokenizer/onig_classes.json      Oniguruma's complete sets for L, N, M and \\s,
                                                   as ranges, for the exhaustive C++ test
 
+It also probes HF's NFC/NFD normalizer (whose Unicode tables are older than utf8proc's) for the
+code points it knows anything about (a canonical decomposition, a non-zero combining class, a
+part in a canonical composition) and writes:
+
+  src/tokenizer/unicode_classes.cpp               hf_normalization_known(): those code points,
+                                                  as ranges; lathe's Normalizer treats every
+                                                  other code point as inert, as HF does
+  tests/fixtures/tokenizer/nfc_probes.jsonl       probe strings around every mark and every
+                                                  composable character, with HF's NFC of each
+
 Run from anywhere:  python3 tools/make_tokenizer_unicode_tables.py
 """
 import json
@@ -22,7 +32,7 @@ import os
 import unicodedata
 
 import tokenizers
-from tokenizers import Regex, pre_tokenizers
+from tokenizers import Regex, normalizers, pre_tokenizers
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CATEGORIES = ["L", "Lu", "Ll", "Lt", "Lm", "Lo", "M", "Mn", "Mc", "Me", "N", "Nd", "Nl", "No",
@@ -53,6 +63,65 @@ def ranges(code_points):
     return out
 
 
+def composition_pairs():
+    """(first, second) of every canonical composition Python's tables list, plus Hangul."""
+    pairs = []
+    for cp in ALL:
+        d = unicodedata.decomposition(chr(cp))
+        if d and not d.startswith("<"):
+            parts = d.split()
+            if len(parts) == 2:
+                pairs.append((int(parts[0], 16), int(parts[1], 16)))
+    pairs += [(lead, 0x1161) for lead in range(0x1100, 0x1113)]
+    pairs += [(0x1100, vowel) for vowel in range(0x1161, 0x1176)]
+    pairs += [(0xAC00, trail) for trail in range(0x11A8, 0x11C3)]
+    pairs += [(syllable, 0x11A8) for syllable in range(0xAC00, 0xD7A4, 28)]
+    return pairs
+
+
+def changed_by(normalizer, probes):
+    """Indices of `probes` that `normalizer` changes (probes joined by NUL, a starter)."""
+    changed = set()
+    for i in range(0, len(probes), 20000):
+        block = probes[i:i + 20000]
+        out = normalizer.normalize_str("\u0000".join(block)).split("\u0000")
+        assert len(out) == len(block)
+        changed.update(i + k for k, (a, b) in enumerate(zip(block, out)) if a != b)
+    return changed
+
+
+def hf_normalization_known():
+    """Code points HF's normalizer knows: decomposes, reorders, or composes."""
+    nfc, nfd = normalizers.NFC(), normalizers.NFD()
+    cps = ALL[1:]  # NUL separates the probes
+    alone = [chr(cp) for cp in cps]
+    known = {cps[i] for i in changed_by(nfd, alone) | changed_by(nfc, alone)}
+    # Non-zero combining class: reordered against U+0334 (ccc 1) after it, or U+0301 (ccc 230)
+    # before it ('q' composes with neither).
+    known |= {cps[i] for i in changed_by(nfc, ["q" + chr(cp) + "\u0334" for cp in cps])}
+    known |= {cps[i] for i in changed_by(nfc, ["q\u0301" + chr(cp) for cp in cps])}
+    pairs = composition_pairs()
+    for i in changed_by(nfc, [chr(a) + chr(b) for a, b in pairs]):
+        known |= set(pairs[i])
+    return known
+
+
+def nfc_probes():
+    """Probe strings exercising every mark and every composition, with HF's NFC of each."""
+    nfc = normalizers.NFC()
+    marks = [cp for cp in ALL if unicodedata.category(chr(cp)).startswith("M") or unicodedata.combining(chr(cp))]
+    decomposable = [cp for cp in ALL if unicodedata.decomposition(chr(cp))[:1] not in ("", "<")]
+    probes = [chr(cp) for cp in decomposable]
+    probes += ["q" + chr(cp) + "\u0334" for cp in marks] + ["q\u0301" + chr(cp) for cp in marks]
+    probes += [chr(a) + chr(b) for a, b in composition_pairs() if not 0xAC00 <= a <= 0xD7A3]
+    # Private-use planes 15-16 (lathe's placeholders) next to marks HF does and does not know.
+    probes += ["\U000F0000\u0EBA\u0E38\U0010FFFD", "a\u0EBA\u0E38\U000F0001e\u0301\U000F0000",
+               "\U000F0000\u0301", "e\U000F0000\u0301", "\u0E38\u0EBA" * 3 + "\U0010FFFD",
+               "\uAC00\u11A7", "\u1100\u1161\u11A7", "\uAC00\u11A8\u11A7"]  # U+11A7: Hangul T base
+    out = nfc.normalize_str("\u0000".join(probes)).split("\u0000")
+    return list(zip(probes, out))
+
+
 def main():
     rows = []
     for category in CATEGORIES:
@@ -78,7 +147,15 @@ def main():
         for lo, hi in extra:
             lines.append(f"    {{0x{lo:X}, 0x{hi:X}}},")
         lines.append("};")
-    lines += ["", "}  // namespace", "", "std::optional<CategoryDelta> onig_category_delta(std::string_view category) {"]
+    known = ranges(hf_normalization_known())
+    print(f"HF normalizer knows {sum(b - a + 1 for a, b in known)} code points in {len(known)} ranges")
+    lines.append("constexpr CodePointRange kNormalizationKnown[] = {")
+    for lo, hi in known:
+        lines.append(f"    {{0x{lo:X}, 0x{hi:X}}},")
+    lines.append("};")
+    lines += ["", "}  // namespace", "",
+              "std::span<const CodePointRange> hf_normalization_known() { return kNormalizationKnown; }", "",
+              "std::optional<CategoryDelta> onig_category_delta(std::string_view category) {"]
     for category, extra, missing in rows:
         span = f"std::span<const CodePointRange>(k{category})" if extra else "std::span<const CodePointRange>()"
         lines.append(f"  if (category == \"{category}\") return CategoryDelta{{{span}, {missing}}};")
@@ -93,7 +170,14 @@ def main():
     with open(os.path.join(ROOT, "tests", "fixtures", "tokenizer", "onig_classes.json"), "w", encoding="ascii") as f:
         json.dump(fixture, f, separators=(",", ":"))
         f.write("\n")
-    print("wrote src/tokenizer/unicode_classes.cpp and tests/fixtures/tokenizer/onig_classes.json")
+    probes = nfc_probes()
+    with open(os.path.join(ROOT, "tests", "fixtures", "tokenizer", "nfc_probes.jsonl"), "w", encoding="utf-8") as f:
+        f.write(json.dumps({"tokenizers_version": tokenizers.__version__, "probes": len(probes),
+                            "generated_by": "tools/make_tokenizer_unicode_tables.py"}) + "\n")
+        for probe, normalized in probes:
+            f.write(json.dumps([probe, normalized], ensure_ascii=False) + "\n")
+    print(f"wrote src/tokenizer/unicode_classes.cpp, tests/fixtures/tokenizer/onig_classes.json and "
+          f"nfc_probes.jsonl ({len(probes)} probes)")
 
 
 if __name__ == "__main__":

@@ -1,5 +1,11 @@
 #pragma once
 // Unicode normalisation of the text between added tokens (utf8proc). Input must be valid UTF-8.
+//
+// HF tokenizers normalises with older Unicode tables than utf8proc's: a combining mark assigned
+// later (e.g. U+0EBA, Unicode 12) is an ordinary starter for HF and is not reordered. For NFC and
+// NFD, code points utf8proc knows but HF does not (unicode_classes.h, generated from HF) are
+// swapped for private-use placeholders around the utf8proc call, so the result matches HF.
+// NFKC/NFKD use utf8proc's tables unchanged.
 #include <string>
 #include <string_view>
 #include <vector>

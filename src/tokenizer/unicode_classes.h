@@ -19,6 +19,11 @@ struct CategoryDelta {
   size_t missing;                         // matched by PCRE2's \p{X}, no longer by Oniguruma
 };
 
+// Code points HF tokenizers' normalizer knows anything about (a canonical decomposition, a
+// non-zero combining class, a part in a canonical composition), sorted ranges. Its tables are
+// older than utf8proc's; any other code point is inert for HF (Normalizer relies on this).
+std::span<const CodePointRange> hf_normalization_known();
+
 // The delta of general category `category` ("L", "Nd", ...); nullopt for a name not covered
 // (scripts, long names, the C categories), which are passed to PCRE2 unchanged.
 std::optional<CategoryDelta> onig_category_delta(std::string_view category);

@@ -5,6 +5,11 @@
 
 #include <cstdlib>
 
+#include <nlohmann/json.hpp>
+
+#include <fstream>
+
+#include "test_support.h"
 #include "tokenizer/normalizer.h"
 #include "tokenizer/utf8.h"
 
@@ -50,6 +55,32 @@ TEST(Normalizer, NonInertTextIsNormalised) {
   Normalizer nfd({NormalForm::kNfd});
   nfd.apply("\u00e9", out);
   EXPECT_EQ(out, "e\u0301");
+}
+
+// HF's NFC of a probe string around every mark and every composition (and of every
+// decomposable character), from tools/make_tokenizer_unicode_tables.py. HF's tables are older
+// than utf8proc's; marks it does not know must stay where they are.
+TEST(Normalizer, NfcMatchesHfOnEveryProbe) {
+  std::ifstream in(fixture_path("tokenizer/nfc_probes.jsonl"));
+  ASSERT_TRUE(in);
+  std::string line;
+  std::getline(in, line);  // header
+  Normalizer nfc({NormalForm::kNfc});
+  int probes = 0, differences = 0, utf8proc_differs = 0;
+  std::string out;
+  while (std::getline(in, line)) {
+    nlohmann::json probe = nlohmann::json::parse(line);
+    std::string text = probe[0].get<std::string>();
+    std::string want = probe[1].get<std::string>();
+    nfc.apply(text, out);
+    if (out != want && ++differences <= 5) ADD_FAILURE() << "probe " << escaped(text) << ": got " << escaped(out);
+    utf8proc_differs += utf8proc_nfc(text) != want;
+    ++probes;
+  }
+  EXPECT_EQ(differences, 0);
+  EXPECT_GT(probes, 7000);
+  // The probes do exercise the difference between the two table versions.
+  EXPECT_GT(utf8proc_differs, 50);
 }
 
 }  // namespace
