@@ -184,6 +184,7 @@ struct StreamState {
     while (out.empty() && !final) {
       std::optional<engine::StreamEvent> event = handle->next_for(poll);
       if (!event) {
+        // Idle (queued, or a long prefill): no write would notice a departed client.
         if (probe.closed()) {
           cancel();
           return false;
@@ -249,18 +250,27 @@ void run(HttpServer::Impl& impl, const httplib::Request& req, httplib::Response&
 
   GenerationResponse& response = *prepared.response;
   bool cancelled = false;
+  auto next_check = std::chrono::steady_clock::now() + poll;
   for (;;) {
     std::optional<engine::StreamEvent> event = handle->next_for(poll);
-    if (!event) {
-      if (!cancelled && probe.closed()) {
-        // Nobody will read the answer: stop generating now; the final (cancelled) event follows.
-        service->engine().cancel(handle->id());
+    // Checked by the clock, not only when idle: a request producing tokens faster than the poll
+    // interval must still notice that nobody will read its answer.
+    if (!cancelled && std::chrono::steady_clock::now() >= next_check) {
+      next_check = std::chrono::steady_clock::now() + poll;
+      if (probe.closed()) {
+        service->engine().cancel(handle->id());  // the final (cancelled) event follows
         cancelled = true;
       }
-      continue;
     }
+    if (!event) continue;
     if (event->finish && ended_badly(*event)) {
-      send_error(res, ended_error(*event));
+      if (cancelled && *event->finish == engine::FinishReason::kCancelled) {
+        // Nobody reads this; 499 (nginx's "client closed request") keeps it apart in /metrics.
+        send_error(res, ApiError{499, "The client closed the connection", "invalid_request_error", std::nullopt,
+                                 "client_closed_request"});
+      } else {
+        send_error(res, ended_error(*event));
+      }
       return;
     }
     response.add(*event);

@@ -137,8 +137,9 @@ def _server(request, *args, **kwargs):
 
 @pytest.fixture(scope="session")
 def server(request):
-    """The main server: defaults except a 1 MiB body limit."""
-    return _server(request, "--max-body-bytes", str(1 << 20))
+    """The main server: defaults except a 1 MiB body limit and room for long generations (so a
+    request cut off by a disconnect could not have finished by itself first)."""
+    return _server(request, "--max-body-bytes", str(1 << 20), max_model_len=4096)
 
 
 @pytest.fixture(scope="session")

@@ -253,7 +253,7 @@ def test_client_that_stops_sending_mid_body_does_not_block_others(server):
 
 def test_client_that_never_reads(server):
     before = server.metrics()
-    body = json.dumps({"prompt": "never read", "max_tokens": 500, "stream": True, "ignore_eos": True}).encode()
+    body = json.dumps({"prompt": "never read", "max_tokens": 3000, "stream": True, "ignore_eos": True}).encode()
     sock = raw_socket(server)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
     sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
@@ -269,19 +269,17 @@ def test_client_that_never_reads(server):
 
 def test_non_streaming_client_disconnect_cancels(server):
     before = server.metrics()
-    body = json.dumps({"prompt": "gone", "max_tokens": 900, "ignore_eos": True}).encode()
+    body = json.dumps({"prompt": "gone", "max_tokens": 4000, "ignore_eos": True}).encode()
     sock = raw_socket(server)
     sock.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                  + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
     time.sleep(0.05)
-    sock.close()  # before the answer: the probe notices and the engine cancels
+    sock.close()  # long before the answer: the connection probe notices and the engine cancels
     samples = server.wait_idle(timeout=10)
     assert samples["lathe_kv_blocks_used"] == 0
     cancelled = 'lathe_requests_finished_total{finish_reason="cancelled"}'
-    finished = samples[cancelled] - before[cancelled]
-    generated = samples["lathe_generation_tokens_total"] - before["lathe_generation_tokens_total"]
-    # Either it was cancelled, or (on a very fast machine) it had already finished all 900 tokens.
-    assert finished == 1 or generated == 900
+    assert samples[cancelled] - before[cancelled] == 1
+    assert samples["lathe_generation_tokens_total"] - before["lathe_generation_tokens_total"] < 4000
 
 
 def test_many_bad_requests_in_parallel_do_not_disturb_good_ones(server):
