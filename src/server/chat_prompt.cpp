@@ -35,7 +35,6 @@ ChatPrompter::ChatPrompter(const tokenizer::TokenizerConfig& config) {
   std::string sources = config.chat_template.value_or("");
   for (const auto& [name, source] : config.named_chat_templates) sources += source;
   uses_reasoning_ = sources.find("<think>") != std::string::npos;
-  supports_tools_ = sources.find("tools") != std::string::npos;
 }
 
 ChatPrompt ChatPrompter::render(const Json& messages, const Json& tools, bool add_generation_prompt,

@@ -34,8 +34,6 @@ class ChatPrompter {
   const std::string& unavailable_reason() const { return unavailable_reason_; }
   // The template writes <think> blocks, so model output may hold reasoning to split off.
   bool uses_reasoning() const { return uses_reasoning_; }
-  // The template source mentions tools (so `tools` reach the prompt).
-  bool supports_tools() const { return supports_tools_; }
 
   // Renders. `messages` is the validated, normalised array (server/openai_request.h); `tools` is
   // null or an array; `kwargs` an object. Throws ApiException (400) when chat is unavailable or
@@ -48,7 +46,6 @@ class ChatPrompter {
   std::unique_ptr<tokenizer::ChatTemplate> tool_use_;  // the "tool_use" named template, if any
   std::string unavailable_reason_;
   bool uses_reasoning_ = false;
-  bool supports_tools_ = false;
 };
 
 }  // namespace lathe::server
