@@ -21,7 +21,10 @@ part in a canonical composition) and writes:
 
   src/tokenizer/unicode_classes.cpp               hf_normalization_known(): those code points,
                                                   as ranges; lathe's Normalizer treats every
-                                                  other code point as inert, as HF does
+                                                  other code point as inert, as HF does;
+                                                  hf_nfc_unsafe(): the code points that are not
+                                                  an NFC boundary for HF (text without any is
+                                                  its own NFC; NFC runs only around them)
   tests/fixtures/tokenizer/nfc_probes.jsonl       probe strings around every mark and every
                                                   composable character, with HF's NFC of each
 
@@ -90,20 +93,23 @@ def changed_by(normalizer, probes):
     return changed
 
 
-def hf_normalization_known():
-    """Code points HF's normalizer knows: decomposes, reorders, or composes."""
+def hf_normalization_sets():
+    """(known, nfc_unsafe): the code points HF's normalizer knows (decomposes, reorders or
+    composes), and those that are not an NFC boundary for it (changed by NFC alone, non-zero
+    combining class, or the second of a composition it performs)."""
     nfc, nfd = normalizers.NFC(), normalizers.NFD()
     cps = ALL[1:]  # NUL separates the probes
     alone = [chr(cp) for cp in cps]
-    known = {cps[i] for i in changed_by(nfd, alone) | changed_by(nfc, alone)}
+    nfc_changed = {cps[i] for i in changed_by(nfc, alone)}
     # Non-zero combining class: reordered against U+0334 (ccc 1) after it, or U+0301 (ccc 230)
     # before it ('q' composes with neither).
-    known |= {cps[i] for i in changed_by(nfc, ["q" + chr(cp) + "\u0334" for cp in cps])}
-    known |= {cps[i] for i in changed_by(nfc, ["q\u0301" + chr(cp) for cp in cps])}
+    reordered = {cps[i] for i in changed_by(nfc, ["q" + chr(cp) + "\u0334" for cp in cps])}
+    reordered |= {cps[i] for i in changed_by(nfc, ["q\u0301" + chr(cp) for cp in cps])}
     pairs = composition_pairs()
-    for i in changed_by(nfc, [chr(a) + chr(b) for a, b in pairs]):
-        known |= set(pairs[i])
-    return known
+    composing = [pairs[i] for i in changed_by(nfc, [chr(a) + chr(b) for a, b in pairs])]
+    seconds = {b for _, b in composing}
+    known = {cps[i] for i in changed_by(nfd, alone)} | nfc_changed | reordered | seconds | {a for a, _ in composing}
+    return known, nfc_changed | reordered | seconds
 
 
 def nfc_probes():
@@ -147,14 +153,17 @@ def main():
         for lo, hi in extra:
             lines.append(f"    {{0x{lo:X}, 0x{hi:X}}},")
         lines.append("};")
-    known = ranges(hf_normalization_known())
-    print(f"HF normalizer knows {sum(b - a + 1 for a, b in known)} code points in {len(known)} ranges")
-    lines.append("constexpr CodePointRange kNormalizationKnown[] = {")
-    for lo, hi in known:
-        lines.append(f"    {{0x{lo:X}, 0x{hi:X}}},")
-    lines.append("};")
+    known, unsafe = (ranges(s) for s in hf_normalization_sets())
+    print(f"HF normalizer knows {sum(b - a + 1 for a, b in known)} code points in {len(known)} ranges, "
+          f"{sum(b - a + 1 for a, b in unsafe)} in {len(unsafe)} ranges are not NFC boundaries")
+    for name, table in (("kNormalizationKnown", known), ("kNfcUnsafe", unsafe)):
+        lines.append(f"constexpr CodePointRange {name}[] = {{")
+        for lo, hi in table:
+            lines.append(f"    {{0x{lo:X}, 0x{hi:X}}},")
+        lines.append("};")
     lines += ["", "}  // namespace", "",
-              "std::span<const CodePointRange> hf_normalization_known() { return kNormalizationKnown; }", "",
+              "std::span<const CodePointRange> hf_normalization_known() { return kNormalizationKnown; }",
+              "std::span<const CodePointRange> hf_nfc_unsafe() { return kNfcUnsafe; }", "",
               "std::optional<CategoryDelta> onig_category_delta(std::string_view category) {"]
     for category, extra, missing in rows:
         span = f"std::span<const CodePointRange>(k{category})" if extra else "std::span<const CodePointRange>()"

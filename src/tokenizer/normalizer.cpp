@@ -47,52 +47,6 @@ bool is_ascii(std::string_view text) {
   return true;
 }
 
-// Ranges of code points that are NFC-stable (NFC_Quick_Check=Yes), have combining class 0 and
-// are never the second element of a canonical composition: a text made only of these is its
-// own NFC. Checked against Python's unicodedata (Unicode 14) for every code point in range.
-constexpr std::pair<char32_t, char32_t> kNfcInert[] = {
-    {0x0000, 0x02FF},   {0x0400, 0x0482},   {0x2002, 0x206F}, {0x3000, 0x3029}, {0x3040, 0x3096},
-    {0x30A0, 0x30FF},   {0x4E00, 0x9FFF},   {0xAC00, 0xD7A3}, {0xFE00, 0xFE0F}, {0xFF00, 0xFFEF},
-    {0x1F000, 0x1FAFF}, {0xE0000, 0xE007F}};
-
-bool is_nfc_inert(std::string_view text) {
-  const auto* data = reinterpret_cast<const unsigned char*>(text.data());
-  size_t pos = 0;
-  while (pos < text.size()) {
-    unsigned char lead = data[pos];
-    if (lead < 0x80) {
-      ++pos;
-      continue;
-    }
-    // Valid UTF-8 is a precondition of apply().
-    char32_t cp;
-    size_t length;
-    if (lead < 0xE0) {
-      cp = lead & 0x1Fu;
-      length = 2;
-    } else if (lead < 0xF0) {
-      cp = lead & 0x0Fu;
-      length = 3;
-    } else {
-      cp = lead & 0x07u;
-      length = 4;
-    }
-    if (pos + length > text.size()) return false;
-    for (size_t i = 1; i < length; ++i) cp = (cp << 6) | (data[pos + i] & 0x3Fu);
-    bool inert = false;
-    for (const auto& [lo, hi] : kNfcInert) {
-      if (cp < lo) break;
-      if (cp <= hi) {
-        inert = true;
-        break;
-      }
-    }
-    if (!inert) return false;
-    pos += length;
-  }
-  return true;
-}
-
 int options_for(NormalForm form) {
   int options = UTF8PROC_STABLE;
   switch (form) {
@@ -203,32 +157,85 @@ std::string restore_placeholders(std::string_view text, const std::vector<char32
   return out;
 }
 
+// Bitmap over all code points of hf_nfc_unsafe(); built once.
+bool is_nfc_unsafe(char32_t cp) {
+  static const std::vector<uint64_t> bits = [] {
+    std::vector<uint64_t> table(0x110000 / 64, 0);
+    for (const CodePointRange& range : hf_nfc_unsafe()) {
+      for (char32_t c = range.lo; c <= range.hi; ++c) table[c >> 6] |= uint64_t{1} << (c & 63);
+    }
+    return table;
+  }();
+  return cp < 0x110000 && ((bits[cp >> 6] >> (cp & 63)) & 1) != 0;
+}
+
+// One normal form over `text` with utf8proc, hiding what HF does not know.
+std::string normalize_whole(std::string_view text, NormalForm form) {
+  // NFC/NFD follow HF's canonical tables (see masked_code_points); NFKC/NFKD use utf8proc's
+  // tables as they are.
+  bool canonical = form == NormalForm::kNfc || form == NormalForm::kNfd;
+  if (!canonical || !holds_masked(text)) return run_utf8proc(text, options_for(form), nullptr);
+  Placeholders placeholders;
+  std::string normalized = run_utf8proc(text, options_for(form), &placeholders);
+  if (!placeholders.overflow) return restore_placeholders(normalized, placeholders.originals);
+  if (log_once("tokenizer.normalizer_placeholders")) {
+    spdlog::warn("tokenizer: text with more than {} code points unknown to HF's normaliser; normalised with "
+                 "utf8proc's newer tables instead", kPlaceholderCount);
+  }
+  return run_utf8proc(text, options_for(form), nullptr);
+}
+
+// NFC that runs utf8proc only on the spans that need it: a maximal run of code points that are
+// not NFC boundaries (is_nfc_unsafe), together with the boundary character just before it
+// (the starter they may compose with). Everything else is copied: NFC(x c y) = NFC(x) NFC(c y)
+// for a boundary character c.
+void nfc_by_spans(std::string_view text, std::string& out) {
+  out.clear();
+  size_t copied = 0;     // text[0, copied) has been written to `out`
+  size_t last_safe = 0;  // start of the last boundary character seen
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t length = 0;
+    char32_t cp = static_cast<unsigned char>(text[pos]) < 0x80 ? (length = 1, static_cast<char32_t>(text[pos]))
+                                                               : decode_at(text, pos, length);
+    if (!is_nfc_unsafe(cp)) {
+      last_safe = pos;
+      pos += length;
+      continue;
+    }
+    size_t span_begin = std::max(last_safe, copied);
+    size_t span_end = pos + length;
+    while (span_end < text.size()) {
+      size_t next_length = 0;
+      if (!is_nfc_unsafe(decode_at(text, span_end, next_length))) break;
+      span_end += next_length;
+    }
+    out.append(text.substr(copied, span_begin - copied));
+    out += normalize_whole(text.substr(span_begin, span_end - span_begin), NormalForm::kNfc);
+    copied = span_end;
+    last_safe = span_end;
+    pos = span_end;
+  }
+  if (copied == 0) {
+    out.assign(text);
+  } else {
+    out.append(text.substr(copied));
+  }
+}
+
 }  // namespace
 
 void Normalizer::apply(std::string_view text, std::string& out) const {
-  out.assign(text);
-  if (forms_.empty() || is_ascii(text)) return;
-  if (forms_.size() == 1 && forms_[0] == NormalForm::kNfc && is_nfc_inert(text)) return;
-  for (NormalForm form : forms_) {
-    // NFC/NFD follow HF's canonical tables (see masked_code_points); NFKC/NFKD use utf8proc's
-    // tables as they are.
-    bool canonical = form == NormalForm::kNfc || form == NormalForm::kNfd;
-    if (!canonical || !holds_masked(out)) {
-      out = run_utf8proc(out, options_for(form), nullptr);
-      continue;
-    }
-    Placeholders placeholders;
-    std::string normalized = run_utf8proc(out, options_for(form), &placeholders);
-    if (placeholders.overflow) {
-      if (log_once("tokenizer.normalizer_placeholders")) {
-        spdlog::warn("tokenizer: text with more than {} code points unknown to HF's normaliser; normalised with "
-                     "utf8proc's newer tables instead", kPlaceholderCount);
-      }
-      out = run_utf8proc(out, options_for(form), nullptr);
-      continue;
-    }
-    out = restore_placeholders(normalized, placeholders.originals);
+  if (forms_.empty() || is_ascii(text)) {
+    out.assign(text);
+    return;
   }
+  if (forms_.size() == 1 && forms_[0] == NormalForm::kNfc) {
+    nfc_by_spans(text, out);
+    return;
+  }
+  out.assign(text);
+  for (NormalForm form : forms_) out = normalize_whole(out, form);
 }
 
 }  // namespace lathe::tokenizer

@@ -24,6 +24,11 @@ struct CategoryDelta {
 // older than utf8proc's; any other code point is inert for HF (Normalizer relies on this).
 std::span<const CodePointRange> hf_normalization_known();
 
+// Code points that are not an NFC boundary for HF's normalizer: NFC changes them on their own,
+// they have a non-zero combining class, or they are the second of a composition HF performs.
+// Every other code point c is a boundary: NFC(x c y) = NFC(x) NFC(c y).
+std::span<const CodePointRange> hf_nfc_unsafe();
+
 // The delta of general category `category` ("L", "Nd", ...); nullopt for a name not covered
 // (scripts, long names, the C categories), which are passed to PCRE2 unchanged.
 std::optional<CategoryDelta> onig_category_delta(std::string_view category);
