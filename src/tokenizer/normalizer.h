@@ -6,6 +6,10 @@
 // NFD, code points utf8proc knows but HF does not (unicode_classes.h, generated from HF) are
 // swapped for private-use placeholders around the utf8proc call, so the result matches HF.
 // NFKC/NFKD use utf8proc's tables unchanged.
+//
+// NFC alone (the Qwen case) runs utf8proc only on the spans around code points that are not NFC
+// boundaries for HF (hf_nfc_unsafe(): marks, singletons, composition seconds) and copies the
+// rest, so most text never reaches utf8proc.
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,8 +24,7 @@ class Normalizer {
   explicit Normalizer(std::vector<NormalForm> forms) : forms_(std::move(forms)) {}
 
   bool empty() const { return forms_.empty(); }
-  // Writes the normalised `text` to `out` (replacing its contents). ASCII text is invariant under
-  // every normal form and is copied without calling utf8proc.
+  // Writes the normalised `text` to `out` (replacing its contents).
   void apply(std::string_view text, std::string& out) const;
 
  private:

@@ -1,5 +1,5 @@
-// The NFC fast path: text made only of "NFC-inert" code points skips utf8proc; it must equal
-// what utf8proc's NFC gives for every code point of those ranges.
+// NFC against utf8proc and against HF: whole blocks of common scripts (unchanged by both), text
+// that must change, and probes of every mark and composition (HF's output).
 #include <gtest/gtest.h>
 #include <utf8proc.h>
 
