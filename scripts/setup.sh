@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  build-essential cmake ninja-build pkg-config git python3 python3-pip
+  build-essential cmake ninja-build pkg-config git curl python3 python3-pip
   nlohmann-json3-dev libcpp-httplib-dev libtomlplusplus-dev libcli11-dev
   libspdlog-dev libfmt-dev libpcre2-dev libutf8proc-dev
   libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox

@@ -1,5 +1,7 @@
 #include "app/bench_latency.h"
 
+#include "app/backend_factory.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -194,7 +196,10 @@ LatencyReport run_latency(const LatencyOptions& o) {
   report.load_format = o.load_format;
   report.started_at = utc_timestamp();
 
-  std::unique_ptr<ops::Backend> backend = make_backend(o.device);
+  BackendRequest request;
+  request.device = o.device;
+  request.max_decode_seqs = static_cast<int32_t>(*std::max_element(o.batch_sizes.begin(), o.batch_sizes.end()));
+  std::unique_ptr<ops::Backend> backend = make_backend(request);
   report.backend = backend->name();
   const DType kv_dtype = parse_kv_cache_dtype(o.kv_cache_dtype, *backend);
   report.kv_dtype = std::string(dtype_name(kv_dtype));

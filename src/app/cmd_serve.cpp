@@ -3,6 +3,7 @@
 #include <memory>
 #include <string>
 
+#include "app/backend_factory.h"
 #include "app/commands.h"
 #include "app/model_runner.h"
 #include "core/error.h"
@@ -45,9 +46,13 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
     if (device != "auto" && device != "cpu" && device != "cuda") {
       fail("--device: unknown device '{}' (expected auto, cpu or cuda)", device);
     }
-    return server::run_serve(*options, [device, kv_dtype]() {
+    const int32_t max_num_seqs = options->max_num_seqs;
+    return server::run_serve(*options, [device, kv_dtype, max_num_seqs]() {
       server::BackendChoice choice;
-      choice.backend = make_backend(device);
+      BackendRequest request;
+      request.device = device;
+      request.max_decode_seqs = max_num_seqs;  // sizes the split-K attention workspace
+      choice.backend = make_backend(request);
       choice.kv_dtype = parse_kv_cache_dtype(kv_dtype, *choice.backend);
       return choice;
     });

@@ -1,5 +1,7 @@
 #include "app/model_runner.h"
 
+#include "app/backend_factory.h"
+
 #include <algorithm>
 #include <charconv>
 #include <chrono>
@@ -22,9 +24,10 @@ double seconds_since(Clock::time_point start) {
 }  // namespace
 
 std::unique_ptr<ops::Backend> make_backend(const std::string& device) {
-  if (device == "cpu" || device == "auto") return ops::make_cpu_backend();
-  if (device == "cuda") fail("--device cuda: this build has no CUDA backend yet (use --device cpu or auto)");
-  fail("--device: unknown device '{}' (expected auto, cpu or cuda)", device);
+  BackendRequest request;
+  request.device = device;
+  request.max_decode_seqs = kDefaultMaxDecodeSeqs;
+  return make_backend(request);
 }
 
 DType parse_kv_cache_dtype(const std::string& name, const ops::Backend& backend) {
@@ -91,6 +94,7 @@ ops::ForwardBatch plan_step(const std::vector<SeqRows>& seqs, const engine::Bloc
     }
   }
   batch.phase = decode ? ops::Phase::kDecode : ops::Phase::kPrefill;
+  batch.num_decode_rows = decode ? batch.num_tokens() : 0;
   return batch;
 }
 

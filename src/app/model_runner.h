@@ -26,8 +26,10 @@ struct RunnerOptions {
   int32_t block_size = 16;
 };
 
-// The backend for --device: "cpu"; "auto" (the CPU until a CUDA backend is built in); "cuda"
-// (a clear error while it is not). Anything else is an error naming the flag.
+// Decode rows the attention workspace is sized for when a caller does not say (app/backend_factory.h).
+inline constexpr int32_t kDefaultMaxDecodeSeqs = 256;
+// The backend for --device (auto | cpu | cuda) through app/backend_factory.h, sized for
+// kDefaultMaxDecodeSeqs decode rows. Anything else is an error naming the flag.
 std::unique_ptr<ops::Backend> make_backend(const std::string& device);
 // The KV dtype for --kv-cache-dtype on `backend` ("auto": F32 on the CPU, BF16 elsewhere).
 DType parse_kv_cache_dtype(const std::string& name, const ops::Backend& backend);

@@ -17,6 +17,11 @@ ops::ForwardBatch build_forward_batch(const ScheduledStep& step, const BlockMana
     all_decode = all_decode && rows.decode;
   }
   batch.phase = all_decode ? ops::Phase::kDecode : ops::Phase::kPrefill;
+  // Decode rows come first in a step (scheduler.h); count the leading run of them.
+  for (const ScheduledSeq& rows : step.seqs) {
+    if (!rows.decode || rows.num_tokens() != 1) break;
+    ++batch.num_decode_rows;
+  }
   batch.max_blocks_per_seq = width;
   batch.token_ids.reserve(static_cast<size_t>(step.num_tokens));
   batch.positions.reserve(static_cast<size_t>(step.num_tokens));

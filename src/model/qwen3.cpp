@@ -1,5 +1,6 @@
 #include "model/qwen3.h"
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -108,6 +109,11 @@ ops::Act Qwen3Model::scratch(int buffer, int64_t rows) const {
 }
 
 void Qwen3Model::validate(const ops::ForwardBatch& batch, const ops::Act& logits_out) const {
+  if (batch.num_decode_rows < 0 || batch.num_decode_rows > batch.num_tokens() ||
+      batch.num_decode_rows > batch.num_seqs()) {
+    fail("qwen3 forward: num_decode_rows {} is outside [0, {}]", batch.num_decode_rows,
+         std::min(batch.num_tokens(), batch.num_seqs()));
+  }
   const int64_t tokens = batch.num_tokens();
   if (tokens < 1 || tokens > options_.max_tokens_per_step) {
     fail("qwen3 forward: step has {} tokens, the model was sized for 1..{}", tokens, options_.max_tokens_per_step);
@@ -148,8 +154,19 @@ void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
   validate(batch, logits_out);
   ops::Backend& be = backend_;
   const ModelConfig& c = config_;
-  const ops::Phase phase = batch.phase;
   const int64_t tokens = batch.num_tokens();
+  const int64_t decode_rows = batch.phase == ops::Phase::kDecode ? tokens : batch.num_decode_rows;
+  // Linear over the step's rows: decode rows take the decode arms, prefill rows the prefill arms
+  // (ARCHITECTURE rule 6: a decode row's bits must not depend on prefill chunks beside it).
+  const auto linear = [&be](int64_t decode_count, ops::Act x, const ops::WeightView& weight, ops::Act out) {
+    if (decode_count > 0) {
+      be.linear(ops::Phase::kDecode, x.slice_rows(0, decode_count), weight, out.slice_rows(0, decode_count));
+    }
+    if (decode_count < x.rows) {
+      const int64_t rest = x.rows - decode_count;
+      be.linear(ops::Phase::kPrefill, x.slice_rows(decode_count, rest), weight, out.slice_rows(decode_count, rest));
+    }
+  };
   const auto eps = static_cast<float>(c.rms_norm_eps);
   const int64_t q_cols = c.num_attention_heads * c.head_dim;
   const int64_t kv_cols = c.num_key_value_heads * c.head_dim;
@@ -176,19 +193,19 @@ void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
     // Attention block: normed = input_layernorm(h).
-    be.linear(phase, normed, w.q_proj, q);
-    be.linear(phase, normed, w.k_proj, k);
-    be.linear(phase, normed, w.v_proj, v);
+    linear(decode_rows, normed, w.q_proj, q);
+    linear(decode_rows, normed, w.k_proj, k);
+    linear(decode_rows, normed, w.v_proj, v);
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
-    be.linear(phase, attn, w.o_proj, delta);
+    linear(decode_rows, attn, w.o_proj, delta);
     // h += o; normed = post_attention_layernorm(h).
     be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
     // MLP block.
-    be.linear(phase, normed, w.gate_proj, gate);
-    be.linear(phase, normed, w.up_proj, up);
+    linear(decode_rows, normed, w.gate_proj, gate);
+    linear(decode_rows, normed, w.up_proj, up);
     be.silu_mul(gate_up, mlp);
-    be.linear(phase, mlp, w.down_proj, delta);
+    linear(decode_rows, mlp, w.down_proj, delta);
     // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.
     const bool last = l + 1 == device_.layers.size();
     const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;
@@ -197,7 +214,13 @@ void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
   if (batch.logits_rows.empty()) return;
   const ops::Act gathered = scratch(kGathered, static_cast<int64_t>(batch.logits_rows.size()));  // [R, H]
   be.gather_logits_rows(dev, normed, gathered);
-  be.linear(phase, gathered, device_.lm_head, logits_out);  // F32 [R, V]
+  // Logits rows of decode rows come first (each decode row is its sequence's logits row).
+  int64_t decode_logits = 0;
+  while (decode_logits < static_cast<int64_t>(batch.logits_rows.size()) &&
+         batch.logits_rows[static_cast<size_t>(decode_logits)] < decode_rows) {
+    ++decode_logits;
+  }
+  linear(decode_logits, gathered, device_.lm_head, logits_out);  // F32 [R, V]
 }
 
 }  // namespace lathe::model

@@ -17,6 +17,10 @@ namespace lathe::ops {
 struct ForwardBatch {
   // kDecode only when every sequence is decoding one token; any prefill chunk makes it kPrefill.
   Phase phase = Phase::kPrefill;
+  // Rows [0, num_decode_rows) are decode rows (one per decoding sequence, placed first). In a
+  // mixed step the model runs their linears as decode and the rest as prefill, so a decode row
+  // takes the same arm (and produces the same bits) whether or not prefill chunks share its step.
+  int32_t num_decode_rows = 0;
   std::vector<int32_t> token_ids;     // [T]
   std::vector<int32_t> positions;     // [T] absolute position of each row in its sequence
   std::vector<int32_t> slot_mapping;  // [T]
@@ -36,6 +40,7 @@ struct ForwardBatch {
 // (kernels must not need the host to read them: CUDA graphs replay with new contents).
 struct DeviceBatch {
   Phase phase = Phase::kPrefill;
+  int32_t num_decode_rows = 0;  // ForwardBatch::num_decode_rows: the first sequences, one row each
   int32_t num_tokens = 0;
   int32_t num_seqs = 0;
   int32_t max_blocks_per_seq = 0;

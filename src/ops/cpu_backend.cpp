@@ -122,6 +122,7 @@ class CpuBackend final : public Backend {
     batch_ = batch;
     DeviceBatch device;
     device.phase = batch_.phase;
+    device.num_decode_rows = batch_.num_decode_rows;
     device.num_tokens = tokens;
     device.num_seqs = seqs;
     device.max_blocks_per_seq = batch_.max_blocks_per_seq;

@@ -163,6 +163,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     auto at = [&](size_t i) { return reinterpret_cast<const int32_t*>(static_cast<char*>(batch_dev_) + offsets[i]); };
     DeviceBatch d;
     d.phase = b.phase;
+    d.num_decode_rows = b.num_decode_rows;
     d.num_tokens = t;
     d.num_seqs = s;
     d.max_blocks_per_seq = b.max_blocks_per_seq;
