@@ -1,4 +1,4 @@
-// lathe_bench_kernels: the decode-width linear benchmark (docs/PERFORMANCE_kernels.md).
+// lathe_bench_kernels: the decode-width linear benchmark (docs/PERFORMANCE.md, "Decode-width linear layers").
 //
 // 1. Measures the device read ceiling with a 16-byte-load read kernel over 4 GiB (best of 10).
 // 2. For every linear shape of Qwen3-8B, Qwen3-32B and the Qwen3.5-27B class, in FP8 (block128

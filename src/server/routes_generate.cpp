@@ -99,7 +99,7 @@ Prepared prepare_chat(const Service& service, const Json& body) {
   service.check_model(parsed.model);
   // tool_choice "none": the model is not shown the tools and <tool_call> text stays content.
   // A named function: only that tool is shown. "required" cannot be enforced without
-  // constrained decoding; it is treated as "auto" (docs/DESIGN_server.md).
+  // constrained decoding; it is treated as "auto" (docs/DESIGN.md, "Serving").
   Json tools = parsed.tool_choice == "none" ? Json(nullptr) : parsed.tools;
   if (parsed.tool_choice == "function") {
     Json chosen = Json::array();
