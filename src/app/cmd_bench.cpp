@@ -2,7 +2,6 @@
 // bench/kernels). Flags follow vLLM's `vllm bench latency` / `vllm bench serve` where one exists.
 #include <fmt/format.h>
 
-#include <charconv>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -12,6 +11,7 @@
 
 #include "app/bench_latency.h"
 #include "app/bench_serve.h"
+#include "app/cli_lists.h"
 #include "app/commands.h"
 #include "core/error.h"
 
@@ -19,26 +19,8 @@ namespace lathe::app {
 namespace {
 
 // "1,4,16,64" -> {1, 4, 16, 64}; errors name the flag.
-std::vector<int64_t> parse_int_list(const std::string& text, const char* flag) {
-  std::vector<int64_t> values;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = pos;
-    size_t last = end;
-    while (first < last && text[first] == ' ') ++first;
-    while (last > first && text[last - 1] == ' ') --last;
-    int64_t value = 0;
-    const auto [ptr, ec] = std::from_chars(text.data() + first, text.data() + last, value);
-    if (first == last || ec != std::errc() || ptr != text.data() + last || value < 1) {
-      fail("{}: '{}' is not a positive integer (expected a comma-separated list such as 1,4,16,64)", flag,
-           text.substr(first, last - first));
-    }
-    values.push_back(value);
-    pos = end + 1;
-  }
-  return values;
+std::vector<int64_t> parse_positive_list(const std::string& text, const char* flag) {
+  return parse_int_list(text, 1, flag, "a positive integer (expected a comma-separated list such as 1,4,16,64)");
 }
 
 void write_text(const std::string& path, const std::string& text, const char* flag) {
@@ -112,7 +94,7 @@ void add_serve_flags(CLI::App& cmd, ServeFlags& f) {
 int run_latency_command(LatencyFlags& f) {
   LatencyOptions o = f.options;
   o.model_dir = f.model;
-  o.batch_sizes = parse_int_list(f.batch_sizes, "--batch-sizes");
+  o.batch_sizes = parse_positive_list(f.batch_sizes, "--batch-sizes");
   if (!f.tokenizer.empty()) o.tokenizer = f.tokenizer;
   o.warmup = !f.no_warmup;
   const LatencyReport report = run_latency(o);
@@ -123,7 +105,7 @@ int run_latency_command(LatencyFlags& f) {
 
 int run_serve_command(ServeFlags& f) {
   ServeOptions o = f.options;
-  o.concurrency = parse_int_list(f.concurrency, "--concurrency");
+  o.concurrency = parse_positive_list(f.concurrency, "--concurrency");
   if (f.request_rate != 0.0) o.request_rate = f.request_rate;
   if (!f.tokenizer.empty()) o.tokenizer = f.tokenizer;
   o.warmup = !f.no_warmup;

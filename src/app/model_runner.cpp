@@ -1,9 +1,9 @@
 #include "app/model_runner.h"
 
 #include "app/backend_factory.h"
+#include "app/cli_lists.h"
 
 #include <algorithm>
-#include <charconv>
 #include <chrono>
 #include <utility>
 
@@ -39,23 +39,13 @@ DType parse_kv_cache_dtype(const std::string& name, const ops::Backend& backend)
 }
 
 std::vector<int32_t> parse_token_ids(const std::string& text, const char* flag) {
+  const std::vector<int64_t> values =
+      parse_int_list(text, 0, flag, "a token id (expected comma-separated non-negative integers)");
   std::vector<int32_t> ids;
-  size_t pos = 0;
-  while (pos <= text.size()) {
-    size_t end = text.find(',', pos);
-    if (end == std::string::npos) end = text.size();
-    size_t first = pos;
-    size_t last = end;
-    while (first < last && text[first] == ' ') ++first;
-    while (last > first && text[last - 1] == ' ') --last;
-    int32_t value = 0;
-    const auto [ptr, ec] = std::from_chars(text.data() + first, text.data() + last, value);
-    if (first == last || ec != std::errc() || ptr != text.data() + last || value < 0) {
-      fail("{}: '{}' is not a token id (expected comma-separated non-negative integers)", flag,
-           text.substr(first, last - first));
-    }
-    ids.push_back(value);
-    pos = end + 1;
+  ids.reserve(values.size());
+  for (int64_t value : values) {
+    if (value > INT32_MAX) fail("{}: '{}' is not a token id (expected comma-separated non-negative integers)", flag, value);
+    ids.push_back(static_cast<int32_t>(value));
   }
   return ids;
 }
