@@ -33,7 +33,10 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd.add_option("--api-key", options->api_key, "Require 'Authorization: Bearer KEY' on /v1/*");
   cmd.add_option("--served-model-name", options->served_model_name, "Model name in the API (default: MODEL as given)");
-  cmd.add_option("--load-format", options->load_format, "auto (the checkpoint's safetensors)")->capture_default_str();
+  cmd.add_option("--load-format", options->load_format,
+                 "auto (the checkpoint's safetensors) | dummy (deterministic random weights of the config's shapes)")
+      ->capture_default_str();
+  cmd.add_option("--tokenizer", options->tokenizer, "Directory of tokenizer.json / tokenizer_config.json (default: MODEL)");
   cmd.add_option("--num-kv-blocks", options->num_kv_blocks,
                  "KV-cache blocks of 16 tokens (CPU; default: max-num-seqs x max-model-len, capped at 4 GiB)")
       ->check(CLI::PositiveNumber);

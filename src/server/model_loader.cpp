@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "model/config.h"
+#include "model/dummy_weights.h"
 #include "model/kv_cache_store.h"
 #include "model/qwen3.h"
 #include "model/weights.h"
@@ -52,12 +53,13 @@ int32_t resolve_kv_blocks(int32_t requested, int32_t max_num_seqs, int32_t max_m
 
 std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend& backend, DType kv_dtype) {
   const Clock::time_point start = Clock::now();
-  if (options.load_format != "auto") {
-    fail("--load-format {}: only 'auto' (the checkpoint's safetensors) is supported", options.load_format);
+  if (options.load_format != "auto" && options.load_format != "dummy") {
+    fail("--load-format {}: expected auto (the checkpoint's safetensors) or dummy (random weights)", options.load_format);
   }
   model::ModelConfig config = model::load_model_config(options.model);
-  tokenizer::Tokenizer tokenizer = tokenizer::Tokenizer::load(options.model);
-  const tokenizer::TokenizerConfig tokenizer_config = tokenizer::TokenizerConfig::load(options.model);
+  const std::string tokenizer_dir = options.tokenizer.empty() ? options.model : options.tokenizer;
+  tokenizer::Tokenizer tokenizer = tokenizer::Tokenizer::load(tokenizer_dir);
+  const tokenizer::TokenizerConfig tokenizer_config = tokenizer::TokenizerConfig::load(tokenizer_dir);
 
   const int64_t config_len = config.max_position_embeddings;
   int64_t max_model_len = options.max_model_len > 0 ? options.max_model_len : config_len;
@@ -92,7 +94,9 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   const std::string architecture = config.architecture;
   const size_t num_layers = static_cast<size_t>(config.num_hidden_layers);
   const Clock::time_point weights_start = Clock::now();
-  model::Qwen3Weights weights = model::load_qwen3_weights(config);
+  // dummy: deterministic random values in the checkpoint's dtypes (benchmarks of real shapes).
+  model::Qwen3Weights weights =
+      options.load_format == "dummy" ? model::make_dummy_qwen3_weights(config) : model::load_qwen3_weights(config);
   model::Qwen3Options model_options;
   model_options.max_tokens_per_step = max_batched;
   model_options.max_logits_rows = options.max_num_seqs;

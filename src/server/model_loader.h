@@ -24,7 +24,8 @@ struct ServeOptions {
   double gpu_memory_utilization = 0.9;  // CUDA KV sizing (by the CUDA backend's owners); unused on CPU
   std::string api_key;
   std::string served_model_name;       // empty: MODEL as given (vLLM's default)
-  std::string load_format = "auto";
+  std::string load_format = "auto";  // auto: the checkpoint's safetensors; dummy: random weights (model/dummy_weights.h)
+  std::string tokenizer;              // --tokenizer DIR (tokenizer.json, tokenizer_config.json); empty: the model dir
   int32_t num_kv_blocks = 0;           // 0: sized automatically (resolve_kv_blocks)
   size_t max_body_bytes = size_t{16} << 20;
   int32_t block_size = 16;

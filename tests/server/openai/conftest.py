@@ -36,10 +36,11 @@ def lathe_binary() -> Path:
 class LatheServer:
     """One `lathe serve` process and helpers to talk to it."""
 
-    def __init__(self, *extra_args: str, served_name: str = SERVED_NAME, max_model_len: int = MAX_MODEL_LEN):
+    def __init__(self, *extra_args: str, served_name: str = SERVED_NAME, max_model_len: int = MAX_MODEL_LEN,
+                 model_dir: Path | None = None):
         self.served_name = served_name
         self.max_model_len = max_model_len
-        args = [str(lathe_binary()), "serve", str(MODEL_DIR), "--host", "127.0.0.1", "--port", "0",
+        args = [str(lathe_binary()), "serve", str(model_dir or MODEL_DIR), "--host", "127.0.0.1", "--port", "0",
                 "--served-model-name", served_name, "--max-model-len", str(max_model_len), *extra_args]
         self.process = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         self.log: list[str] = []
