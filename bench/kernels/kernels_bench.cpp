@@ -7,12 +7,18 @@
 //    median over CUDA-graph replays (20 launches per graph) with inputs rotated over copies larger
 //    than L2. GB/s counts the weight bytes once per launch-equivalent; % is of the ceiling.
 //
-// Usage: lathe_bench_kernels [--out DIR] [--quick]
+// 3. --variants: instead of 2., every GEMV kernel variant (stream kernel ring depths and grid,
+//    the former register-ring kernel) side by side at m in {1, 4, 16}, each checked against the
+//    register-ring kernel's output (normalized L2 error of the bf16 outputs, m = 16).
+//
+// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstring>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -129,23 +135,54 @@ double measure_ceiling(cudaStream_t stream, std::string& log) {
   return best;
 }
 
-struct Row {
-  std::string text;
+struct NamedVariant {
+  const char* name;
+  GemvVariant variant;
 };
+
+const std::vector<NamedVariant> kVariants = {
+    {"ring (old default)", GemvVariant{0, false, GemvKernel::kRegisterRing, 0}},
+    {"stream s=max", GemvVariant{}},
+    {"stream s=3", GemvVariant{3, false, GemvKernel::kStream, 0}},
+    {"stream s=2", GemvVariant{2, false, GemvKernel::kStream, 0}},
+    {"stream 2/SM s=2", GemvVariant{2, false, GemvKernel::kStream, 256}},
+    {"stream 512B s=2", GemvVariant{2, false, GemvKernel::kStream, 0, 512}},
+};
+
+float bf16_to_float(uint16_t bits) {
+  const uint32_t u = static_cast<uint32_t>(bits) << 16;
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+}
+
+// ||a - b|| / ||b|| over n bf16 values.
+double normalized_error(const std::vector<uint16_t>& a, const std::vector<uint16_t>& b) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const double x = bf16_to_float(a[i]), y = bf16_to_float(b[i]);
+    num += (x - y) * (x - y);
+    den += y * y;
+  }
+  return den > 0 ? std::sqrt(num / den) : std::sqrt(num);
+}
 
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string out_dir;
   bool quick = false;
+  bool variants = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
       out_dir = argv[++i];
     } else if (arg == "--quick") {
       quick = true;
+    } else if (arg == "--variants") {
+      variants = true;
     } else {
-      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick]\n");
+      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants]\n");
       return 2;
     }
   }
@@ -176,7 +213,9 @@ int main(int argc, char** argv) {
     const float one = 1.0f;
     LATHE_CUDA_CHECK(cudaMemcpy(unit_scale.ptr, &one, sizeof one, cudaMemcpyHostToDevice));
 
-    const std::vector<int> widths = quick ? std::vector<int>{1, 4, 16, 32} : std::vector<int>{1, 2, 4, 8, 16, 24, 32};
+    const std::vector<int> widths = variants ? std::vector<int>{1, 4, 16}
+                                    : quick  ? std::vector<int>{1, 4, 16, 32}
+                                             : std::vector<int>{1, 2, 4, 8, 16, 24, 32};
     const ops::LinearLevers levers;  // defaults: what a stock serve runs
     std::string table = fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n",
                                      "k", "dtype", "m", "impl", "us", "GB/s", "%ceil");
@@ -249,15 +288,44 @@ int main(int argc, char** argv) {
             return us;
           };
           const std::string ours_name = ops::linear_arm_name(route.arm);
-          const double ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, {}); }));
-          if (m == 1) ours_m1 = ours;
-          if (m == 16) ours_m16 = ours;
-          if (fp8 && (m == 1 || m == 8 || m == 16)) {
-            emit("  variant stages=4", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{4, false}); }));
-            emit("  variant bit-trick", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, true}); }));
-          }
-          if (!fp8 && (m == 1 || m == 16)) {
-            emit("  variant stages=2", time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{2, false}); }));
+          double ours = 0;  // the default kernel's time
+          if (variants) {
+            double ring_us = 0;
+            for (const NamedVariant& nv : kVariants) {
+              run_ours(0, nv.variant);  // first launch (function attributes) outside capture
+              LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+              const double us = time_graph(stream, copies, [&](int c) { run_ours(c, nv.variant); });
+              if (nv.variant.kernel == GemvKernel::kRegisterRing) ring_us = us;
+              std::string name = fmt::format("{} {}", ours_name, nv.name);
+              if (m == 16) {
+                // Outputs of this variant and of the register ring, same inputs (copy 0).
+                std::vector<uint16_t> got(static_cast<size_t>(m * shape.n)), ref(got.size());
+                run_ours(0, GemvVariant{0, false, GemvKernel::kRegisterRing, 0});
+                LATHE_CUDA_CHECK(cudaMemcpyAsync(ref.data(), ws_y[0]->ptr, ref.size() * 2, cudaMemcpyDeviceToHost, stream));
+                run_ours(0, nv.variant);
+                LATHE_CUDA_CHECK(cudaMemcpyAsync(got.data(), ws_y[0]->ptr, got.size() * 2, cudaMemcpyDeviceToHost, stream));
+                LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+                const double err = normalized_error(got, ref);
+                name += fmt::format(" err={:.1e}{}", err, err < 1e-2 ? "" : " MISMATCH");
+              }
+              emit(name.c_str(), us);
+              if (nv.variant.kernel == GemvKernel::kStream && nv.variant.stages == 0 && nv.variant.ctas == 0) {
+                ours = us;
+                if (m == 1) ours_m1 = us;
+                if (m == 16) ours_m16 = us;
+              }
+            }
+            (void)ring_us;
+          } else {
+            run_ours(0, {});  // first launch (function attributes) outside capture
+            LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+            ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, {}); }));
+            if (m == 1) ours_m1 = ours;
+            if (m == 16) ours_m16 = ours;
+            if (m == 1 || m == 16) {
+              emit("  ring (old default)",
+                   time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{0, false, GemvKernel::kRegisterRing, 0}); }));
+            }
           }
           if (fp8) {
             LtGemm lt(lt_ws.ptr, lt_ws_bytes, m);

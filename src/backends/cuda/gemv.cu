@@ -1,6 +1,8 @@
-// The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument).
+// The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument): the
+// launcher, and the register-ring kernel (GemvKernel::kRegisterRing, the former default, kept as
+// a benchmark variant). The default kernel is in gemv_stream.cu.
 //
-// Work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
+// Register-ring work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
 // K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
 // c = lane % 4) loads, with 16-byte loads, bytes [c*16, c*16+16) of both 64-k halves of its two
 // rows g and g + 8 (fp8: 4 loads; bf16: 8 loads), keeping `kStages` steps of loads in flight in
@@ -14,11 +16,14 @@
 #include <algorithm>
 
 #include "backends/cuda/check.h"
-#include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/gemv.h"
+#include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_stream.cuh"
 
 namespace lathe::cuda {
 namespace {
+
+using namespace gemv_detail;
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
@@ -28,25 +33,6 @@ constexpr int kGroupSteps = 4;                           // steps of x staged pe
 constexpr int kXPitch = kGroupSteps * kStepK * 2 + 16;  // bytes per staged x row (+16: no bank conflicts)
 constexpr int kTargetCtas = 132;
 
-struct Params {
-  const uint8_t* w;
-  const float* scale;
-  const float* bias;
-  const __nv_bfloat16* x;
-  void* y;
-  float* partials;
-  int* counters;
-  int64_t x_stride;
-  int64_t y_stride;
-  int n;
-  int k;
-  int m;
-  int ksplit;
-  int chunk_steps;
-  int scale_kind;  // GemvScale
-  int y_f32;
-};
-
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
   uint4 v;
   asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
@@ -55,37 +41,9 @@ __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
   return v;
 }
 
-__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                         uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-__device__ __forceinline__ uint32_t word(const uint4& v, int i) {
-  return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
-
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
-}
-
-// Final value of (row, col) from its fp32 sum; explicit _rn intrinsics so no instantiation
-// contracts differently.
-__device__ __forceinline__ void store_output(const Params& p, int row, int col, float sum) {
-  float v = sum;
-  if (p.scale_kind == static_cast<int>(GemvScale::kPerTensor)) v = __fmul_rn(v, __ldg(p.scale));
-  if (p.scale_kind == static_cast<int>(GemvScale::kPerChannel)) v = __fmul_rn(v, __ldg(p.scale + row));
-  if (p.bias != nullptr) v = __fadd_rn(v, __ldg(p.bias + row));
-  const int64_t offset = static_cast<int64_t>(col) * p.y_stride + row;
-  if (p.y_f32) {
-    static_cast<float*>(p.y)[offset] = v;
-  } else {
-    static_cast<__nv_bfloat16*>(p.y)[offset] = __float2bfloat16_rn(v);
-  }
 }
 
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick>
@@ -191,41 +149,10 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
               xv[cg][1] = make_uint4(0, 0, 0, 0);
             }
           }
-#pragma unroll
-          for (int q = 0; q < 4; ++q) {
-            uint32_t a0, a1, a2, a3;
-            if constexpr (kFp8) {
-              const uint32_t r0 = word(cur[h * 2 + 0], q);
-              const uint32_t r1 = word(cur[h * 2 + 1], q);
-              if constexpr (kBitTrick) {
-                fp8x4_to_bf16x4_bits(r0, a0, a2);
-                fp8x4_to_bf16x4_bits(r1, a1, a3);
-              } else {
-                fp8x4_to_bf16x4(r0, a0, a2);
-                fp8x4_to_bf16x4(r1, a1, a3);
-              }
-            } else {
-              a0 = word(cur[h * 4 + 0 + (q >> 1)], (q & 1) * 2);
-              a2 = word(cur[h * 4 + 0 + (q >> 1)], (q & 1) * 2 + 1);
-              a1 = word(cur[h * 4 + 2 + (q >> 1)], (q & 1) * 2);
-              a3 = word(cur[h * 4 + 2 + (q >> 1)], (q & 1) * 2 + 1);
-            }
-#pragma unroll
-            for (int cg = 0; cg < kColGroups; ++cg) {
-              const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);
-              const uint32_t b1 = word(xv[cg][q >> 1], (q & 1) * 2 + 1);
-              mma_bf16(part[cg], a0, a1, a2, a3, b0, b1);
-            }
-          }
+          gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
         }
-        // Each step's partial joins the running sum with one fma: times its 128x128 block scale,
-        // or times 1 (an exact add) for the other kinds, whose scale applies at the end.
         const float sc = block_scale ? __ldg(p.scale + static_cast<int64_t>(blockIdx.x) * ksteps + s_begin + s) : 1.0f;
-#pragma unroll
-        for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-          for (int i = 0; i < 4; ++i) acc[cg][i] = __fmaf_rn(part[cg][i], sc, acc[cg][i]);
-        }
+        accumulate_step<kColGroups>(acc, part, sc);
       }
     }
     __syncthreads();
@@ -326,7 +253,44 @@ int gemv_chunk_steps(int64_t n, int64_t k) {
   return static_cast<int>((ksteps + split - 1) / split);
 }
 
-std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
+int64_t gemv_stream_cta_steps(int64_t n, int64_t k) { return stream_cta_units(n, k, kStreamCtas); }
+
+namespace {
+
+// The stream kernel needs sm_90 (bulk copies, mbarrier transaction counts); older devices take
+// the register-ring kernel. Read once per process (one device type per process).
+bool device_has_bulk_copy() {
+  static const bool has = [] {
+    int device = 0, major = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    return major >= 9;
+  }();
+  return has;
+}
+
+bool use_stream(const GemvVariant& variant) {
+  return variant.kernel != GemvKernel::kRegisterRing && device_has_bulk_copy();
+}
+
+int stream_ctas(const GemvVariant& variant) { return variant.ctas > 0 ? variant.ctas : kStreamCtas; }
+
+std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
+  if (use_stream(variant)) {
+    const int ctas = stream_ctas(variant);
+    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count) return "stream workspace too small";
+    return {};
+  }
+  const int ksplit = gemv_ksplit(p.n, p.k);
+  if (ksplit > 1) {
+    const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
+    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats || blocks > ws.counter_count)
+      return "split-K workspace too small";
+  }
+  return {};
+}
+
+std::string problem_reason(int tier, const GemvProblem& p) {
   if (tier != 1 && tier != 4 && tier != 16) return "tier must be 1, 4 or 16";
   if (p.m < 1 || p.m > tier) return "row count outside the tier";
   if (p.n < 1 || p.k < kStepK || p.k % kStepK != 0) return "k must be a positive multiple of 128";
@@ -337,18 +301,21 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
-  const int ksplit = gemv_ksplit(p.n, p.k);
-  if (ksplit > 1) {
-    const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats || blocks > ws.counter_count)
-      return "split-K workspace too small";
-  }
   return {};
+}
+
+}  // namespace
+
+std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
+  std::string why = problem_reason(tier, p);
+  if (why.empty()) why = workspace_reason(p, ws, GemvVariant{});
+  return why;
 }
 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant) {
-  const std::string why = gemv_unsupported_reason(tier, problem, workspace);
+  std::string why = problem_reason(tier, problem);
+  if (why.empty()) why = workspace_reason(problem, workspace, variant);
   if (!why.empty()) {
     throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) + " k=" +
                 std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
@@ -366,16 +333,20 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.n = static_cast<int>(problem.n);
   params.k = static_cast<int>(problem.k);
   params.m = problem.m;
-  params.ksplit = gemv_ksplit(problem.n, problem.k);
-  params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
-  const dim3 grid(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
-  // Defaults measured on the H200 (docs/PERFORMANCE_kernels.md): the smallest rings, which keep
-  // registers under 128 so two CTAs (16 warps) share an SM, beat deeper rings at one CTA per SM
-  // (fp8 gate_up m=1: 64% vs 48% of the read ceiling; bf16: 80% vs 61%), and both beat a
-  // cp.async shared-memory ring variant (52% fp8, 37% bf16), which was tried and dropped.
+  if (use_stream(variant)) {
+    const int stages = variant.stages > 0 ? variant.stages : stream_default_stages(tier, fp8);
+    launch_stream(tier, params, fp8, stages, stream_ctas(variant), variant.row_bytes == 512 ? 512 : 256, stream);
+    return;
+  }
+  params.ksplit = gemv_ksplit(problem.n, problem.k);
+  params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
+  const dim3 grid(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
+  // Register-ring defaults measured on the H200 (docs/PERFORMANCE.md): the smallest rings, which
+  // keep registers under 128 so two CTAs (16 warps) share an SM, beat deeper rings at one CTA
+  // per SM (fp8 gate_up m=1: 64% vs 48% of the read ceiling; bf16: 80% vs 61%).
   const int stages = variant.stages != 0 ? variant.stages : (fp8 ? 2 : 1);
   switch (tier) {
     case 1:

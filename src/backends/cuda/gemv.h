@@ -10,9 +10,15 @@
 // tier and whatever the other rows hold: a warp owns 16 weight rows and feeds them to
 // mma.sync.m16n8k16 (bf16 in, fp32 accumulate) as the A operand, with up to 8 (or 16) token rows
 // as the B columns. Each B column has its own fp32 accumulators; the K order (128-wide steps, two
-// 64-wide halves, four MMAs each), the K split across CTAs (gemv_ksplit: a function of (n, k)
-// only) and the fixed-order split reduction do not depend on m or on the tier. So each row of
-// any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_bit_identity_test).
+// 64-wide halves, four MMAs each), the K segments across CTAs (a function of (n, k) only:
+// gemv_stream_cta_steps for the default kernel, gemv_ksplit for the register-ring variant) and
+// the fixed-order segment reduction do not depend on m or on the tier. So each row of any tier
+// is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
+//
+// Kernels. Default (sm_90+): a persistent grid of 132 CTAs, each streaming an equal share of the
+// weight (128-row x 128-k units, row-block major) through a shared-memory ring filled by bulk
+// copies (gemv_stream.cu). The former register-ring kernel (gemv.cu) remains as a variant and
+// as the path for devices below sm_90.
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
 // aligned, x row stride a multiple of 8 elements, m in [1, tier].
@@ -54,7 +60,9 @@ struct GemvWorkspace {
   int counter_count = 0;
 };
 
-// Bytes of workspace that cover every (n, k): gemv_ksplit keeps ksplit * 16 * n small.
+// Workspace that covers every (n, k): the stream kernel needs 2 * 128 * 16 floats and one
+// counter per CTA (132 CTAs by default); the register-ring variant's gemv_ksplit keeps
+// ksplit * 16 * n under the same bound.
 inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 20;
 inline constexpr int kGemvCounterCount = 1024;
 
@@ -65,13 +73,23 @@ int gemv_ksplit(int64_t n, int64_t k);
 // Steps of 128 k per split.
 int gemv_chunk_steps(int64_t n, int64_t k);
 
+// Default kernel: 128-k steps x 128-row blocks of weight per CTA (ceil of total / 132); a pure
+// function of the shape. A 128-row block whose units straddle CTA ranges is summed in segments.
+int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
+
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
 // Kernel variants the benchmark compares; production uses the default.
+enum class GemvKernel { kStream, kRegisterRing };
 struct GemvVariant {
-  int stages = 0;          // 128-k steps of W in flight per thread (register ring); 0 = default (fp8 2, bf16 1)
-  bool bit_trick = false;  // fp8 only: integer decode instead of the packed cvt (not NaN-exact)
+  // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1).
+  // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
+  int stages = 0;
+  bool bit_trick = false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
+  GemvKernel kernel = GemvKernel::kStream;
+  int ctas = 0;       // stream: grid size (changes the K segments, so rows match other `ctas` only closely); 0 = 132
+  int row_bytes = 0;  // stream: bytes of each weight row per stage, 256 (0) or 512 (two stages)
 };
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.

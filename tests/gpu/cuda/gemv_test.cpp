@@ -1,7 +1,9 @@
 // Decode GEMV tiers: (1) every row of every tier and of the dispatch route for m = 1..32 is
 // byte-equal to the m = 1 kernel on that row alone, on random data, several shapes (split-K and
 // not, ragged n) and seeds, for fp8 with each scale kind and bf16; (2) the m = 1 results match a
-// float64 host reference of the dequantized product.
+// float64 host reference of the dequantized product; (3) the register-ring variant (the
+// pre-sm_90 path) keeps its own per-row byte equality; (4) the K segmentation of both kernels is
+// a pure function of the shape that covers every unit exactly once.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -110,11 +112,11 @@ class GemvTest : public testing::TestWithParam<Case> {
   }
 
   // y_ref[r] = the m = 1 kernel on row r alone.
-  std::vector<uint8_t> single_rows(bool f32) {
+  std::vector<uint8_t> single_rows(bool f32, const cuda::GemvVariant& variant = {}) {
     const size_t esize = f32 ? 4 : 2;
     DeviceBuffer y(kRows * GetParam().n * esize);
     y.poison();
-    for (int r = 0; r < kRows; ++r) cuda::gemv_launch(1, problem(r, 1, y.get(), f32), ws_, nullptr);
+    for (int r = 0; r < kRows; ++r) cuda::gemv_launch(1, problem(r, 1, y.get(), f32), ws_, nullptr, variant);
     return y.download<uint8_t>(kRows * GetParam().n * esize);
   }
 
@@ -156,6 +158,36 @@ TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) {
   }
 }
 
+TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
+  const Case& c = GetParam();
+  const cuda::GemvVariant ring{0, false, cuda::GemvKernel::kRegisterRing, 0};
+  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
+  const std::vector<uint8_t> ref = single_rows(true, ring);
+  DeviceBuffer y(kRows * row_bytes);
+  for (const int tier : {4, 16}) {
+    for (const int m : {tier / 2 + 1, tier}) {
+      y.poison();
+      cuda::gemv_launch(tier, problem(0, m, y.get(), true), ws_, nullptr, ring);
+      const auto got = y.download<uint8_t>(m * row_bytes);
+      for (int r = 0; r < m; ++r) {
+        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+            << "register ring tier " << tier << " m=" << m << " row " << r;
+      }
+    }
+  }
+  // Both kernels compute the same function (different K segment order only).
+  const std::vector<uint8_t> stream = single_rows(true);
+  std::vector<double> a, b;
+  for (size_t i = 0; i < ref.size() / 4; ++i) {
+    float u, v;
+    std::memcpy(&u, ref.data() + i * 4, 4);
+    std::memcpy(&v, stream.data() + i * 4, 4);
+    a.push_back(v);
+    b.push_back(u);
+  }
+  EXPECT_LT(gpu_test::normalized_error(a, b), 1e-5);
+}
+
 TEST_P(GemvTest, MatchesFloat64Reference) {
   const Case& c = GetParam();
   const std::vector<uint8_t> bytes = single_rows(true);
@@ -188,7 +220,11 @@ TEST_P(GemvTest, MatchesFloat64Reference) {
 
 std::vector<Case> cases() {
   std::vector<Case> out;
-  const std::vector<std::pair<int64_t, int64_t>> shapes = {{384, 1024}, {200, 2048}, {1536, 4096}, {17000, 256}};
+  // Stream-kernel coverage (132 CTAs): 384x1024 and 200x2048 one unit per CTA (many segments
+  // per block, ragged n); 1536x4096 ~11 segments per block; 17000x256 CTA ranges of 3 steps that
+  // cross blocks (odd fp8 stages); 5120x640 two-step ranges straddling blocks of 5 steps.
+  const std::vector<std::pair<int64_t, int64_t>> shapes = {
+      {384, 1024}, {200, 2048}, {1536, 4096}, {17000, 256}, {5120, 640}};
   unsigned seed = 1;
   for (const auto& [n, k] : shapes) {
     for (GemvScale s : {GemvScale::kPerTensor, GemvScale::kPerChannel, GemvScale::kBlock128})
@@ -215,6 +251,25 @@ TEST(GemvPolicy, SplitDependsOnlyOnShape) {
       EXPECT_LE(static_cast<size_t>(split) * 16 * n, split > 1 ? cuda::kGemvWorkspaceFloats : SIZE_MAX);
     }
   }
+}
+
+TEST(GemvPolicy, StreamSegmentsDependOnlyOnShape) {
+  // Every unit (128-row block x 128-k step) is covered by exactly one CTA range of
+  // gemv_stream_cta_steps units; ranges never exceed 132 CTAs (the workspace's counters/slots).
+  for (int64_t n : {1, 200, 1024, 4096, 5120, 24576, 151936, 248320}) {
+    for (int64_t k : {128, 256, 640, 4096, 5120, 12288, 25600}) {
+      const int64_t per = cuda::gemv_stream_cta_steps(n, k);
+      const int64_t total = ((n + 127) / 128) * (k / 128);
+      const int64_t ctas = (total + per - 1) / per;
+      EXPECT_GE(per, 1);
+      EXPECT_LE(ctas, 132) << n << "x" << k;
+      EXPECT_GE(ctas * per, total);
+      EXPECT_LT((ctas - 1) * per, total) << "every CTA non-empty";
+      EXPECT_EQ(per, cuda::gemv_stream_cta_steps(n, k));
+    }
+  }
+  EXPECT_LE(size_t{132} * 2 * 128 * 16, cuda::kGemvWorkspaceFloats);
+  EXPECT_LE(132, cuda::kGemvCounterCount);
 }
 
 }  // namespace
