@@ -12,8 +12,16 @@
 //    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
 //    timed out of L2.
 //
-// Usage: lathe_bench_attention [--out DIR] [--quick]
+// Usage: lathe_bench_attention [--out DIR] [--quick] [--kernels LIST] [--policies LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
+//   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
+//              set_splitk_kernel_variant), each optionally suffixed `p` for the reduce as a
+//              programmatic dependent launch (set_splitk_reduce_pdl), e.g. `1,1p,2`; default: the
+//              process's settings. Non-split plans are measured once.
+//   --policies: comma list of the policy labels below to measure (default: all). `auto+full`
+//              is `auto` with the whole query group in one CTA (rows_per_cta = group, one CTA
+//              per (kv head, split, sequence)); it calls the split launcher directly with the
+//              plan's split count, since the plan's rows_per_cta is what `auto+pack` measures.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -29,9 +37,11 @@
 #include <vector>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
+#include "ops/splitk_policy.h"
 
 namespace {
 
@@ -58,7 +68,23 @@ struct Variant {
   const char* label;
   target::SplitkPolicy policy;
   bool pack;
+  bool whole_group = false;  // split-K with rows_per_cta = group (direct launch)
 };
+
+std::vector<std::string> split_list(const char* text) {
+  std::vector<std::string> items;
+  std::string item;
+  for (const char* c = text;; ++c) {
+    if (*c == ',' || *c == '\0') {
+      if (!item.empty()) items.push_back(item);
+      item.clear();
+      if (*c == '\0') break;
+    } else {
+      item += *c;
+    }
+  }
+  return items;
+}
 
 double measure_ceiling(cudaStream_t stream) {
   const size_t bytes = size_t{4} << 30;
@@ -86,6 +112,7 @@ double measure_ceiling(cudaStream_t stream) {
 struct Row {
   std::string shape, dtype, policy, arm;
   int32_t batch, context, splits, rows_per_cta;
+  std::string kernel;
   double us, gbs, pct;
 };
 
@@ -94,9 +121,28 @@ struct Row {
 int main(int argc, char** argv) {
   std::string out_dir;
   bool quick = false;
+  struct Kernel {
+    int variant;
+    bool pdl;
+    std::string label() const { return std::to_string(variant) + (pdl ? "p" : ""); }
+  };
+  std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant(), cuda::splitk_reduce_pdl()}};
+  std::vector<std::string> policy_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = split_list(argv[++i]);
+    if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
+      kernels.clear();
+      for (const std::string& k : split_list(argv[++i])) {
+        const int v = std::atoi(k.c_str());
+        if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v) + (k.back() == 'p' ? "p" : "")) {
+          std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", k.c_str());
+          return 2;
+        }
+        kernels.push_back({v, k.back() == 'p'});
+      }
+    }
   }
   try {
     cudaDeviceProp prop{};
@@ -114,13 +160,19 @@ int main(int argc, char** argv) {
     const std::vector<int32_t> contexts =
         quick ? std::vector<int32_t>{4096, 16384} : std::vector<int32_t>{1024, 4096, 16384, 65536};
     const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::kBF16} : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
-    const std::vector<Variant> variants = {{"legacy", target::SplitkPolicy::legacy(), false},
-                                           {"auto", target::SplitkPolicy::automatic(), false},
-                                           {"auto+pack", target::SplitkPolicy::automatic(), true},
-                                           {"pinned1", target::SplitkPolicy::pinned_to(1), false},
-                                           {"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
-                                           {"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
-                                           {"pinned16+pack", target::SplitkPolicy::pinned_to(16), true}};
+    std::vector<Variant> variants;
+    for (const Variant& v : {Variant{"legacy", target::SplitkPolicy::legacy(), false},
+                             Variant{"auto", target::SplitkPolicy::automatic(), false},
+                             Variant{"auto+pack", target::SplitkPolicy::automatic(), true},
+                             Variant{"auto+full", target::SplitkPolicy::automatic(), true, true},
+                             Variant{"pinned1", target::SplitkPolicy::pinned_to(1), false},
+                             Variant{"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
+                             Variant{"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
+                             Variant{"pinned16+pack", target::SplitkPolicy::pinned_to(16), true}}) {
+      if (policy_filter.empty() || std::find(policy_filter.begin(), policy_filter.end(), v.label) != policy_filter.end()) {
+        variants.push_back(v);
+      }
+    }
 
     // One pool big enough for the largest case: every K and V row of 64 x 64k tokens at 4 KB per
     // token (BF16, 8 x 128 or 4 x 256), as blocks; smaller cases rotate over disjoint block sets.
@@ -174,47 +226,77 @@ int main(int argc, char** argv) {
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
 
-            std::map<std::tuple<int, int, int>, double> measured;  // (arm, splits, heads per CTA) -> us
+            // (arm, splits, heads per CTA, kernel label) -> us
+            std::map<std::tuple<int, int, int, std::string>, double> measured;
+            for (const Kernel& kernel : kernels) {
+            LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.variant) ? cudaSuccess : cudaErrorInvalidValue);
+            cuda::set_splitk_reduce_pdl(kernel.pdl);
             for (const Variant& variant : variants) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
               config.levers.attn_decode_gqa_pack = {variant.pack, false};
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
-              const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
-              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.gqa_group);
+              ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
+              if (variant.whole_group) {
+                if (plan.arm != ops::AttentionArm::kDecodeSplitK) continue;
+                plan.gqa_group = shape.heads / shape.kv_heads;
+              }
+              const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
+              if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once
+              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.gqa_group,
+                                               split ? kernel.label() : std::string("-"));
+              // One launch of this cell: through the dispatch, or (whole_group) the split launcher
+              // directly with the plan's split count and rows_per_cta = group.
+              auto launch = [&](const int32_t* table_base, void* workspace_ptr) {
+                ops::DeviceBatch db;
+                db.phase = ops::Phase::kDecode;
+                db.num_tokens = db.num_seqs = batch;
+                db.max_blocks_per_seq = blocks_per_seq;
+                db.max_query_len = 1;
+                db.max_context_len = context;
+                db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
+                db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
+                db.block_tables = table_base;
+                if (!variant.whole_group) {
+                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace_ptr,
+                                               plan.workspace_bytes, config, stream);
+                  return;
+                }
+                cuda::PagedKv kv;
+                kv.k = layer.k;
+                kv.v = layer.v;
+                kv.dtype = fp8 ? cuda::KvDType::kFP8E4M3 : cuda::KvDType::kBF16;
+                kv.k_scale = layer.k_scale;
+                kv.v_scale = layer.v_scale;
+                kv.num_kv_heads = shape.kv_heads;
+                kv.block_size = kBlockSize;
+                kv.head_dim = shape.head_dim;
+                kv.block_tables = table_base;
+                kv.max_blocks_per_seq = blocks_per_seq;
+                kv.context_lens = db.context_lens;
+                cuda::AttentionRows ar;
+                ar.q = q_act.data;
+                ar.q_stride = q_act.stride;
+                ar.out = out_act.data;
+                ar.out_stride = out_act.stride;
+                ar.num_heads = shape.heads;
+                ar.num_seqs = batch;
+                ar.scale = attn.scale;
+                LATHE_CUDA_CHECK(cuda::launch_paged_decode_splitk(ar, kv, plan.num_splits, ops::kMinKvPerSplit,
+                                                                  plan.gqa_group, static_cast<float*>(workspace_ptr),
+                                                                  stream));
+              };
               if (!measured.count(key)) {
                 Buffer workspace(plan.workspace_bytes);
-                {  // one eager launch first: per-kernel one-time setup stays out of the capture
-                  ops::DeviceBatch db;
-                  db.phase = ops::Phase::kDecode;
-                  db.num_tokens = db.num_seqs = batch;
-                  db.max_blocks_per_seq = blocks_per_seq;
-                  db.max_query_len = 1;
-                  db.max_context_len = context;
-                  db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
-                  db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
-                  db.block_tables = static_cast<const int32_t*>(tables.ptr);
-                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace.ptr,
-                                               plan.workspace_bytes, config, stream);
-                  LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
-                }
+                // One eager launch first: per-kernel one-time setup stays out of the capture.
+                launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
+                LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
                 cudaGraph_t graph;
                 cudaGraphExec_t exec;
                 LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
                 for (int r = 0; r < rotations; ++r) {
-                  ops::DeviceBatch db;
-                  db.phase = ops::Phase::kDecode;
-                  db.num_tokens = batch;
-                  db.num_seqs = batch;
-                  db.max_blocks_per_seq = blocks_per_seq;
-                  db.max_query_len = 1;
-                  db.max_context_len = context;
-                  db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
-                  db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
-                  db.block_tables = static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks;
-                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace.ptr,
-                                               plan.workspace_bytes, config, stream);
+                  launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks, workspace.ptr);
                 }
                 LATHE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
                 LATHE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
@@ -245,13 +327,14 @@ int main(int argc, char** argv) {
               const double gbs = kv_bytes / (us * 1e-6) / 1e9;
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
                       variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
-                      plan.gqa_group, us, gbs,
+                      plan.gqa_group, split ? kernel.label() : std::string("-"), us, gbs,
                       100.0 * gbs / ceiling};
-              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d rows %-2d %9.1f us %6.0f GB/s %5.1f%%\n",
+              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d rows %-2d k%-3s %9.1f us %6.0f GB/s %5.1f%%\n",
                           row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(),
-                          row.splits, plan.gqa_group, us, gbs, row.pct);
+                          row.splits, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct);
               std::fflush(stdout);
               rows.push_back(row);
+            }
             }
           }
         }
@@ -264,10 +347,10 @@ int main(int argc, char** argv) {
         csv << "# " << log.substr(from, to - from) << "\n";
         from = to == std::string::npos ? log.size() : to + 1;
       }
-      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,us,gbs,pct_ceiling\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context,
-                           r.policy, r.arm, r.splits, r.rows_per_cta, r.us, r.gbs, r.pct);
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context,
+                           r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us, r.gbs, r.pct);
       }
     }
     cudaStreamDestroy(stream);

@@ -5,7 +5,10 @@
 # short summary is printed last.
 #
 # Usage: bench/attention/device_run.sh [--quick] [--no-bench] [--no-sdpa] [--filter GTEST_FILTER]
-# Environment: ATTN_TEST_TIMEOUT / ATTN_BENCH_TIMEOUT / ATTN_SDPA_TIMEOUT (seconds), ATTN_NO_SANITIZER=1.
+# Environment: ATTN_TEST_TIMEOUT / ATTN_BENCH_TIMEOUT / ATTN_SDPA_TIMEOUT (seconds), ATTN_NO_SANITIZER=1,
+#   ATTN_BENCH_ARGS (extra benchmark arguments, e.g. "--kernels 0,1,1p --policies auto+pack"),
+#   ATTN_VARIANT_TESTS (e.g. "0 2 3p": the split-K tests again under each listed kernel variant,
+#   `p` = reduce as a programmatic dependent launch; LATHE_ATTN_SPLITK_KERNEL/_PDL).
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bundle=$root/attn-bundle
@@ -36,6 +39,15 @@ echo "gpu_attention rc=$? $((SECONDS - start))s" >>"$summary"
 grep -E '^\[  (PASSED|FAILED)  \]|^\[  FAILED  \]' "$out/attn_tests.log" >>"$summary"
 grep -B2 -A8 'Failure' "$out/attn_tests.log" | head -60 >>"$summary"
 
+for v in ${ATTN_VARIANT_TESTS:-}; do
+  start=$SECONDS
+  pdl=0; [[ $v == *p ]] && pdl=1
+  LATHE_ATTN_SPLITK_KERNEL=${v%p} LATHE_ATTN_SPLITK_PDL=$pdl timeout "${ATTN_VARIANT_TIMEOUT:-20}" "$bundle/bin/gpu_attention" \
+    --gtest_filter='*SplitK*:Determinism.GraphReplay*:Determinism.KnownBad*' >"$out/attn_tests_k$v.log" 2>&1
+  echo "gpu_attention split tests, kernel $v: rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/attn_tests_k$v.log" | tr '\n' ' ')" >>"$summary"
+  grep -B2 -A8 'Failure' "$out/attn_tests_k$v.log" | head -20 >>"$summary"
+done
+
 if [[ -z "${ATTN_NO_SANITIZER:-}" ]] && command -v compute-sanitizer >/dev/null; then
   start=$SECONDS
   for tool in memcheck; do
@@ -48,7 +60,8 @@ fi
 
 if [[ $bench == 1 ]]; then
   start=$SECONDS
-  timeout "${ATTN_BENCH_TIMEOUT:-90}" "$bundle/bin/lathe_bench_attention" --out "$out" $quick >"$out/attn_bench.log" 2>&1
+  # shellcheck disable=SC2086
+  timeout "${ATTN_BENCH_TIMEOUT:-90}" "$bundle/bin/lathe_bench_attention" --out "$out" $quick ${ATTN_BENCH_ARGS:-} >"$out/attn_bench.log" 2>&1
   echo "lathe_bench_attention rc=$? $((SECONDS - start))s" >>"$summary"
 fi
 if [[ $sdpa == 1 ]]; then
@@ -59,6 +72,9 @@ if [[ $sdpa == 1 ]]; then
 fi
 echo "== bench: ceiling and auto rows (full table in attn_bench.log / attention_bench.csv)"
 grep -E 'ceiling' "$out/attn_bench.log" 2>/dev/null
-grep -E ' auto ' "$out/attn_bench.log" 2>/dev/null | awk '{print $1, $2, $3, $4, $7, $8, $9, $11, $13}' | head -100
+# Pivot of the split-K rows: per (shape, kv, B, L, policy) the % of ceiling of each kernel variant.
+awk '$5 ~ /^auto/ {k = $1 " " $2 " " $3 " " $4 " " $5; if (!(k in seen)) {seen[k] = 1; order[n++] = k}
+                   v[k] = v[k] " " $11 "=" $(NF)} END {for (i = 0; i < n; ++i) print order[i] v[order[i]]}' \
+  "$out/attn_bench.log" 2>/dev/null | head -200
 echo "== summary"
 cat "$summary"

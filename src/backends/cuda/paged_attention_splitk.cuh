@@ -1,0 +1,441 @@
+#pragma once
+// Split-K paged decode on tensor cores, one CTA per (query rows of one KV head, split, sequence):
+// the kernel template and its per-variant launcher. paged_attention_splitk_bf16.cu and
+// paged_attention_splitk_fp8.cu instantiate it (two files so the two KV dtypes compile in
+// parallel); paged_attention_splitk.cu holds the reduce and the public launcher.
+//
+// The CTA carries up to 16 query heads of one KV head as the 16 rows of an m16n8k16 tile (a
+// "GQA-packed" CTA: each K/V row is read once for all of them); unused rows are zero and never
+// stored. Its W warps each stream their own KV tiles of T positions (tile j of the split goes to
+// warp j % W) through an S-stage cp.async pipeline in shared memory, keep their own online
+// softmax state in f32 (log2 domain, as in the prefill kernel), and the W states are merged in
+// warp order 0..W-1 at the end into the split's record. The softmax weights enter the P.V product
+// as a BF16 hi + lo pair, so the arm matches the f32-weight non-split arm to f32 rounding.
+//
+// Determinism: a query's bytes depend on its split boundaries, T and W (the warp rotation), all
+// compile-time per (variant, KV dtype, head dim) or computed from the sequence's own length:
+// never on which row of the tile (or which CTA) it occupies, since tensor-core rows are
+// independent; so rows_per_cta is free to follow the launch's occupancy. Different variants give
+// different (equally valid) bytes; a serve uses one variant for its whole life.
+//
+// Split s of a sequence of length L covers [s * n, min((s + 1) * n, L)), n = max(ceil(L / S),
+// min_kv_per_split), computed here from the sequence's own length; an empty split writes the
+// neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and widened to BF16 in
+// shared memory (exact); k_scale folds into the score scale, v_scale into the output.
+//
+// Address generation (kPrefetch): the block ids a tile spans (at most T / block_size + 1 of them)
+// are loaded one tile ahead, one per lane, into a register; each 16-byte copy then takes its block
+// id from that register by a warp shuffle, so no copy waits on a dependent global load of the
+// block table. (Without kPrefetch, or when a tile spans more than 32 blocks, every copy loads its
+// block id from the table just before it is issued: the pre-2026-11-30 issue loop.)
+#include <cuda_bf16.h>
+
+#include "backends/cuda/paged_attention.h"
+#include "backends/cuda/paged_attention_common.cuh"
+#include "backends/cuda/paged_attention_decode.cuh"
+#include "backends/cuda/paged_attention_mma.cuh"
+
+namespace lathe::cuda::attn::splitk {
+
+inline constexpr int kMaxRows = 16;
+
+struct SplitParams {
+  DecodeParams base;
+  int32_t group;         // num_heads / num_kv_heads
+  int32_t rows_per_cta;  // query heads one CTA carries (<= 16)
+  int32_t parts;         // CTAs per KV head: ceil(group / rows_per_cta)
+  int32_t block_shift;   // log2(block_size) when it is a power of two, else -1
+};
+
+// W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
+// layout is sized for (the __launch_bounds__ minimum), and the address-generation mode.
+template <int W, int S, int T, int kMinCtas, bool kPrefetchIds>
+struct SplitCfg {
+  static constexpr int kWarps = W;
+  static constexpr int kStages = S;
+  static constexpr int kTile = T;
+  static constexpr int kCtasPerSm = kMinCtas;
+  static constexpr bool kPrefetch = kPrefetchIds;
+  static constexpr int kThreads = 32 * W;
+};
+
+template <typename Kv, int HD, typename Cfg>
+struct SplitLayout {
+  static constexpr int kTile = Cfg::kTile;
+  static constexpr int kRow = HD + 8;                   // BF16 elements per shared row (16-byte pad)
+  static constexpr int kRawRow = HD * Kv::kBytes + 16;  // bytes per staged row
+  static constexpr int kRawTile = kTile * kRawRow;      // K or V of one stage
+  static constexpr int kStage = 2 * kRawTile;
+  static constexpr bool kWiden = Kv::kDType == KvDType::kFP8E4M3;
+  static constexpr int kWideTile = kWiden ? kTile * kRow * 2 : 0;  // BF16 copy of K or V
+  static constexpr int kPerWarp = Cfg::kStages * kStage + 2 * kWideTile;
+  static constexpr int kQ = kMaxRows * kRow * 2;
+  static constexpr int kMerge = Cfg::kWarps * kMaxRows * (HD + 2) * 4;
+  static constexpr int kBytes = kQ + (Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge);
+  static constexpr int kChunksPerRow = HD * Kv::kBytes / 16;  // 16-byte copies per K or V row
+  static constexpr int kIssueIters = kTile * kChunksPerRow / 32;
+  static_assert(kTile % 16 == 0 && HD % 16 == 0, "tile shape");
+  static_assert(kTile * kChunksPerRow % 32 == 0 && 32 % kChunksPerRow == 0, "whole warp-wide copies per tile");
+  static_assert(kBytes <= 227 * 1024, "shared memory of one CTA");
+  static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
+};
+
+template <typename Kv, int HD, typename Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
+  constexpr int kThreads = Cfg::kThreads;
+  constexpr bool kQInRegs = HD <= 128;  // A fragments of Q kept in registers (HD/4 of them)
+  const DecodeParams& p = sp.base;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
+  unsigned char* work = smem + L::kQ;
+
+  const int kv_head = blockIdx.x / sp.parts;
+  const int part = blockIdx.x % sp.parts;
+  const int head0 = kv_head * sp.group + part * sp.rows_per_cta;
+  const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
+  const int split = blockIdx.y, seq = blockIdx.z;
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int g = lane / 4, t = lane % 4;
+
+  // The reduce (a programmatic dependent launch when armed) may be scheduled from here on; it
+  // waits for this whole grid before reading a record.
+  asm volatile("griddepcontrol.launch_dependents;");
+  const int len = p.context_lens[seq];
+  const int per = max((len + p.num_splits - 1) / p.num_splits, p.min_kv_per_split);
+  const int64_t first = static_cast<int64_t>(split) * per;
+  const int start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
+  const int end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));
+  auto record = [&](int row) {
+    return p.workspace + ((static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits + split) * (HD + 2);
+  };
+  if (start >= end) {
+    for (int i = tid; i < rows * (HD + 2); i += kThreads) {
+      const int row = i / (HD + 2), d = i % (HD + 2);
+      record(row)[d] = d == HD ? -INFINITY : 0.0f;
+    }
+    return;
+  }
+
+  const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
+  const int bs = p.block_size;
+  [[maybe_unused]] const int shift = sp.block_shift;
+  unsigned char* mine = work + warp * L::kPerWarp;
+  const int num_tiles = (end - start + kTile - 1) / kTile;
+  // Tiles of this warp: warp, warp + W, ...; the i-th of them is staged in stage i % S.
+  const int my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
+  auto tile_first = [&](int i) { return start + (warp + i * kWarps) * kTile; };
+
+  // Byte offsets of (block, kv head, slot, chunk) in K or V: one 64-bit multiply-add per copy.
+  const int64_t block_bytes = static_cast<int64_t>(p.num_kv_heads) * bs * HD * Kv::kBytes;
+  const int64_t head_bytes = static_cast<int64_t>(kv_head) * bs * HD * Kv::kBytes;
+  const unsigned char* kbase = static_cast<const unsigned char*>(p.k) + head_bytes;
+  const unsigned char* vbase = static_cast<const unsigned char*>(p.v) + head_bytes;
+  [[maybe_unused]] int32_t staged_ids = 0;  // kPrefetch: the block ids of the next tile to issue, one per lane
+
+  // The i-th tile of this warp for i >= my_tiles starts at or past `end`: its copies are all
+  // invalid (zero-fill, nothing read), so the issue code needs no branch on i.
+  auto issue = [&](int i) {
+    const int ts = tile_first(i);
+    unsigned char* k_dst = mine + (i % kStages) * L::kStage;
+    unsigned char* v_dst = k_dst + L::kRawTile;
+    constexpr int kRowsPerIter = 32 / L::kChunksPerRow;
+    const int r0 = lane / L::kChunksPerRow, cc = lane % L::kChunksPerRow;
+    if constexpr (Cfg::kPrefetch) {
+      // Staged ids: lane l holds the id of block (first block of the tile + l); launched only
+      // with a power-of-two block size of at least T / 31 (launch_variant checks).
+      const int32_t ids = staged_ids;
+      const int next_ts = tile_first(i + 1);
+      const int nb0 = next_ts >> shift, nb1 = (min(next_ts + kTile, end) - 1) >> shift;
+      staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;  // used by the next issue
+      const int b0 = ts >> shift;
+#pragma unroll
+      for (int it = 0; it < L::kIssueIters; ++it) {
+        const int r = r0 + it * kRowsPerIter;
+        const int pos = ts + r;
+        const bool valid = pos < end;
+        const int32_t block = __shfl_sync(0xffffffffu, ids, ((pos >> shift) - b0) & 31);
+        const int64_t off = block * block_bytes + ((pos & (bs - 1)) * HD * Kv::kBytes + cc * 16);
+        cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + (valid ? off : 0), valid);
+        cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + (valid ? off : 0), valid);
+      }
+    } else {
+#pragma unroll
+      for (int it = 0; it < L::kIssueIters; ++it) {
+        const int r = r0 + it * kRowsPerIter;
+        const int pos = ts + r;
+        const bool valid = pos < end;
+        int64_t off = 0;
+        if (valid) {
+          const int32_t block = __ldg(table + pos / bs);
+          off = block * block_bytes + ((pos % bs) * HD * Kv::kBytes + cc * 16);
+        }
+        cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + off, valid);
+        cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + off, valid);
+      }
+    }
+    cp_async_commit();  // one group per tile, empty or not: the wait counts stay uniform
+  };
+  if constexpr (Cfg::kPrefetch) {
+    const int ts = tile_first(0);
+    const int nb0 = ts >> shift, nb1 = (min(ts + kTile, end) - 1) >> shift;
+    staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;
+  }
+
+  // Start the first tiles' copies before the query is staged: their latency covers it.
+#pragma unroll
+  for (int i = 0; i < kStages - 1; ++i) issue(i);
+
+  // Query rows (zero beyond `rows`).
+  for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+    const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+    uint4 value = make_uint4(0, 0, 0, 0);
+    if (r < rows) {
+      value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(seq) * p.q_stride +
+                                                   static_cast<int64_t>(head0 + r) * HD + col));
+    }
+    *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
+  }
+  __syncthreads();
+  uint32_t qa[kQInRegs ? HD / 16 : 1][4];
+  if constexpr (kQInRegs) {
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      ldmatrix_x4(qa[kk], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
+    }
+  }
+
+  const float s_mul = p.scale * kLog2e * (L::kWiden ? p.k_scale : 1.0f);
+  float o[HD / 8][4];
+#pragma unroll
+  for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+  float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+
+  for (int i = 0; i < my_tiles; ++i) {
+    issue(i + kStages - 1);
+    cp_async_wait<kStages - 1>();
+    __syncwarp();
+    const int tile_start = tile_first(i);
+    unsigned char* stage = mine + (i % kStages) * L::kStage;
+    const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
+    const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
+    if constexpr (L::kWiden) {
+      __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(mine + kStages * L::kStage);
+      __nv_bfloat16* wide_v = wide_k + kTile * kRow;
+#pragma unroll
+      for (int c = lane; c < kTile * (HD / 8); c += 32) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+#pragma unroll
+        for (int which = 0; which < 2; ++which) {
+          float f[kFragElems];
+          widen(*reinterpret_cast<const uint2*>(stage + which * L::kRawTile + r * L::kRawRow + col), f);
+          uint4 packed;
+          packed.x = pack_bf16x2(f[0], f[1]);
+          packed.y = pack_bf16x2(f[2], f[3]);
+          packed.z = pack_bf16x2(f[4], f[5]);
+          packed.w = pack_bf16x2(f[6], f[7]);
+          *reinterpret_cast<uint4*>((which ? wide_v : wide_k) + r * kRow + col) = packed;
+        }
+      }
+      __syncwarp();
+      kt = wide_k;
+      vt = wide_v;
+    }
+
+    // S = Q K^T over the tile.
+    float s[kTile / 8][4];
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
+      if constexpr (!kQInRegs) {
+        ldmatrix_x4(qa[0], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
+      }
+      const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+#pragma unroll
+      for (int j = 0; j < kTile / 8; j += 2) {
+        uint32_t b[4];
+        ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
+        mma_bf16(s[j], a, b[0], b[1]);
+        mma_bf16(s[j + 1], a, b[2], b[3]);
+      }
+    }
+
+    float max_a = -INFINITY, max_b = -INFINITY;
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j) {
+#pragma unroll
+      for (int e = 0; e < 2; ++e) {
+        const bool valid = tile_start + j * 8 + 2 * t + e < end;
+        s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
+        s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
+        max_a = fmaxf(max_a, s[j][e]);
+        max_b = fmaxf(max_b, s[j][2 + e]);
+      }
+    }
+#pragma unroll
+    for (int offset = 1; offset < 4; offset *= 2) {
+      max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
+      max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
+    }
+    const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
+    const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
+    m_a = new_a;
+    m_b = new_b;
+    // P = hi + lo, both BF16 (hi = bf16(p), lo = bf16(p - hi)): the two products below carry p to
+    // ~16 significant bits, so the split arm does not add a BF16 rounding of the weights that the
+    // CUDA-core non-split arm (f32 weights) does not have.
+    float sum_a = 0.0f, sum_b = 0.0f;
+    uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
+#pragma unroll
+    for (int j = 0; j < kTile / 8; ++j) {
+      const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
+      const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
+      sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+      sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+      const uint32_t hi_a = pack_bf16x2(p0, p1), hi_b = pack_bf16x2(p2, p3);
+      pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
+      pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
+      pa_lo[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
+      pa_lo[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
+    }
+#pragma unroll
+    for (int offset = 1; offset < 4; offset *= 2) {
+      sum_a = __fadd_rn(sum_a, __shfl_xor_sync(0xffffffffu, sum_a, offset));
+      sum_b = __fadd_rn(sum_b, __shfl_xor_sync(0xffffffffu, sum_b, offset));
+    }
+    l_a = __fmaf_rn(l_a, alpha_a, sum_a);
+    l_b = __fmaf_rn(l_b, alpha_b, sum_b);
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) {
+      o[j][0] = __fmul_rn(o[j][0], alpha_a);
+      o[j][1] = __fmul_rn(o[j][1], alpha_a);
+      o[j][2] = __fmul_rn(o[j][2], alpha_b);
+      o[j][3] = __fmul_rn(o[j][3], alpha_b);
+    }
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+#pragma unroll
+      for (int j = 0; j < HD / 8; j += 2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
+        mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
+        mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
+        mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
+        mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
+      }
+    }
+    __syncwarp();  // this stage is refilled by the next iteration's issue
+  }
+  cp_async_wait<0>();
+  __syncthreads();  // every warp is done with its stages: the merge area reuses them
+
+  // Merge the warps' states in warp order into the split's record.
+  float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
+  {
+    float* mw = merge + warp * kMaxRows * (HD + 2);
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) {
+      mw[g * (HD + 2) + j * 8 + 2 * t] = o[j][0];
+      mw[g * (HD + 2) + j * 8 + 2 * t + 1] = o[j][1];
+      mw[(g + 8) * (HD + 2) + j * 8 + 2 * t] = o[j][2];
+      mw[(g + 8) * (HD + 2) + j * 8 + 2 * t + 1] = o[j][3];
+    }
+    if (t == 0) {
+      mw[g * (HD + 2) + HD] = m_a;
+      mw[g * (HD + 2) + HD + 1] = l_a;
+      mw[(g + 8) * (HD + 2) + HD] = m_b;
+      mw[(g + 8) * (HD + 2) + HD + 1] = l_b;
+    }
+  }
+  __syncthreads();
+  const float v_mul = L::kWiden ? p.v_scale : 1.0f;
+  for (int i = tid; i < rows * HD; i += kThreads) {
+    const int row = i / HD, d = i % HD;
+    float max_all = -INFINITY;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, merge[(w * kMaxRows + row) * (HD + 2) + HD]);
+    float sum = 0.0f, out = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kWarps; ++w) {
+      const float* state = merge + (w * kMaxRows + row) * (HD + 2);
+      const float f = exp2f(state[HD] - max_all);
+      sum = __fmaf_rn(state[HD + 1], f, sum);
+      out = __fmaf_rn(state[d], f, out);
+    }
+    float* rec = record(row);
+    rec[d] = __fmul_rn(out, v_mul);
+    if (d == 0) {
+      rec[HD] = max_all;
+      rec[HD + 1] = sum;
+    }
+  }
+}
+
+template <typename Kv, int HD, typename Cfg>
+cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  // The shared-memory opt-in is a per-function attribute: set once per process (single device),
+  // on the first launch, which callers make outside graph capture.
+  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_mma<Kv, HD, Cfg>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
+  if (opt_in != cudaSuccess) return opt_in;
+  const dim3 grid(sp.base.num_kv_heads * sp.parts, sp.base.num_splits, num_seqs);
+  paged_decode_splitk_mma<Kv, HD, Cfg><<<grid, Cfg::kThreads, L::kBytes, stream>>>(sp);
+  return cudaGetLastError();
+}
+
+// The compiled variants (selected by splitk_kernel_variant(), paged_attention.h):
+//   0: 4 warps, 3 stages, T = 4096 / HD, block ids loaded per copy (the issue loop of 0007e55)
+//   1: as 0, block ids staged one tile ahead in lanes
+//   2: 8 warps (6 at HD 256), T = 16 at HD >= 128 (32 at HD 64), staged ids: one CTA per SM
+//   3: 4 warps (2 at HD 256), T = 16 (32 at HD 64), 3 stages, staged ids: two CTAs per SM
+//   4: 12 warps at HD 128 (6 at HD 256, 8 at HD 64), 2 stages, T = 16 (32 at HD 64), staged ids
+template <int HD>
+struct Variants {
+  using V0 = SplitCfg<4, 3, 4096 / HD, 1, false>;
+  using V1 = SplitCfg<4, 3, 4096 / HD, 1, true>;
+  using V2 = SplitCfg<(HD == 256 ? 6 : 8), (HD == 128 ? 3 : 2), (HD == 64 ? 32 : 16), 1, true>;
+  using V3 = SplitCfg<(HD == 256 ? 2 : 4), 3, (HD == 64 ? 32 : 16), 2, true>;
+  using V4 = SplitCfg<(HD == 128 ? 12 : (HD == 256 ? 6 : 8)), 2, (HD == 64 ? 32 : 16), 1, true>;
+};
+
+// Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
+// 32 blocks (one id per lane).
+template <typename Cfg>
+bool staged_ids_ok(int32_t block_size, int32_t block_shift) {
+  return block_shift >= 0 && (Cfg::kTile + block_size - 1) / block_size + 1 <= 32;
+}
+
+template <typename Kv, int HD>
+cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
+  using V = Variants<HD>;
+  const int32_t bs = sp.base.block_size, shift = sp.block_shift;
+  // A block size the staged-id variants do not serve takes variant 0.
+  if ((variant == 1 && !staged_ids_ok<typename V::V1>(bs, shift)) ||
+      (variant == 2 && !staged_ids_ok<typename V::V2>(bs, shift)) ||
+      (variant == 3 && !staged_ids_ok<typename V::V3>(bs, shift)) ||
+      (variant >= 4 && !staged_ids_ok<typename V::V4>(bs, shift))) {
+    variant = 0;
+  }
+  switch (variant) {
+    case 0:
+      return launch_main<Kv, HD, typename Variants<HD>::V0>(sp, num_seqs, stream);
+    case 1:
+      return launch_main<Kv, HD, typename Variants<HD>::V1>(sp, num_seqs, stream);
+    case 2:
+      return launch_main<Kv, HD, typename Variants<HD>::V2>(sp, num_seqs, stream);
+    case 3:
+      return launch_main<Kv, HD, typename Variants<HD>::V3>(sp, num_seqs, stream);
+    default:
+      return launch_main<Kv, HD, typename Variants<HD>::V4>(sp, num_seqs, stream);
+  }
+}
+
+// Defined in paged_attention_splitk_bf16.cu / _fp8.cu.
+cudaError_t launch_bf16(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);
+cudaError_t launch_fp8(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);
+
+}  // namespace lathe::cuda::attn::splitk
