@@ -197,6 +197,10 @@ int main(int argc, char** argv) {
     std::string log = fmt::format("device: {}\n", describe(info));
     const double ceiling = measure_ceiling(stream, log);
     std::fputs(log.c_str(), stdout);
+    std::fputs(fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n", "k",
+                           "dtype", "m", "impl", "us", "GB/s", "%ceil")
+                   .c_str(),
+               stdout);
 
     const size_t lt_ws_bytes = size_t{64} << 20;
     Buffer lt_ws(lt_ws_bytes);
@@ -283,8 +287,11 @@ int main(int argc, char** argv) {
           };
           auto emit = [&](const char* impl, double us) {
             const double gbs = static_cast<double>(w_bytes) / (us * 1e-6) / 1e9;
-            table += fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9.1f} {:>7.0f} {:>5.1f}%\n", shape.model,
+            const std::string row = fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9.1f} {:>7.0f} {:>5.1f}%\n", shape.model,
                                  shape.name, shape.n, shape.k, fp8 ? "fp8" : "bf16", m, impl, us, gbs, 100.0 * gbs / ceiling);
+            table += row;
+            std::fputs(row.c_str(), stdout);  // progressively, so a timed-out run still reports
+            std::fflush(stdout);
             return us;
           };
           const std::string ours_name = ops::linear_arm_name(route.arm);
@@ -366,7 +373,7 @@ int main(int argc, char** argv) {
       }
     }
     const std::string text = log + "\n" + table + "\nsummary (% of measured read ceiling; block128 scales for ours fp8)\n" + summary;
-    std::fputs(("\n" + table + "\nsummary\n" + summary).c_str(), stdout);
+    std::fputs(("\nsummary\n" + summary).c_str(), stdout);
     if (!out_dir.empty()) {
       if (FILE* f = std::fopen((out_dir + "/kernels_bench.txt").c_str(), "w")) {
         std::fputs(text.c_str(), f);
