@@ -3,6 +3,7 @@
 #include "app/backend_factory.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <chrono>
@@ -231,9 +232,21 @@ LatencyReport run_latency(const LatencyOptions& o) {
   model_options.kv_dtype = kv_dtype;
   // The serving executor (forward + sampling per step), so the bench times what `lathe serve`
   // runs, CUDA graphs included once the executor captures them.
-  server::ModelExecutor executor(*backend,
-                                 std::make_unique<model::Qwen3Model>(*backend, config, std::move(weights), model_options));
+  auto model = std::make_unique<model::Qwen3Model>(*backend, config, std::move(weights), model_options);
   report.load_s = seconds_since(load_start);
+  server::ExecutorOptions executor_options;
+  executor_options.decode_graphs = !o.enforce_eager;
+  executor_options.max_decode_seqs = static_cast<int32_t>(max_batch);
+  executor_options.max_blocks_per_seq = static_cast<int32_t>(blocks_per_seq);
+  const auto capture_start = Clock::now();
+  server::ModelExecutor executor(*backend, std::move(model), executor_options);
+  report.capture_s = seconds_since(capture_start);
+  if (const model::DecodeGraphs* graphs = executor.decode_graphs()) {
+    report.graphs_line = fmt::format("decode graphs: buckets {} recorded in {:.2f} s", fmt::join(graphs->buckets(), ","),
+                                     graphs->capture_seconds());
+  } else {
+    report.graphs_line = o.enforce_eager ? "decode graphs: off (--enforce-eager)" : "decode graphs: none (eager backend)";
+  }
   const Setup setup{o, config, executor, static_cast<int32_t>(num_blocks), id_limit};
   if (o.warmup) {
     const int64_t batch = std::min<int64_t>(max_batch, 2);
@@ -269,6 +282,7 @@ std::string format_latency_report(const LatencyReport& r) {
   std::string out;
   out += fmt::format("model: {} (--load-format {}), {}\n", r.model, r.load_format, r.started_at);
   out += fmt::format("backend: {}, KV cache {}, load {:.2f} s\n", r.backend, r.kv_dtype, r.load_s);
+  out += fmt::format("{}\n", r.graphs_line);
   out += fmt::format("weights: {}\n", r.weights_line);
   out += fmt::format("{}\n", r.read_ceiling_line);
   out += fmt::format("input {} tokens, output {} tokens (greedy, {} decode steps), prefill steps of <= {} tokens\n",
@@ -300,6 +314,8 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
   j["kv_cache_dtype"] = r.kv_dtype;
   j["weights"] = r.weights_line;
   j["load_s"] = r.load_s;
+  j["decode_graphs"] = r.graphs_line;
+  j["capture_s"] = r.capture_s;
   j["read_ceiling_gbs"] = r.read_ceiling_bytes_per_s ? nlohmann::ordered_json(*r.read_ceiling_bytes_per_s / 1e9)
                                                      : nlohmann::ordered_json(nullptr);
   j["read_ceiling"] = r.read_ceiling_line;

@@ -34,6 +34,7 @@ struct LatencyOptions {
   int32_t block_size = 16;
   uint64_t seed = 0;                      // prompts and dummy weights
   bool warmup = true;                     // one short unmeasured run first
+  bool enforce_eager = false;             // no decode graphs (every step launched op by op)
 };
 
 struct LatencyRow {
@@ -59,6 +60,8 @@ struct LatencyReport {
   std::string kv_dtype;
   std::string weights_line;         // dtypes and size of the weights
   double load_s = 0.0;              // weights generated or mapped, uploaded, KV allocated
+  std::string graphs_line;          // the decode graphs recorded (or why none)
+  double capture_s = 0.0;           // recording the decode graphs (not in load_s)
   std::optional<double> read_ceiling_bytes_per_s;  // best pass
   std::string read_ceiling_line;
   LatencyOptions options;

@@ -66,6 +66,7 @@ void add_latency_flags(CLI::App& cmd, LatencyFlags& f) {
   cmd.add_option("--seed", o.seed, "Seed of the prompts and the dummy weights")->capture_default_str();
   cmd.add_option("--out", f.out, "Also write the results as JSON to this file");
   cmd.add_flag("--no-warmup", f.no_warmup, "Skip the short unmeasured run before the first batch size");
+  cmd.add_flag("--enforce-eager", o.enforce_eager, "Launch every decode step op by op (no CUDA graphs)");
 }
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {

@@ -31,6 +31,7 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
   cmd.add_option("--gpu-memory-utilization", options->gpu_memory_utilization,
                  "Fraction of GPU memory for weights and KV cache (CUDA)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
+  cmd.add_flag("--enforce-eager", options->enforce_eager, "Launch every decode step op by op (no CUDA graphs)");
   cmd.add_option("--api-key", options->api_key, "Require 'Authorization: Bearer KEY' on /v1/*");
   cmd.add_option("--served-model-name", options->served_model_name, "Model name in the API (default: MODEL as given)");
   cmd.add_option("--load-format", options->load_format,
@@ -38,7 +39,8 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
       ->capture_default_str();
   cmd.add_option("--tokenizer", options->tokenizer, "Directory of tokenizer.json / tokenizer_config.json (default: MODEL)");
   cmd.add_option("--num-kv-blocks", options->num_kv_blocks,
-                 "KV-cache blocks of 16 tokens (CPU; default: max-num-seqs x max-model-len, capped at 4 GiB)")
+                 "KV-cache blocks of 16 tokens (default: CUDA fills --gpu-memory-utilization; CPU takes "
+                 "max-num-seqs x max-model-len, capped at 4 GiB)")
       ->check(CLI::PositiveNumber);
   cmd.add_option("--max-body-bytes", *max_body, "Largest request body accepted (413 above)")
       ->capture_default_str()->check(CLI::PositiveNumber);

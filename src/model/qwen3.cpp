@@ -2,11 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <utility>
 
 #include "core/dtype.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "model/kv_sizing.h"
 
 namespace lathe::model {
 namespace {
@@ -25,7 +27,41 @@ enum Scratch : int {
   kNumScratch,
 };
 
+// Allowance for cuBLASLt's workspace, the GEMV/attention/sampler workspaces and recorded graphs.
+constexpr size_t kFixedStepBytes = size_t{768} << 20;
+
 }  // namespace
+
+size_t Qwen3Model::step_memory_bytes(const ModelConfig& c, const Qwen3Options& options) {
+  const int64_t qkv = (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim;
+  const int64_t per_row = 3 * c.hidden_size + qkv + c.num_attention_heads * c.head_dim + 3 * c.intermediate_size;
+  const size_t act = 2;  // BF16 activations (the widest a device backend uses is F32: still an estimate)
+  const size_t scratch = static_cast<size_t>(options.max_tokens_per_step) * static_cast<size_t>(per_row) * act +
+                         static_cast<size_t>(options.max_logits_rows) * static_cast<size_t>(c.hidden_size) * act;
+  const size_t logits = static_cast<size_t>(options.max_logits_rows) * static_cast<size_t>(c.vocab_size) * sizeof(float);
+  const int64_t widest = std::max({c.vocab_size * c.hidden_size, 2 * c.intermediate_size * c.hidden_size, qkv * c.hidden_size});
+  return scratch + logits + static_cast<size_t>(widest) * 2 + kFixedStepBytes;
+}
+
+ops::KvCacheShape Qwen3Model::kv_cache_shape() {
+  ops::KvCacheShape shape{options_.num_kv_blocks, options_.kv_block_size,
+                          static_cast<int32_t>(config_.num_key_value_heads), static_cast<int32_t>(config_.head_dim),
+                          options_.kv_dtype};
+  const std::optional<ops::DeviceMemory> memory = backend_.device_memory();
+  if (options_.num_kv_blocks == 0 && options_.gpu_memory_utilization > 0.0 && memory) {
+    ops::KvCacheShape one = shape;
+    one.num_blocks = 1;
+    KvMemoryBudget budget;
+    budget.utilization = options_.gpu_memory_utilization;
+    budget.total_bytes = memory->total_bytes;
+    budget.free_bytes = memory->free_bytes;
+    budget.reserve_bytes = step_memory_bytes(config_, options_);
+    options_.num_kv_blocks = kv_blocks_for_budget(budget, KvCacheStore::bytes_for(config_.num_hidden_layers, one),
+                                                  std::max(2, options_.min_kv_blocks));
+    shape.num_blocks = options_.num_kv_blocks;
+  }
+  return shape;
+}
 
 Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights weights, const Qwen3Options& options)
     : backend_(backend),
@@ -33,10 +69,7 @@ Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights w
       options_(options),
       host_(std::move(weights)),
       device_(upload_qwen3_weights(backend, host_)),
-      kv_cache_(backend, config_.num_hidden_layers,
-                ops::KvCacheShape{options.num_kv_blocks, options.kv_block_size,
-                                  static_cast<int32_t>(config_.num_key_value_heads),
-                                  static_cast<int32_t>(config_.head_dim), options.kv_dtype}) {
+      kv_cache_(backend, config_.num_hidden_layers, kv_cache_shape()) {
   const ModelConfig& c = config_;
   if (c.num_attention_heads <= 0 || c.num_key_value_heads <= 0 || c.num_attention_heads % c.num_key_value_heads != 0) {
     fail("{}: num_attention_heads {} is not a multiple of num_key_value_heads {}", (c.dir / "config.json").string(),
@@ -49,7 +82,7 @@ Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights w
     fail("Qwen3 model: max_tokens_per_step ({}) and max_logits_rows ({}) must be at least 1",
          options.max_tokens_per_step, options.max_logits_rows);
   }
-  if (options.num_kv_blocks < 2) fail("Qwen3 model: the KV cache needs at least 2 blocks, got {}", options.num_kv_blocks);
+  if (options_.num_kv_blocks < 2) fail("Qwen3 model: the KV cache needs at least 2 blocks, got {}", options_.num_kv_blocks);
 
   const RopeTables tables = compute_rope(c);
   const int64_t rotary_dim = c.rotary_dim();
@@ -93,7 +126,7 @@ Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights w
                  c.num_hidden_layers, c.hidden_size, c.num_attention_heads, c.num_key_value_heads, c.head_dim,
                  c.vocab_size, static_cast<double>(device_.weight_bytes) / (1024.0 * 1024.0),
                  device_.uploaded_bytes > 0 ? "uploaded" : "zero-copy host views", dtype_name(options.kv_dtype),
-                 options.num_kv_blocks, options.kv_block_size,
+                 options_.num_kv_blocks, options_.kv_block_size,
                  static_cast<double>(kv_cache_.bytes()) / (1024.0 * 1024.0));
   }
 }
@@ -108,7 +141,7 @@ ops::Act Qwen3Model::scratch(int buffer, int64_t rows) const {
   return act;
 }
 
-void Qwen3Model::validate(const ops::ForwardBatch& batch, const ops::Act& logits_out) const {
+StepRows Qwen3Model::plan_step(const ops::ForwardBatch& batch, const ops::Act& logits_out) const {
   if (batch.num_decode_rows < 0 || batch.num_decode_rows > batch.num_tokens() ||
       batch.num_decode_rows > batch.num_seqs()) {
     fail("qwen3 forward: num_decode_rows {} is outside [0, {}]", batch.num_decode_rows,
@@ -148,14 +181,26 @@ void Qwen3Model::validate(const ops::ForwardBatch& batch, const ops::Act& logits
     fail("qwen3 forward: logits_out must be F32 [{}, {}], got {} [{}, {}]", rows, config_.vocab_size,
          dtype_name(logits_out.dtype), logits_out.rows, logits_out.cols);
   }
+  StepRows plan;
+  plan.decode_rows = batch.phase == ops::Phase::kDecode ? tokens : batch.num_decode_rows;
+  plan.logits_rows = rows;
+  // Logits rows of decode rows come first (each decode row is its sequence's logits row).
+  while (plan.decode_logits < rows && batch.logits_rows[static_cast<size_t>(plan.decode_logits)] < plan.decode_rows) {
+    ++plan.decode_logits;
+  }
+  return plan;
 }
 
 void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
-  validate(batch, logits_out);
+  const StepRows rows = plan_step(batch, logits_out);
+  forward_device(backend_.upload_batch(batch), rows, logits_out);
+}
+
+void Qwen3Model::forward_device(const ops::DeviceBatch& dev, const StepRows& rows, ops::Act logits_out) {
   ops::Backend& be = backend_;
   const ModelConfig& c = config_;
-  const int64_t tokens = batch.num_tokens();
-  const int64_t decode_rows = batch.phase == ops::Phase::kDecode ? tokens : batch.num_decode_rows;
+  const int64_t tokens = dev.num_tokens;
+  const int64_t decode_rows = rows.decode_rows;
   // Linear over the step's rows: decode rows take the decode arms, prefill rows the prefill arms
   // (ARCHITECTURE rule 6: a decode row's bits must not depend on prefill chunks beside it).
   const auto linear = [&be](int64_t decode_count, ops::Act x, const ops::WeightView& weight, ops::Act out) {
@@ -173,7 +218,6 @@ void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
   const int64_t inter = c.intermediate_size;
   const ops::KvCacheShape& kv_shape = kv_cache_.shape();
 
-  const ops::DeviceBatch dev = be.upload_batch(batch);
   const ops::Act hidden = scratch(kHidden, tokens);  // [T, H]
   const ops::Act normed = scratch(kNormed, tokens);  // [T, H]
   const ops::Act qkv = scratch(kQkv, tokens);        // [T, (nH + 2 nKV) hd]
@@ -211,16 +255,10 @@ void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
     const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;
     be.add_rms_norm(hidden, delta, next_norm, eps, normed);
   }
-  if (batch.logits_rows.empty()) return;
-  const ops::Act gathered = scratch(kGathered, static_cast<int64_t>(batch.logits_rows.size()));  // [R, H]
+  if (rows.logits_rows == 0) return;
+  const ops::Act gathered = scratch(kGathered, rows.logits_rows);  // [R, H]
   be.gather_logits_rows(dev, normed, gathered);
-  // Logits rows of decode rows come first (each decode row is its sequence's logits row).
-  int64_t decode_logits = 0;
-  while (decode_logits < static_cast<int64_t>(batch.logits_rows.size()) &&
-         batch.logits_rows[static_cast<size_t>(decode_logits)] < decode_rows) {
-    ++decode_logits;
-  }
-  linear(decode_logits, gathered, device_.lm_head, logits_out);  // F32 [R, V]
+  linear(rows.decode_logits, gathered, device_.lm_head, logits_out);  // F32 [R, V]
 }
 
 }  // namespace lathe::model

@@ -22,8 +22,20 @@ struct Qwen3Options {
   int32_t max_tokens_per_step = 0;  // scratch rows: the widest step forward() accepts (>= 1)
   int32_t max_logits_rows = 0;      // the most logits rows one step may return (>= 1)
   int32_t num_kv_blocks = 0;        // KV cache blocks, including the scratch block 0 (>= 2)
+  // With num_kv_blocks == 0 on a backend with device memory: as many blocks as
+  // gpu_memory_utilization leaves once the weights are uploaded (model/kv_sizing.h), at least
+  // min_kv_blocks.
+  double gpu_memory_utilization = 0.0;
+  int32_t min_kv_blocks = 2;
   int32_t kv_block_size = 16;       // token slots per block
   DType kv_dtype = DType::kF32;     // F32, BF16, F16 or F8_E4M3 (scale 1.0)
+};
+
+// The host facts of one step that the forward needs beside the device-resident arrays.
+struct StepRows {
+  int64_t decode_rows = 0;    // rows [0, decode_rows) run their linears as decode
+  int64_t logits_rows = 0;    // rows whose logits the step writes (batch.logits_rows.size())
+  int64_t decode_logits = 0;  // the first logits rows that are decode rows (decode arms too)
 };
 
 class Qwen3Model {
@@ -37,18 +49,30 @@ class Qwen3Model {
   // backends that are (read the logits after a download or synchronize()).
   void forward(const ops::ForwardBatch& batch, ops::Act logits_out);
 
+  // forward() in two halves, for callers that keep the step's arrays in their own device buffer
+  // (the decode graphs): plan_step validates a host batch against the model and logits_out
+  // (throws lathe::Error) and returns its StepRows; forward_device runs the step over arrays
+  // already in backend memory and only launches ops (no host reads of device data, no
+  // allocation, no synchronization), so a backend can record it into a graph.
+  StepRows plan_step(const ops::ForwardBatch& batch, const ops::Act& logits_out) const;
+  void forward_device(const ops::DeviceBatch& dev, const StepRows& rows, ops::Act logits_out);
+
   const ModelConfig& config() const { return config_; }
   const Qwen3Options& options() const { return options_; }
   ops::Backend& backend() const { return backend_; }
   const KvCacheStore& kv_cache() const { return kv_cache_; }
   int64_t vocab_size() const { return config_.vocab_size; }
+  // Device memory one step still needs beyond weights and KV cache: the scratch activations,
+  // logits_rows F32 logits, the largest weight matrix dequantized to BF16 (FP8 prefill), and a
+  // fixed allowance for library workspaces and graphs. An estimate for KV sizing.
+  static size_t step_memory_bytes(const ModelConfig& config, const Qwen3Options& options);
   // Bytes of the weight matrices as stored (what a decode step streams).
   size_t weight_bytes() const { return device_.weight_bytes; }
 
  private:
-  // Checks the host-planned batch against the model and the scratch/KV sizes.
-  void validate(const ops::ForwardBatch& batch, const ops::Act& logits_out) const;
   ops::Act scratch(int buffer, int64_t rows) const;
+  // The KV-cache geometry; sizes num_kv_blocks from device memory when options_ asks for it.
+  ops::KvCacheShape kv_cache_shape();
 
   ops::Backend& backend_;
   ModelConfig config_;

@@ -5,7 +5,9 @@
 // synchronize() or a download.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +35,21 @@ struct AttentionShape {
   float scale = 1.0f;  // usually head_dim^-0.5
 };
 
+// A recorded sequence of ops (a CUDA graph) that replays with the pointers and sizes it was
+// recorded with; the contents of the buffers it reads may change between replays.
+class OpGraph {
+ public:
+  virtual ~OpGraph() = default;
+  // Enqueues the recorded ops on the backend's stream (asynchronous, like the ops themselves).
+  virtual void replay() = 0;
+};
+
+// Device memory as the driver reports it.
+struct DeviceMemory {
+  size_t free_bytes = 0;
+  size_t total_bytes = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -49,6 +66,23 @@ class Backend {
   virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;
+
+  // The device's memory (nothing on backends without device memory: the CPU).
+  virtual std::optional<DeviceMemory> device_memory() const { return std::nullopt; }
+
+  // ---- graphs (optional) ---------------------------------------------------------------------
+  // Records the ops `body` issues into a graph instead of running them. nullptr when the backend
+  // cannot record (the CPU: callers then run eagerly). `body` must not synchronize, allocate,
+  // download, or read device contents on the host; run it once eagerly first so every
+  // grow-only workspace has its final size. Throws lathe::Error when recording fails.
+  virtual std::unique_ptr<OpGraph> capture(const std::function<void()>& body) {
+    (void)body;
+    return nullptr;
+  }
+  // Decode row counts m at which a row's linear arm (and so its bits) may change between m and
+  // m + 1 (the GEMV/GEMM boundary). Padding a decode step from m to M rows keeps every row's
+  // bits only when no boundary b has m <= b < M; graph buckets therefore include each boundary.
+  virtual std::vector<int32_t> decode_arm_boundaries() const { return {}; }
 
   // Copies the step's host-planned arrays into backend memory owned by the backend (reused
   // across steps; valid until the next call).

@@ -43,6 +43,11 @@ LinearRoute choose_linear_arm(Phase phase, int64_t m, LinearWeightKind kind, con
   return {gemm_arm(kind, available), 0};
 }
 
+int64_t decode_gemv_widest(const LinearLevers& levers) {
+  const int64_t gemv_max = std::clamp<int64_t>(levers.gemv_max_m, 0, kGemvWidest);
+  return levers.batch16 ? gemv_max : std::min<int64_t>(gemv_max, 4);
+}
+
 LinearWeightKind linear_weight_kind(DType dtype, ScaleKind scale) {
   if (dtype == DType::kBF16 && scale == ScaleKind::kNone) return LinearWeightKind::kBf16;
   if (dtype == DType::kF8E4M3) {

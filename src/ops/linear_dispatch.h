@@ -60,6 +60,10 @@ LinearWeightKind linear_weight_kind(DType dtype, ScaleKind scale);
 // Parses the levers from the environment. A value that cannot be parsed keeps the default and
 // is reported in `warnings` (one line per lever), never silently arming another arm.
 LinearLevers linear_levers_from_env(std::string* warnings = nullptr);
+// The widest decode row count that takes a GEMV tier under `levers` (0: none). Rows above it
+// take the GEMM, whose bits differ from the tiers' (CUDA graph buckets must not straddle it).
+int64_t decode_gemv_widest(const LinearLevers& levers);
+
 // "batch16=on gemv_max_m=32" with "(env)" after values that came from the environment.
 std::string describe_levers(const LinearLevers& levers);
 

@@ -79,8 +79,14 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   one_block.head_dim = static_cast<int32_t>(config.head_dim);
   one_block.dtype = kv_dtype;
   const size_t block_bytes = model::KvCacheStore::bytes_for(config.num_hidden_layers, one_block);
-  const int32_t num_blocks =
-      resolve_kv_blocks(options.num_kv_blocks, options.max_num_seqs, max_len, options.block_size, block_bytes);
+  // A device backend fills --gpu-memory-utilization once the weights are in (the model sizes it);
+  // the CPU backend takes resolve_kv_blocks' rule. --num-kv-blocks overrides both.
+  const bool size_from_memory = options.num_kv_blocks == 0 && backend.device_memory().has_value();
+  const int32_t min_blocks = (max_len + options.block_size - 1) / options.block_size + 1;  // + the scratch block
+  const int32_t cpu_blocks =
+      size_from_memory ? 0
+                       : resolve_kv_blocks(options.num_kv_blocks, options.max_num_seqs, max_len, options.block_size,
+                                           block_bytes);
 
   // EOS: generation_config.json's ids (else config.json's), plus the tokenizer's eos_token.
   std::vector<int32_t> eos = config.eos_token_ids;
@@ -100,13 +106,20 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   model::Qwen3Options model_options;
   model_options.max_tokens_per_step = max_batched;
   model_options.max_logits_rows = options.max_num_seqs;
-  model_options.num_kv_blocks = num_blocks;
+  model_options.num_kv_blocks = cpu_blocks;
+  model_options.gpu_memory_utilization = options.gpu_memory_utilization;
+  model_options.min_kv_blocks = min_blocks;
   model_options.kv_block_size = options.block_size;
   model_options.kv_dtype = kv_dtype;
   auto model = std::make_unique<model::Qwen3Model>(backend, std::move(config), std::move(weights), model_options);
   const size_t weight_bytes = model->weight_bytes();
   const size_t kv_bytes = model->kv_cache().bytes();
+  const int32_t num_blocks = model->kv_cache().shape().num_blocks;
   const double weights_seconds = seconds_since(weights_start);
+  ExecutorOptions executor_options;
+  executor_options.decode_graphs = !options.enforce_eager;
+  executor_options.max_decode_seqs = options.max_num_seqs;
+  executor_options.max_blocks_per_seq = (max_len + options.block_size - 1) / options.block_size;
 
   engine::EngineConfig engine_config;
   engine_config.scheduler.max_num_seqs = options.max_num_seqs;
@@ -116,7 +129,9 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   engine_config.num_blocks = num_blocks;
   engine_config.block_size = options.block_size;
   engine_config.eos_token_ids = eos;
-  auto executor = std::make_unique<ModelExecutor>(backend, std::move(model));
+  const Clock::time_point capture_start = Clock::now();
+  auto executor = std::make_unique<ModelExecutor>(backend, std::move(model), executor_options);
+  const double capture_seconds = seconds_since(capture_start);
   auto engine = std::make_unique<engine::Engine>(engine_config, std::move(executor), make_detokenizer_factory(tokenizer));
 
   ServiceInfo info;
@@ -134,11 +149,13 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
                options.block_size, fmt::join(eos, ","));
   spdlog::info("serve: KV cache {} blocks ({} usable, {} tokens, {:.1f} MiB; {})", num_blocks, num_blocks - 1,
                static_cast<int64_t>(num_blocks - 1) * options.block_size, static_cast<double>(kv_bytes) / mib,
-               options.num_kv_blocks > 0
-                   ? std::string("--num-kv-blocks")
+               options.num_kv_blocks > 0 ? std::string("--num-kv-blocks")
+               : size_from_memory
+                   ? fmt::format("--gpu-memory-utilization {}", options.gpu_memory_utilization)
                    : fmt::format("max-num-seqs x max-model-len, capped at {} GiB", kDefaultCpuKvCacheBytes >> 30));
   if (!service->prompter().available()) spdlog::warn("serve: chat is unavailable: {}", service->prompter().unavailable_reason());
-  spdlog::info("serve: start-up took {:.2f} s (weights and model {:.2f} s)", seconds_since(start), weights_seconds);
+  spdlog::info("serve: start-up took {:.2f} s (weights and model {:.2f} s, decode graphs {:.2f} s)",
+               seconds_since(start), weights_seconds, capture_seconds);
   return service;
 }
 

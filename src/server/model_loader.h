@@ -21,12 +21,13 @@ struct ServeOptions {
   int32_t max_model_len = 0;           // 0: the config's max_position_embeddings
   int32_t max_num_batched_tokens = 0;  // 0: max(2048, max_num_seqs)
   std::string kv_cache_dtype = "auto";
-  double gpu_memory_utilization = 0.9;  // CUDA KV sizing (by the CUDA backend's owners); unused on CPU
+  double gpu_memory_utilization = 0.9;  // device backends: the KV cache fills this share of memory
+  bool enforce_eager = false;          // no decode graphs (--enforce-eager)
   std::string api_key;
   std::string served_model_name;       // empty: MODEL as given (vLLM's default)
   std::string load_format = "auto";  // auto: the checkpoint's safetensors; dummy: random weights (model/dummy_weights.h)
   std::string tokenizer;              // --tokenizer DIR (tokenizer.json, tokenizer_config.json); empty: the model dir
-  int32_t num_kv_blocks = 0;           // 0: sized automatically (resolve_kv_blocks)
+  int32_t num_kv_blocks = 0;           // 0: sized automatically (CPU: resolve_kv_blocks; device: memory)
   size_t max_body_bytes = size_t{16} << 20;
   int32_t block_size = 16;
 };

@@ -67,6 +67,20 @@ kc::GemvScale gemv_scale(ScaleKind kind) {
   return kc::GemvScale::kNone;
 }
 
+// One instantiated CUDA graph replayed on the backend's stream.
+class CudaOpGraph final : public OpGraph {
+ public:
+  CudaOpGraph(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
+  ~CudaOpGraph() override { cudaGraphExecDestroy(exec_); }
+  CudaOpGraph(const CudaOpGraph&) = delete;
+  CudaOpGraph& operator=(const CudaOpGraph&) = delete;
+  void replay() override { LATHE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
+
+ private:
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+};
+
 enum Scratch { kQuantAct, kQuantScale, kDequant, kScaleVector, kSampler, kSampleParams, kSampleIds, kScratchCount };
 
 class CudaBackend final : public Backend, public CudaBackendControls {
@@ -120,6 +134,40 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
   void fill_zero(void* dst, size_t bytes) override { LATHE_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, stream_)); }
   void synchronize() override { LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_)); }
+
+  std::optional<DeviceMemory> device_memory() const override {
+    DeviceMemory m;
+    LATHE_CUDA_CHECK(cudaMemGetInfo(&m.free_bytes, &m.total_bytes));
+    return m;
+  }
+
+  std::unique_ptr<OpGraph> capture(const std::function<void()>& body) override {
+    // Thread-local mode: only this thread's unsafe calls (a cudaMalloc) break the recording; the
+    // HTTP threads never touch CUDA.
+    LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    try {
+      body();
+    } catch (...) {
+      cudaGraph_t partial = nullptr;
+      cudaStreamEndCapture(stream_, &partial);
+      if (partial) cudaGraphDestroy(partial);
+      cudaGetLastError();  // clear the error the broken recording left behind
+      throw;
+    }
+    cudaGraph_t graph = nullptr;
+    LATHE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
+    cudaGraphDestroy(graph);
+    LATHE_CUDA_CHECK(instantiated);
+    return std::make_unique<CudaOpGraph>(exec, stream_);
+  }
+
+  std::vector<int32_t> decode_arm_boundaries() const override {
+    const int64_t widest = decode_gemv_widest(levers_);
+    if (widest <= 0) return {};
+    return {static_cast<int32_t>(widest)};
+  }
 
   void configure_attention(const AttentionConfig& config) override {
     attn_config_ = config;

@@ -75,6 +75,22 @@ TEST(LinearDispatch, GemvMaxMLeverMovesTheBoundary) {
   EXPECT_EQ(arm(Phase::kDecode, 33, LinearWeightKind::kBf16, kAll, huge), LinearArm::kGemmBf16);
 }
 
+// decode_gemv_widest is the last row count that takes a tier: exactly where the arm family flips.
+TEST(LinearDispatch, WidestGemvRowCountIsWhereTheLadderLeavesTheTiers) {
+  for (const bool batch16 : {true, false}) {
+    for (int max_m = 0; max_m <= 40; ++max_m) {
+      LinearLevers levers;
+      levers.batch16 = batch16;
+      levers.gemv_max_m = max_m;
+      const int64_t widest = decode_gemv_widest(levers);
+      for (int64_t m = 1; m <= 40; ++m) {
+        const bool tier = arm(Phase::kDecode, m, LinearWeightKind::kBf16, kAll, levers) != LinearArm::kGemmBf16;
+        EXPECT_EQ(tier, m <= widest) << "batch16 " << batch16 << " gemv_max_m " << max_m << " m " << m;
+      }
+    }
+  }
+}
+
 TEST(LinearDispatch, GemmArmFollowsWeightKindAndAvailability) {
   EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerChannel), LinearArm::kGemmFp8Channel);
   EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerTensor), LinearArm::kGemmFp8Channel);
