@@ -176,8 +176,8 @@ TEST_P(Qwen3CudaGolden, ChunkedPrefillBytes) {
 TEST_P(Qwen3CudaGolden, DecodeGraphsReplayTheEagerBytes) {
   const Reference ref = load_reference(dir());
   const std::vector<int32_t>& a = ref.prompt;
-  std::vector<int32_t> b(a.rbegin(), a.rend());
-  std::vector<int32_t> c(a.begin() + 1, a.end());
+  const std::vector<int32_t> b(a.rbegin(), a.rend());
+  const std::vector<int32_t> c(a.begin() + 1, a.end());
   const int32_t next = ref.greedy.front();
   constexpr int32_t kMaxSeqs = 8;
   CudaModel m(dir(), static_cast<int32_t>(3 * a.size() + 8), 64);
