@@ -15,13 +15,9 @@
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--kernels LIST] [--policies LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
-//              set_splitk_kernel_variant), each optionally suffixed `p` for the reduce as a
-//              programmatic dependent launch (set_splitk_reduce_pdl), e.g. `1,1p,2`; default: the
-//              process's settings. Non-split plans are measured once.
-//   --policies: comma list of the policy labels below to measure (default: all). `auto+full`
-//              is `auto` with the whole query group in one CTA (rows_per_cta = group, one CTA
-//              per (kv head, split, sequence)); it calls the split launcher directly with the
-//              plan's split count, since the plan's rows_per_cta is what `auto+pack` measures.
+//              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
+//              Non-split plans are measured once.
+//   --policies: comma list of the policy labels below to measure (default: all).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -41,7 +37,6 @@
 #include "backends/cuda/probe.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
-#include "ops/splitk_policy.h"
 
 namespace {
 
@@ -68,7 +63,6 @@ struct Variant {
   const char* label;
   target::SplitkPolicy policy;
   bool pack;
-  bool whole_group = false;  // split-K with rows_per_cta = group (direct launch)
 };
 
 std::vector<std::string> split_list(const char* text) {
@@ -123,10 +117,9 @@ int main(int argc, char** argv) {
   bool quick = false;
   struct Kernel {
     int variant;
-    bool pdl;
-    std::string label() const { return std::to_string(variant) + (pdl ? "p" : ""); }
+    std::string label() const { return std::to_string(variant); }
   };
-  std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant(), cuda::splitk_reduce_pdl()}};
+  std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant()}};
   std::vector<std::string> policy_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
@@ -136,11 +129,11 @@ int main(int argc, char** argv) {
       kernels.clear();
       for (const std::string& k : split_list(argv[++i])) {
         const int v = std::atoi(k.c_str());
-        if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v) + (k.back() == 'p' ? "p" : "")) {
+        if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v)) {
           std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", k.c_str());
           return 2;
         }
-        kernels.push_back({v, k.back() == 'p'});
+        kernels.push_back({v});
       }
     }
   }
@@ -164,7 +157,6 @@ int main(int argc, char** argv) {
     for (const Variant& v : {Variant{"legacy", target::SplitkPolicy::legacy(), false},
                              Variant{"auto", target::SplitkPolicy::automatic(), false},
                              Variant{"auto+pack", target::SplitkPolicy::automatic(), true},
-                             Variant{"auto+full", target::SplitkPolicy::automatic(), true, true},
                              Variant{"pinned1", target::SplitkPolicy::pinned_to(1), false},
                              Variant{"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
                              Variant{"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
@@ -230,24 +222,18 @@ int main(int argc, char** argv) {
             std::map<std::tuple<int, int, int, std::string>, double> measured;
             for (const Kernel& kernel : kernels) {
             LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.variant) ? cudaSuccess : cudaErrorInvalidValue);
-            cuda::set_splitk_reduce_pdl(kernel.pdl);
             for (const Variant& variant : variants) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
               config.levers.attn_decode_gqa_pack = {variant.pack, false};
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
-              ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
-              if (variant.whole_group) {
-                if (plan.arm != ops::AttentionArm::kDecodeSplitK) continue;
-                plan.gqa_group = shape.heads / shape.kv_heads;
-              }
+              const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
               const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
               if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once
               const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.gqa_group,
                                                split ? kernel.label() : std::string("-"));
-              // One launch of this cell: through the dispatch, or (whole_group) the split launcher
-              // directly with the plan's split count and rows_per_cta = group.
+              // One launch of this cell through the dispatch, reading the given block tables.
               auto launch = [&](const int32_t* table_base, void* workspace_ptr) {
                 ops::DeviceBatch db;
                 db.phase = ops::Phase::kDecode;
@@ -258,34 +244,8 @@ int main(int argc, char** argv) {
                 db.query_start = static_cast<const int32_t*>(meta_dev.ptr);
                 db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
                 db.block_tables = table_base;
-                if (!variant.whole_group) {
-                  ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace_ptr,
-                                               plan.workspace_bytes, config, stream);
-                  return;
-                }
-                cuda::PagedKv kv;
-                kv.k = layer.k;
-                kv.v = layer.v;
-                kv.dtype = fp8 ? cuda::KvDType::kFP8E4M3 : cuda::KvDType::kBF16;
-                kv.k_scale = layer.k_scale;
-                kv.v_scale = layer.v_scale;
-                kv.num_kv_heads = shape.kv_heads;
-                kv.block_size = kBlockSize;
-                kv.head_dim = shape.head_dim;
-                kv.block_tables = table_base;
-                kv.max_blocks_per_seq = blocks_per_seq;
-                kv.context_lens = db.context_lens;
-                cuda::AttentionRows ar;
-                ar.q = q_act.data;
-                ar.q_stride = q_act.stride;
-                ar.out = out_act.data;
-                ar.out_stride = out_act.stride;
-                ar.num_heads = shape.heads;
-                ar.num_seqs = batch;
-                ar.scale = attn.scale;
-                LATHE_CUDA_CHECK(cuda::launch_paged_decode_splitk(ar, kv, plan.num_splits, ops::kMinKvPerSplit,
-                                                                  plan.gqa_group, static_cast<float*>(workspace_ptr),
-                                                                  stream));
+                ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace_ptr, plan.workspace_bytes,
+                                             config, stream);
               };
               if (!measured.count(key)) {
                 Buffer workspace(plan.workspace_bytes);

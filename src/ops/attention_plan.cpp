@@ -52,8 +52,7 @@ AttentionPlan plan_attention(Phase phase, int32_t num_seqs, const AttentionShape
     plan.workspace_bytes = static_cast<size_t>(std::max(num_seqs, 0)) * static_cast<size_t>(shape.num_heads) * splits *
                            workspace_record_bytes(shape.head_dim);
     if (config.levers.attn_decode_gqa_pack.value) {
-      plan.gqa_group = splitk_rows_per_cta(shape.num_heads / shape.num_kv_heads, shape.num_kv_heads,
-                                           static_cast<int32_t>(splits), num_seqs, config.sm_count);
+      plan.gqa_group = splitk_rows_per_cta(shape.num_heads / shape.num_kv_heads);
     }
     return plan;
   }

@@ -56,12 +56,10 @@ bool gqa_pack_shape_ok(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_d
   return false;
 }
 
-int32_t splitk_rows_per_cta(int32_t group, int32_t num_kv_heads, int32_t splits, int32_t num_seqs, int32_t sm_count) {
-  const int64_t heads = std::max(group, 1);
-  const int64_t ctas_per_part = static_cast<int64_t>(std::max(num_kv_heads, 1)) * std::max(splits, 1) * std::max(num_seqs, 1);
-  const int64_t wanted = (std::max<int64_t>(sm_count, 1) + ctas_per_part - 1) / ctas_per_part;
-  const int64_t parts = std::clamp<int64_t>(wanted, (heads + 15) / 16, heads);
-  return static_cast<int32_t>((heads + parts - 1) / parts);
+int32_t splitk_rows_per_cta(int32_t group) {
+  const int32_t heads = std::max(group, 1);
+  const int32_t parts = (heads + 15) / 16;
+  return (heads + parts - 1) / parts;
 }
 
 uint64_t gqa_pack_ctas(int32_t num_kv_heads, int32_t num_seqs) {

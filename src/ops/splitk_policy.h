@@ -90,13 +90,14 @@ bool gqa_pack_shape_ok(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_d
 
 // Query heads one split-K CTA carries when packing is armed. The split-K kernel runs on tensor
 // cores, where a query's bytes do not depend on which tile row or CTA carries it, so this is a
-// pure occupancy choice (it may follow the live batch without touching the determinism
-// invariant): as many heads of the group as still leave one wave of CTAs,
-//   parts = clamp(ceil(sm_count / (num_kv_heads * splits * num_seqs)), ceil(group / 16), group)
-//   rows  = ceil(group / parts)
-// i.e. each K/V row is read ceil(group / rows) times instead of group times, and at most 16 heads
-// share a CTA (one m16 tile).
-int32_t splitk_rows_per_cta(int32_t group, int32_t num_kv_heads, int32_t splits, int32_t num_seqs, int32_t sm_count);
+// pure occupancy choice. It is the whole group, split evenly into m16 tiles when wider than 16:
+//   rows = ceil(group / ceil(group / 16))
+// so each K/V row is read ceil(group / 16) times. (Until 2026-11-30 the rule cut the group into
+// more parts at small batches to fill one wave of CTAs; measured on the H200, re-reading K/V for
+// the extra parts cost more than the CTAs gained at every batch-1 shape (e.g. 32/8/128, 64k
+// context: 31% against 61% of the read ceiling), and the kernel now fills the SMs at batch 1 by
+// other means: see backends/cuda/paged_attention_splitk.cuh.)
+int32_t splitk_rows_per_cta(int32_t group);
 
 // CTAs a packed launch puts on the device (num_kv_heads * num_seqs), against
 // num_q_heads * num_seqs unpacked: the whole trade of the packed arm in one number.

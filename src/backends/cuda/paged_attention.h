@@ -71,19 +71,13 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ
-// between variants, so a serve keeps one for its whole life: LATHE_ATTN_SPLITK_KERNEL (0..4) read
+// between variants, so a serve keeps one for its whole life: LATHE_ATTN_SPLITK_KERNEL (0..9) read
 // at the first split-K launch, else the default. set_splitk_kernel_variant is for benchmarks and
-// tests (false for a variant that does not exist); never call it while a graph holding split-K
-// launches is to be replayed, since captured launches keep the variant they were captured with.
-inline constexpr int kSplitkKernelVariants = 5;
+// tests (false for a variant that does not exist); a captured graph keeps the variant its
+// launches were captured with.
+inline constexpr int kSplitkKernelVariants = 10;
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
-// Whether the split reduce is launched as a programmatic dependent of the split kernel (sm_90:
-// it is scheduled while the split kernel's last CTAs run and waits in-kernel for its records;
-// same bytes either way). LATHE_ATTN_SPLITK_PDL=0/1 at the first launch, else the default; the
-// setter is for benchmarks, under the same caveat as set_splitk_kernel_variant.
-bool splitk_reduce_pdl();
-void set_splitk_reduce_pdl(bool armed);
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------
 // Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position

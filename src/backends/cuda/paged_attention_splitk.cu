@@ -19,10 +19,6 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv
                                                     int32_t num_heads, int32_t num_splits) {
   // Merges the records of one (sequence, head) in split order 0..num_splits-1:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
-  // Launched as a programmatic dependent of the split kernel (when armed), it may start before
-  // that kernel finishes: wait until the split kernel has completed and its records are visible.
-  // (Without the launch attribute this returns at once: stream order already holds.)
-  asm volatile("griddepcontrol.wait;" ::: "memory");
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const float* recs = workspace + (static_cast<int64_t>(seq) * num_heads + head) * num_splits * (HD + 2);
   float max_all = -INFINITY;
@@ -42,46 +38,49 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv
 }
 
 template <int HD>
-cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, bool pdl, cudaStream_t stream) {
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(sp.base.num_heads, num_seqs);
-  config.blockDim = dim3(HD);
-  config.dynamicSmemBytes = 0;
-  config.stream = stream;
-  cudaLaunchAttribute attribute[1];
-  attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attribute[0].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attribute;
-  config.numAttrs = pdl ? 1 : 0;
-  return cudaLaunchKernelEx(&config, splitk_reduce<HD>, static_cast<const float*>(sp.base.workspace), sp.base.out,
-                            sp.base.out_stride, sp.base.num_heads, sp.base.num_splits);
+cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
+  splitk_reduce<HD><<<dim3(sp.base.num_heads, num_seqs), HD, 0, stream>>>(sp.base.workspace, sp.base.out,
+                                                                          sp.base.out_stride, sp.base.num_heads,
+                                                                          sp.base.num_splits);
+  return cudaGetLastError();
 }
 
-// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..4) overrides it at the first launch.
-constexpr int kDefaultVariant = 1;
+// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch.
+constexpr int kDefaultVariant = 9;
 
 int initial_variant() {
-  if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr && env[0] >= '0' && env[0] <= '4' &&
+  if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr && env[0] >= '0' && env[0] <= '9' &&
                                                                    env[1] == '\0') {
     return env[0] - '0';
   }
   return kDefaultVariant;
 }
 
-std::atomic<int>& variant_slot() {
-  static std::atomic<int> slot{initial_variant()};
-  return slot;
+// The device's SM count, read once (a host attribute query: no stream work, capture-safe).
+int device_sm_count() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      n = 0;
+    }
+    return n > 0 ? n : 132;
+  }();
+  return count;
 }
 
-// Programmatic dependent launch of the reduce: LATHE_ATTN_SPLITK_PDL=1 arms it, 0 disarms it.
-constexpr bool kDefaultPdl = false;
+// Variant 9: variant 5's geometry in clusters of C = the smallest of 1, 2, 4 with
+// (kv heads x parts x splits) x C >= the SM count, i.e. clusters only where one sequence's
+// (query rows, split) pairs cannot cover the SMs. A function of the shapes and the split count
+// (never of the batch), so a sequence's bytes stay independent of its co-batch.
+int resolve_variant(int variant, const SplitParams& sp) {
+  if (variant != 9) return variant;
+  const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits;
+  if (units >= device_sm_count()) return 5;
+  return units * 2 >= device_sm_count() ? 7 : 8;
+}
 
-std::atomic<bool>& pdl_slot() {
-  static std::atomic<bool> slot{[] {
-    const char* env = std::getenv("LATHE_ATTN_SPLITK_PDL");
-    if (env != nullptr && (env[0] == '0' || env[0] == '1') && env[1] == '\0') return env[0] == '1';
-    return kDefaultPdl;
-  }()};
+std::atomic<int>& variant_slot() {
+  static std::atomic<int> slot{initial_variant()};
   return slot;
 }
 
@@ -95,10 +94,6 @@ bool set_splitk_kernel_variant(int variant) {
   attn::splitk::variant_slot().store(variant, std::memory_order_relaxed);
   return true;
 }
-
-bool splitk_reduce_pdl() { return attn::splitk::pdl_slot().load(std::memory_order_relaxed); }
-
-void set_splitk_reduce_pdl(bool armed) { attn::splitk::pdl_slot().store(armed, std::memory_order_relaxed); }
 
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
                                        int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
@@ -123,19 +118,18 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  const int variant = splitk_kernel_variant();
+  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp);
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);
   if (status != cudaSuccess) return status;
-  const bool pdl = splitk_reduce_pdl();
   switch (kv.head_dim) {
     case 64:
-      return sk::launch_reduce<64>(sp, rows.num_seqs, pdl, stream);
+      return sk::launch_reduce<64>(sp, rows.num_seqs, stream);
     case 128:
-      return sk::launch_reduce<128>(sp, rows.num_seqs, pdl, stream);
+      return sk::launch_reduce<128>(sp, rows.num_seqs, stream);
     default:
-      return sk::launch_reduce<256>(sp, rows.num_seqs, pdl, stream);
+      return sk::launch_reduce<256>(sp, rows.num_seqs, stream);
   }
 }
 

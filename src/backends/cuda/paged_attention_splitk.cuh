@@ -23,11 +23,20 @@
 // neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and widened to BF16 in
 // shared memory (exact); k_scale folds into the score scale, v_scale into the output.
 //
+// Clusters (kCluster = C > 1, sm_90 thread-block clusters): C CTAs share one (query rows, split,
+// sequence). A split of n positions uses R = the largest power of two <= C with n >= R *
+// kMinPerRank ranks (R from the sequence's own length, so the same for every batch); the split's
+// tiles are dealt to the R * W warps of ranks 0..R-1 (tile j -> warp j % (R * W)), each rank merges
+// its W warp states in warp order, and rank 0 merges the R rank states in rank order through
+// distributed shared memory into the record. Ranks >= R take no tiles. This lets one split fill
+// several SMs when a launch has few (kv head, split) pairs (batch 1).
+//
 // Address generation (kPrefetch): the block ids a tile spans (at most T / block_size + 1 of them)
 // are loaded one tile ahead, one per lane, into a register; each 16-byte copy then takes its block
 // id from that register by a warp shuffle, so no copy waits on a dependent global load of the
 // block table. (Without kPrefetch, or when a tile spans more than 32 blocks, every copy loads its
 // block id from the table just before it is issued: the pre-2026-11-30 issue loop.)
+#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
 #include "backends/cuda/paged_attention.h"
@@ -48,8 +57,9 @@ struct SplitParams {
 };
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
-// layout is sized for (the __launch_bounds__ minimum), and the address-generation mode.
-template <int W, int S, int T, int kMinCtas, bool kPrefetchIds>
+// layout is sized for (the __launch_bounds__ minimum), the address-generation mode and the
+// cluster size.
+template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1>
 struct SplitCfg {
   static constexpr int kWarps = W;
   static constexpr int kStages = S;
@@ -57,7 +67,12 @@ struct SplitCfg {
   static constexpr int kCtasPerSm = kMinCtas;
   static constexpr bool kPrefetch = kPrefetchIds;
   static constexpr int kThreads = 32 * W;
+  static constexpr int kCluster = C;
+  static_assert(C == 1 || C == 2 || C == 4 || C == 8, "cluster size");
 };
+
+// The fewest positions a cluster rank is given (a shorter split uses fewer ranks).
+inline constexpr int kMinPerRank = 512;
 
 template <typename Kv, int HD, typename Cfg>
 struct SplitLayout {
@@ -70,7 +85,8 @@ struct SplitLayout {
   static constexpr int kWideTile = kWiden ? kTile * kRow * 2 : 0;  // BF16 copy of K or V
   static constexpr int kPerWarp = Cfg::kStages * kStage + 2 * kWideTile;
   static constexpr int kQ = kMaxRows * kRow * 2;
-  static constexpr int kMerge = Cfg::kWarps * kMaxRows * (HD + 2) * 4;
+  // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2].
+  static constexpr int kMerge = (Cfg::kWarps + (Cfg::kCluster > 1 ? 1 : 0)) * kMaxRows * (HD + 2) * 4;
   static constexpr int kBytes = kQ + (Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge);
   static constexpr int kChunksPerRow = HD * Kv::kBytes / 16;  // 16-byte copies per K or V row
   static constexpr int kIssueIters = kTile * kChunksPerRow / 32;
@@ -91,17 +107,17 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
   unsigned char* work = smem + L::kQ;
 
-  const int kv_head = blockIdx.x / sp.parts;
-  const int part = blockIdx.x % sp.parts;
+  constexpr int kCluster = Cfg::kCluster;
+  const int rank = kCluster > 1 ? static_cast<int>(blockIdx.x % kCluster) : 0;  // clusters tile x
+  const int unit = blockIdx.x / kCluster;
+  const int kv_head = unit / sp.parts;
+  const int part = unit % sp.parts;
   const int head0 = kv_head * sp.group + part * sp.rows_per_cta;
   const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
   const int split = blockIdx.y, seq = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
 
-  // The reduce (a programmatic dependent launch when armed) may be scheduled from here on; it
-  // waits for this whole grid before reading a record.
-  asm volatile("griddepcontrol.launch_dependents;");
   const int len = p.context_lens[seq];
   const int per = max((len + p.num_splits - 1) / p.num_splits, p.min_kv_per_split);
   const int64_t first = static_cast<int64_t>(split) * per;
@@ -110,7 +126,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   auto record = [&](int row) {
     return p.workspace + ((static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits + split) * (HD + 2);
   };
-  if (start >= end) {
+  if (start >= end) {  // the same for every rank of a cluster
+    if (rank != 0) return;
     for (int i = tid; i < rows * (HD + 2); i += kThreads) {
       const int row = i / (HD + 2), d = i % (HD + 2);
       record(row)[d] = d == HD ? -INFINITY : 0.0f;
@@ -123,9 +140,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   [[maybe_unused]] const int shift = sp.block_shift;
   unsigned char* mine = work + warp * L::kPerWarp;
   const int num_tiles = (end - start + kTile - 1) / kTile;
-  // Tiles of this warp: warp, warp + W, ...; the i-th of them is staged in stage i % S.
-  const int my_tiles = num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
-  auto tile_first = [&](int i) { return start + (warp + i * kWarps) * kTile; };
+  int ranks = 1;  // R: cluster ranks this split uses (a function of its length alone)
+  if constexpr (kCluster > 1) {
+    while (ranks < kCluster && end - start >= 2 * ranks * kMinPerRank) ranks *= 2;
+    if (ranks == 1 && rank != 0) return;  // no cluster barrier is used by this split
+  }
+  const bool idle = rank >= ranks;  // a rank past R: no tiles, only the barriers
+  const int workers = ranks * kWarps, worker = rank * kWarps + warp;
+  // Tiles of this warp: worker, worker + R * W, ...; the i-th of them is staged in stage i % S.
+  const int my_tiles = !idle && num_tiles > worker ? (num_tiles - worker + workers - 1) / workers : 0;
+  auto tile_first = [&](int i) { return idle ? end : start + (worker + i * workers) * kTile; };
 
   // Byte offsets of (block, kv head, slot, chunk) in K or V: one 64-bit multiply-add per copy.
   const int64_t block_bytes = static_cast<int64_t>(p.num_kv_heads) * bs * HD * Kv::kBytes;
@@ -332,7 +356,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   cp_async_wait<0>();
   __syncthreads();  // every warp is done with its stages: the merge area reuses them
 
-  // Merge the warps' states in warp order into the split's record.
+  // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's
+  // state, which rank 0 then merges with the others' in rank order.
   float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
   {
     float* mw = merge + warp * kMaxRows * (HD + 2);
@@ -352,6 +377,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   }
   __syncthreads();
   const float v_mul = L::kWiden ? p.v_scale : 1.0f;
+  float* rank_state = merge + kWarps * kMaxRows * (HD + 2);  // [row][HD + 2] (clusters only)
+  const bool clustered = kCluster > 1 && ranks > 1;
   for (int i = tid; i < rows * HD; i += kThreads) {
     const int row = i / HD, d = i % HD;
     float max_all = -INFINITY;
@@ -365,12 +392,41 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       sum = __fmaf_rn(state[HD + 1], f, sum);
       out = __fmaf_rn(state[d], f, out);
     }
-    float* rec = record(row);
-    rec[d] = __fmul_rn(out, v_mul);
+    float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
+    rec[d] = clustered ? out : __fmul_rn(out, v_mul);
     if (d == 0) {
       rec[HD] = max_all;
       rec[HD + 1] = sum;
     }
+  }
+  if constexpr (kCluster > 1) {
+    if (!clustered) return;
+    namespace cg = cooperative_groups;
+    cg::cluster_group cluster = cg::this_cluster();
+    cluster.sync();  // every rank's state is written (release / acquire across the cluster)
+    if (rank == 0) {
+      for (int i = tid; i < rows * HD; i += kThreads) {
+        const int row = i / HD, d = i % HD;
+        float max_all = -INFINITY;
+        for (int r = 0; r < ranks; ++r) {
+          max_all = fmaxf(max_all, cluster.map_shared_rank(rank_state, r)[row * (HD + 2) + HD]);
+        }
+        float sum = 0.0f, out = 0.0f;
+        for (int r = 0; r < ranks; ++r) {
+          const float* state = cluster.map_shared_rank(rank_state, r) + row * (HD + 2);
+          const float f = exp2f(state[HD] - max_all);
+          sum = __fmaf_rn(state[HD + 1], f, sum);
+          out = __fmaf_rn(state[d], f, out);
+        }
+        float* rec = record(row);
+        rec[d] = __fmul_rn(out, v_mul);
+        if (d == 0) {
+          rec[HD] = max_all;
+          rec[HD + 1] = sum;
+        }
+      }
+    }
+    cluster.sync();  // the other ranks' shared memory stays alive until rank 0 has read it
   }
 }
 
@@ -382,24 +438,52 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_mma<Kv, HD, Cfg>,
                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
   if (opt_in != cudaSuccess) return opt_in;
-  const dim3 grid(sp.base.num_kv_heads * sp.parts, sp.base.num_splits, num_seqs);
-  paged_decode_splitk_mma<Kv, HD, Cfg><<<grid, Cfg::kThreads, L::kBytes, stream>>>(sp);
-  return cudaGetLastError();
+  const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits, num_seqs);
+  if constexpr (Cfg::kCluster == 1) {
+    paged_decode_splitk_mma<Kv, HD, Cfg><<<grid, Cfg::kThreads, L::kBytes, stream>>>(sp);
+    return cudaGetLastError();
+  } else {
+    cudaLaunchConfig_t config{};
+    config.gridDim = grid;
+    config.blockDim = dim3(Cfg::kThreads);
+    config.dynamicSmemBytes = L::kBytes;
+    config.stream = stream;
+    cudaLaunchAttribute cluster[1];
+    cluster[0].id = cudaLaunchAttributeClusterDimension;
+    cluster[0].val.clusterDim.x = Cfg::kCluster;
+    cluster[0].val.clusterDim.y = 1;
+    cluster[0].val.clusterDim.z = 1;
+    config.attrs = cluster;
+    config.numAttrs = 1;
+    return cudaLaunchKernelEx(&config, paged_decode_splitk_mma<Kv, HD, Cfg>, sp);
+  }
 }
 
-// The compiled variants (selected by splitk_kernel_variant(), paged_attention.h):
-//   0: 4 warps, 3 stages, T = 4096 / HD, block ids loaded per copy (the issue loop of 0007e55)
-//   1: as 0, block ids staged one tile ahead in lanes
-//   2: 8 warps (6 at HD 256), T = 16 at HD >= 128 (32 at HD 64), staged ids: one CTA per SM
-//   3: 4 warps (2 at HD 256), T = 16 (32 at HD 64), 3 stages, staged ids: two CTAs per SM
-//   4: 12 warps at HD 128 (6 at HD 256, 8 at HD 64), 2 stages, T = 16 (32 at HD 64), staged ids
-template <int HD>
+// The compiled variants (selected by splitk_kernel_variant(), paged_attention.h). W x S x T and
+// CTAs per SM, at HD 128 (HD 256; HD 64):
+//   0: 4 x 3 x 4096/HD, 1 per SM, block ids loaded per copy (the issue loop of 0007e55)
+//   1: as 0 with staged block ids (all below stage them)
+//   2: 8 x 3 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
+//   3: 4 x 3 x 16, 2 per SM (2 x 3 x 16; 4 x 3 x 32)
+//   4: 12 x 2 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
+//   5: 6 x 2 x 16, 2 per SM (3 x 2 x 16; 4 x 2 x 32)
+//   6: 4 x 2 x 16, 3 per SM (2 x 2 x 16; 4 x 2 x 32), FP8 at HD 256 and 64 one warp fewer or 2 per SM
+//   7: 5 in clusters of 2
+//   8: 5 in clusters of 4
+//   9: 5, 7 or 8 by shape (paged_attention_splitk.cu resolve_variant)
+template <typename Kv, int HD>
 struct Variants {
+  static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
   using V0 = SplitCfg<4, 3, 4096 / HD, 1, false>;
   using V1 = SplitCfg<4, 3, 4096 / HD, 1, true>;
   using V2 = SplitCfg<(HD == 256 ? 6 : 8), (HD == 128 ? 3 : 2), (HD == 64 ? 32 : 16), 1, true>;
   using V3 = SplitCfg<(HD == 256 ? 2 : 4), 3, (HD == 64 ? 32 : 16), 2, true>;
   using V4 = SplitCfg<(HD == 128 ? 12 : (HD == 256 ? 6 : 8)), 2, (HD == 64 ? 32 : 16), 1, true>;
+  using V5 = SplitCfg<(HD == 128 ? 6 : (HD == 256 ? 3 : 4)), 2, (HD == 64 ? 32 : 16), 2, true>;
+  using V6 = SplitCfg<(HD == 256 ? 2 : (HD == 64 && kFp8 ? 3 : 4)), 2, (HD == 64 ? 32 : 16),
+                      (HD == 256 && kFp8 ? 2 : 3), true>;
+  using V7 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 2>;
+  using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
 };
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
@@ -411,27 +495,37 @@ bool staged_ids_ok(int32_t block_size, int32_t block_shift) {
 
 template <typename Kv, int HD>
 cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
-  using V = Variants<HD>;
+  using V = Variants<Kv, HD>;
   const int32_t bs = sp.base.block_size, shift = sp.block_shift;
-  // A block size the staged-id variants do not serve takes variant 0.
-  if ((variant == 1 && !staged_ids_ok<typename V::V1>(bs, shift)) ||
-      (variant == 2 && !staged_ids_ok<typename V::V2>(bs, shift)) ||
-      (variant == 3 && !staged_ids_ok<typename V::V3>(bs, shift)) ||
-      (variant >= 4 && !staged_ids_ok<typename V::V4>(bs, shift))) {
-    variant = 0;
-  }
-  switch (variant) {
-    case 0:
-      return launch_main<Kv, HD, typename Variants<HD>::V0>(sp, num_seqs, stream);
+  switch (variant) {  // a block size a staged-id variant does not serve takes variant 0
     case 1:
-      return launch_main<Kv, HD, typename Variants<HD>::V1>(sp, num_seqs, stream);
+      if (staged_ids_ok<typename V::V1>(bs, shift)) return launch_main<Kv, HD, typename V::V1>(sp, num_seqs, stream);
+      break;
     case 2:
-      return launch_main<Kv, HD, typename Variants<HD>::V2>(sp, num_seqs, stream);
+      if (staged_ids_ok<typename V::V2>(bs, shift)) return launch_main<Kv, HD, typename V::V2>(sp, num_seqs, stream);
+      break;
     case 3:
-      return launch_main<Kv, HD, typename Variants<HD>::V3>(sp, num_seqs, stream);
+      if (staged_ids_ok<typename V::V3>(bs, shift)) return launch_main<Kv, HD, typename V::V3>(sp, num_seqs, stream);
+      break;
+    case 4:
+      if (staged_ids_ok<typename V::V4>(bs, shift)) return launch_main<Kv, HD, typename V::V4>(sp, num_seqs, stream);
+      break;
+    case 5:
+      if (staged_ids_ok<typename V::V5>(bs, shift)) return launch_main<Kv, HD, typename V::V5>(sp, num_seqs, stream);
+      break;
+    case 6:
+      if (staged_ids_ok<typename V::V6>(bs, shift)) return launch_main<Kv, HD, typename V::V6>(sp, num_seqs, stream);
+      break;
+    case 7:
+      if (staged_ids_ok<typename V::V7>(bs, shift)) return launch_main<Kv, HD, typename V::V7>(sp, num_seqs, stream);
+      break;
+    case 8:
+      if (staged_ids_ok<typename V::V8>(bs, shift)) return launch_main<Kv, HD, typename V::V8>(sp, num_seqs, stream);
+      break;
     default:
-      return launch_main<Kv, HD, typename Variants<HD>::V4>(sp, num_seqs, stream);
+      break;
   }
+  return launch_main<Kv, HD, typename V::V0>(sp, num_seqs, stream);
 }
 
 // Defined in paged_attention_splitk_bf16.cu / _fp8.cu.

@@ -58,12 +58,13 @@ TEST(AttentionPlan, OneSplitTakesTheNonSplitArmAndPacksOnlyWhenArmedAndAdmitted)
   EXPECT_EQ(plan.arm, AttentionArm::kDecodeGqaPacked);
   EXPECT_EQ(plan.gqa_group, 6);
   EXPECT_EQ(plan.workspace_bytes, 0u);
-  // Split-K packs too (its tensor-core rows are independent), as wide as one wave allows:
-  // 4 kv heads x 2 splits x 4 seqs = 32 CTAs per part -> ceil(132 / 32) = 5 parts wanted ->
-  // ceil(6 / 5) = 2 heads per CTA; unarmed, one head per CTA.
+  // Split-K packs too (its tensor-core rows are independent): the whole group of 6 in one CTA at
+  // every batch width; unarmed, one head per CTA.
   plan = plan_attention(Phase::kDecode, 4, k27B, cache, config_with(SplitkPolicy::pinned_to(2), true));
   EXPECT_EQ(plan.arm, AttentionArm::kDecodeSplitK);
-  EXPECT_EQ(plan.gqa_group, 2);
+  EXPECT_EQ(plan.gqa_group, 6);
+  plan = plan_attention(Phase::kDecode, 1, k27B, cache, config_with(SplitkPolicy::pinned_to(2), true));
+  EXPECT_EQ(plan.gqa_group, 6);
   plan = plan_attention(Phase::kDecode, 64, k27B, cache, config_with(SplitkPolicy::pinned_to(2), true));
   EXPECT_EQ(plan.gqa_group, 6);
   plan = plan_attention(Phase::kDecode, 4, k27B, cache, config_with(SplitkPolicy::pinned_to(2), false));

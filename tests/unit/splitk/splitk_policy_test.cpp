@@ -160,21 +160,24 @@ TEST(GqaPackGate, AdmitsExactlyTheCompiledShapes) {
   EXPECT_EQ(gqa_pack_ctas(8, 0), 0u);
 }
 
-// Split-K packing follows occupancy only: enough parts for one wave, at most 16 heads a CTA,
-// never more parts than heads.
+// Split-K packing: the whole group in one CTA up to one m16 tile (16 heads), wider groups in
+// even parts of at most 16; never a part without a head.
 TEST(GqaPackGate, SplitKRowsPerCta) {
-  EXPECT_EQ(splitk_rows_per_cta(4, 8, 9, 1, 132), 2);    // 72 CTAs per part -> 2 parts
-  EXPECT_EQ(splitk_rows_per_cta(4, 8, 9, 4, 132), 4);    // 288 -> 1 part
-  EXPECT_EQ(splitk_rows_per_cta(6, 4, 11, 1, 132), 2);   // 44 -> 3 parts of 2
-  EXPECT_EQ(splitk_rows_per_cta(8, 8, 5, 1, 132), 2);    // 40 -> 4 parts of 2
-  EXPECT_EQ(splitk_rows_per_cta(1, 32, 5, 1, 132), 1);   // MHA
-  EXPECT_EQ(splitk_rows_per_cta(32, 1, 16, 64, 132), 16);  // MQA: capped at one m16 tile
-  for (int32_t group = 1; group <= 40; ++group) {
-    for (int32_t seqs : {1, 2, 7, 64}) {
-      const int32_t rows = splitk_rows_per_cta(group, 4, 3, seqs, 132);
-      ASSERT_GE(rows, 1);
-      ASSERT_LE(rows, std::min(group, 16));
-    }
+  EXPECT_EQ(splitk_rows_per_cta(4), 4);    // 32/8: one CTA per (kv head, split, sequence)
+  EXPECT_EQ(splitk_rows_per_cta(6), 6);    // 24/4
+  EXPECT_EQ(splitk_rows_per_cta(8), 8);    // 64/8
+  EXPECT_EQ(splitk_rows_per_cta(1), 1);    // MHA
+  EXPECT_EQ(splitk_rows_per_cta(16), 16);  // exactly one m16 tile
+  EXPECT_EQ(splitk_rows_per_cta(17), 9);   // two parts of 9 and 8
+  EXPECT_EQ(splitk_rows_per_cta(32), 16);  // MQA 32: two full tiles
+  EXPECT_EQ(splitk_rows_per_cta(0), 1);    // degenerate input: never 0 rows
+  for (int32_t group = 1; group <= 64; ++group) {
+    const int32_t rows = splitk_rows_per_cta(group);
+    const int32_t parts = (group + rows - 1) / rows;
+    ASSERT_GE(rows, 1);
+    ASSERT_LE(rows, 16);
+    ASSERT_EQ(parts, (group + 15) / 16) << group;  // the fewest m16 tiles that hold the group
+    ASSERT_GT(group - (parts - 1) * rows, 0) << group;  // the last part carries a head
   }
 }
 
