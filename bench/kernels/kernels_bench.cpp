@@ -11,7 +11,14 @@
 //    the former register-ring kernel) side by side at m in {1, 4, 16}, each checked against the
 //    register-ring kernel's output (normalized L2 error of the bf16 outputs, m = 16).
 //
-// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants]
+// --variant-fp8/--variant-bf16 NAME: the kernel measured as "ours" (default: the library's
+// default; NAME in gemv_variant_name syntax, e.g. ringbal, stream:r512).
+//
+// --variant-list A,B,...: the variants --variants compares (default: kVariants); --no-peers
+// skips cuBLASLt/cuBLAS.
+//
+// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
+//                            [--variant-fp8 NAME] [--variant-bf16 NAME]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -135,18 +142,15 @@ double measure_ceiling(cudaStream_t stream, std::string& log) {
   return best;
 }
 
-struct NamedVariant {
-  const char* name;
-  GemvVariant variant;
-};
-
-const std::vector<NamedVariant> kVariants = {
-    {"ring (old default)", GemvVariant{0, false, GemvKernel::kRegisterRing, 0}},
-    {"stream s=max", GemvVariant{}},
-    {"stream s=3", GemvVariant{3, false, GemvKernel::kStream, 0}},
-    {"stream s=2", GemvVariant{2, false, GemvKernel::kStream, 0}},
-    {"stream 2/SM s=2", GemvVariant{2, false, GemvKernel::kStream, 256}},
-    {"stream 512B s=2", GemvVariant{2, false, GemvKernel::kStream, 0, 512}},
+// Compared side by side with --variants (gemv_variant_name syntax).
+const std::vector<const char*> kVariants = {
+    "ring",               // the former default: one CTA per (row block, K split), register ring
+    "ringbal",            // the register ring on a persistent byte-balanced grid (264 CTAs)
+    "stream",             // bulk copies into a smem ring, 132 CTAs, deepest ring
+    "stream:s3",          // the same, 3 stages
+    "stream:r512",        // 512 bytes of each row per stage (2 stages)
+    "stream:s2:c256",     // two CTAs per SM
+    "stream:tma",         // one 2-D tensor copy per warp and stage instead of one copy per row
 };
 
 float bf16_to_float(uint16_t bits) {
@@ -173,6 +177,9 @@ int main(int argc, char** argv) {
   std::string out_dir;
   bool quick = false;
   bool variants = false;
+  std::string ours_fp8 = "default", ours_bf16 = "default";
+  std::vector<std::string> variant_list(kVariants.begin(), kVariants.end());
+  bool peers = true;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
@@ -181,8 +188,23 @@ int main(int argc, char** argv) {
       quick = true;
     } else if (arg == "--variants") {
       variants = true;
+    } else if (arg == "--variant-list" && i + 1 < argc) {
+      variant_list.clear();
+      std::string list = argv[++i];
+      for (size_t pos = 0; pos <= list.size();) {
+        const size_t next = std::min(list.find(',', pos), list.size());
+        if (next > pos) variant_list.push_back(list.substr(pos, next - pos));
+        pos = next + 1;
+      }
+    } else if (arg == "--no-peers") {
+      peers = false;
+    } else if (arg == "--variant-fp8" && i + 1 < argc) {
+      ours_fp8 = argv[++i];
+    } else if (arg == "--variant-bf16" && i + 1 < argc) {
+      ours_bf16 = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants]\n");
+      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
+                   "[--variant-fp8 NAME] [--variant-bf16 NAME]\n");
       return 2;
     }
   }
@@ -194,7 +216,7 @@ int main(int argc, char** argv) {
     const DeviceInfo info = select_device(0);
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::string log = fmt::format("device: {}\n", describe(info));
+    std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\n", describe(info), ours_fp8, ours_bf16);
     const double ceiling = measure_ceiling(stream, log);
     std::fputs(log.c_str(), stdout);
     std::fputs(fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n", "k",
@@ -298,25 +320,26 @@ int main(int argc, char** argv) {
           double ours = 0;  // the default kernel's time
           if (variants) {
             double ring_us = 0;
-            for (const NamedVariant& nv : kVariants) {
-              run_ours(0, nv.variant);  // first launch (function attributes) outside capture
+            for (const std::string& vname : variant_list) {
+              const GemvVariant variant = gemv_variant_from_name(vname);
+              run_ours(0, variant);  // first launch (function attributes) outside capture
               LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
-              const double us = time_graph(stream, copies, [&](int c) { run_ours(c, nv.variant); });
-              if (nv.variant.kernel == GemvKernel::kRegisterRing) ring_us = us;
-              std::string name = fmt::format("{} {}", ours_name, nv.name);
+              const double us = time_graph(stream, copies, [&](int c) { run_ours(c, variant); });
+              if (variant.kernel == GemvKernel::kRegisterRing) ring_us = us;
+              std::string name = fmt::format("v:{}", vname);
               if (m == 16) {
                 // Outputs of this variant and of the register ring, same inputs (copy 0).
                 std::vector<uint16_t> got(static_cast<size_t>(m * shape.n)), ref(got.size());
-                run_ours(0, GemvVariant{0, false, GemvKernel::kRegisterRing, 0});
+                run_ours(0, gemv_variant_from_name("ring"));
                 LATHE_CUDA_CHECK(cudaMemcpyAsync(ref.data(), ws_y[0]->ptr, ref.size() * 2, cudaMemcpyDeviceToHost, stream));
-                run_ours(0, nv.variant);
+                run_ours(0, variant);
                 LATHE_CUDA_CHECK(cudaMemcpyAsync(got.data(), ws_y[0]->ptr, got.size() * 2, cudaMemcpyDeviceToHost, stream));
                 LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
                 const double err = normalized_error(got, ref);
                 name += fmt::format(" err={:.1e}{}", err, err < 1e-2 ? "" : " MISMATCH");
               }
               emit(name.c_str(), us);
-              if (nv.variant.kernel == GemvKernel::kStream && nv.variant.stages == 0 && nv.variant.ctas == 0) {
+              if (vname == (fp8 ? ours_fp8 : ours_bf16)) {
                 ours = us;
                 if (m == 1) ours_m1 = us;
                 if (m == 16) ours_m16 = us;
@@ -324,17 +347,20 @@ int main(int argc, char** argv) {
             }
             (void)ring_us;
           } else {
-            run_ours(0, {});  // first launch (function attributes) outside capture
+            const GemvVariant ours_variant = gemv_variant_from_name(fp8 ? ours_fp8 : ours_bf16);
+            run_ours(0, ours_variant);  // first launch (function attributes) outside capture
             LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
-            ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, {}); }));
+            ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, ours_variant); }));
             if (m == 1) ours_m1 = ours;
             if (m == 16) ours_m16 = ours;
             if (m == 1 || m == 16) {
               emit("  ring (old default)",
-                   time_graph(stream, copies, [&](int c) { run_ours(c, GemvVariant{0, false, GemvKernel::kRegisterRing, 0}); }));
+                   time_graph(stream, copies, [&](int c) { run_ours(c, gemv_variant_from_name("ring")); }));
             }
           }
-          if (fp8) {
+          if (!peers) {
+            // --no-peers: ours only
+          } else if (fp8) {
             LtGemm lt(lt_ws.ptr, lt_ws_bytes, m);
             if (lt.available(LtKind::kFp8Tensor, shape.n, shape.k, false)) {
               const double peer = emit("cublaslt fp8", time_graph(stream, copies, [&](int c) {

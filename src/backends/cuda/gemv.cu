@@ -25,6 +25,10 @@ namespace {
 
 using namespace gemv_detail;
 
+// Default kernel per weight dtype (gemv_variant_name syntax; see default_variant below).
+constexpr const char* kDefaultFp8 = "stream";
+constexpr const char* kDefaultBf16 = "stream";
+
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerCta = kWarps * 16;
@@ -46,7 +50,9 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
 }
 
-template <int kMaxM, bool kFp8, int kStages, bool kBitTrick>
+// kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
+// one CTA per (row block, K split).
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 : 1) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
@@ -58,13 +64,15 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
   const int warp = threadIdx.x >> 5;
   const int g = lane >> 2;
   const int c = lane & 3;
-  const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
+  const int ksteps = p.k / kStepK;
+  const int m = p.m;
+  const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
+
+  // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc.
+  auto run_segment = [&](int blk, int s_begin, int nsteps, float (&acc)[kColGroups][4]) {
+  const int n_base = blk * kRowsPerCta + warp * 16;
   const int row0 = min(n_base + g, p.n - 1);
   const int row1 = min(n_base + g + 8, p.n - 1);
-  const int ksteps = p.k / kStepK;
-  const int s_begin = blockIdx.y * p.chunk_steps;
-  const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
-  const int m = p.m;
 
   const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
   const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
@@ -104,15 +112,10 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
     }
   };
 
-  float acc[kColGroups][4];
-#pragma unroll
-  for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
-
   uint4 ring[kStages][kLoads];
 #pragma unroll
   for (int u = 0; u < kStages; ++u) load_step(ring[u], u);
 
-  const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
   const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
   stage_x(0, 0);
   asm volatile("cp.async.commit_group;");
@@ -151,11 +154,37 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
           }
           gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
         }
-        const float sc = block_scale ? __ldg(p.scale + static_cast<int64_t>(blockIdx.x) * ksteps + s_begin + s) : 1.0f;
+        const float sc = block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
         accumulate_step<kColGroups>(acc, part, sc);
       }
     }
     __syncthreads();
+  }
+  };
+
+  float acc[kColGroups][4];
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
+
+  if constexpr (kBalanced) {
+    const int64_t begin = static_cast<int64_t>(blockIdx.x) * p.cta_units;
+    const int64_t end = min(begin + p.cta_units, p.total_units);
+    for (int64_t f = begin; f < end;) {
+      const int64_t blk = f / ksteps;
+      const int s0 = static_cast<int>(f - blk * ksteps);
+      const int cnt = static_cast<int>(min(static_cast<int64_t>(ksteps - s0), end - f));
+      run_segment(static_cast<int>(blk), s0, cnt, acc);
+      flush_segment<kColGroups, kThreads>(p, acc, blk, begin, end, warp, lane, &last_arrival);
+#pragma unroll
+      for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
+      f += cnt;
+    }
+    return;
+  }
+  const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
+  {
+    const int s_begin = blockIdx.y * p.chunk_steps;
+    run_segment(blockIdx.x, s_begin, min(s_begin + p.chunk_steps, ksteps) - s_begin, acc);
   }
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
@@ -202,21 +231,21 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 
-template <int kMaxM>
+template <int kMaxM, bool kBalanced>
 void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
   if (fp8) {
     if (bit_trick) {
-      gemv_kernel<kMaxM, true, 2, true><<<grid, kThreads, 0, stream>>>(params);
+      gemv_kernel<kMaxM, true, 2, true, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     } else if (stages == 4) {
-      gemv_kernel<kMaxM, true, 4, false><<<grid, kThreads, 0, stream>>>(params);
+      gemv_kernel<kMaxM, true, 4, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     } else {
-      gemv_kernel<kMaxM, true, 2, false><<<grid, kThreads, 0, stream>>>(params);
+      gemv_kernel<kMaxM, true, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     }
   } else {
     if (stages == 2) {
-      gemv_kernel<kMaxM, false, 2, false><<<grid, kThreads, 0, stream>>>(params);
+      gemv_kernel<kMaxM, false, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     } else {
-      gemv_kernel<kMaxM, false, 1, false><<<grid, kThreads, 0, stream>>>(params);
+      gemv_kernel<kMaxM, false, 1, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     }
   }
   LATHE_CUDA_CHECK_LAUNCH();
@@ -269,16 +298,33 @@ bool device_has_bulk_copy() {
   return has;
 }
 
-bool use_stream(const GemvVariant& variant) {
-  return variant.kernel != GemvKernel::kRegisterRing && device_has_bulk_copy();
+constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
+
+// The kernel each weight dtype runs by default (measured on the H200, see gemv.h). Every shape
+// of a dtype takes the same kernel at every m, which the bit identity across tiers needs.
+GemvVariant default_variant(bool fp8) {
+  static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
+  static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
+  return fp8 ? fp8_default : bf16_default;
 }
 
-int stream_ctas(const GemvVariant& variant) { return variant.ctas > 0 ? variant.ctas : kStreamCtas; }
+// Resolves kDefault and the hardware fallback (no bulk copies below sm_90).
+GemvVariant resolve(const GemvVariant& variant, bool fp8) {
+  GemvVariant v = variant.kernel == GemvKernel::kDefault ? default_variant(fp8) : variant;
+  if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy()) v = GemvVariant{0, false, GemvKernel::kRegisterRing};
+  return v;
+}
+
+int balanced_ctas(const GemvVariant& v) {
+  if (v.ctas > 0) return v.ctas;
+  return v.kernel == GemvKernel::kStream ? kStreamCtas : kRingBalancedCtas;
+}
 
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
-  if (use_stream(variant)) {
-    const int ctas = stream_ctas(variant);
-    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count) return "stream workspace too small";
+  const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3);
+  if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
+    const int ctas = balanced_ctas(v);
+    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count) return "balanced-grid workspace too small";
     return {};
   }
   const int ksplit = gemv_ksplit(p.n, p.k);
@@ -336,29 +382,87 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
-  if (use_stream(variant)) {
-    const int stages = variant.stages > 0 ? variant.stages : stream_default_stages(tier, fp8);
-    launch_stream(tier, params, fp8, stages, stream_ctas(variant), variant.row_bytes == 512 ? 512 : 256, stream);
+  const GemvVariant v = resolve(variant, fp8);
+  if (v.kernel == GemvKernel::kStream) {
+    const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
+    launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, stream);
     return;
   }
-  params.ksplit = gemv_ksplit(problem.n, problem.k);
-  params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
-  const dim3 grid(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
   // Register-ring defaults measured on the H200 (docs/PERFORMANCE.md): the smallest rings, which
   // keep registers under 128 so two CTAs (16 warps) share an SM, beat deeper rings at one CTA
   // per SM (fp8 gate_up m=1: 64% vs 48% of the read ceiling; bf16: 80% vs 61%).
-  const int stages = variant.stages != 0 ? variant.stages : (fp8 ? 2 : 1);
+  const int stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
+  const bool balanced = v.kernel == GemvKernel::kRingBalanced;
+  dim3 grid;
+  if (balanced) {
+    const int ctas = balanced_ctas(v);
+    params.ksteps = params.k / kStepK;
+    params.total_units = ((params.n + kRowsPerCta - 1) / kRowsPerCta) * params.ksteps;
+    params.cta_units = stream_cta_units(problem.n, problem.k, ctas);
+    grid = dim3(static_cast<unsigned>(stream_grid(problem.n, problem.k, ctas)));
+  } else {
+    params.ksplit = gemv_ksplit(problem.n, problem.k);
+    params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
+    grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
+  }
   switch (tier) {
     case 1:
-      launch_tier<1>(params, grid, fp8, stages, variant.bit_trick, stream);
+      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
     case 4:
-      launch_tier<4>(params, grid, fp8, stages, variant.bit_trick, stream);
+      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
     default:
-      launch_tier<16>(params, grid, fp8, stages, variant.bit_trick, stream);
+      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
   }
+}
+
+std::string gemv_variant_name(const GemvVariant& v) {
+  const char* kernel = v.kernel == GemvKernel::kDefault        ? "default"
+                       : v.kernel == GemvKernel::kStream       ? "stream"
+                       : v.kernel == GemvKernel::kRegisterRing ? "ring"
+                                                               : "ringbal";
+  std::string out = kernel;
+  if (v.stages != 0) out += ":s" + std::to_string(v.stages);
+  if (v.ctas != 0) out += ":c" + std::to_string(v.ctas);
+  if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
+  if (v.bit_trick) out += ":bits";
+  if (v.tma) out += ":tma";
+  return out;
+}
+
+GemvVariant gemv_variant_from_name(const std::string& name) {
+  GemvVariant v;
+  size_t pos = 0;
+  bool first = true;
+  while (pos <= name.size()) {
+    const size_t next = std::min(name.find(':', pos), name.size());
+    const std::string part = name.substr(pos, next - pos);
+    if (first) {
+      if (part == "default") v.kernel = GemvKernel::kDefault;
+      else if (part == "stream") v.kernel = GemvKernel::kStream;
+      else if (part == "ring") v.kernel = GemvKernel::kRegisterRing;
+      else if (part == "ringbal") v.kernel = GemvKernel::kRingBalanced;
+      else throw_error("gemv variant '" + name + "': unknown kernel '" + part + "'");
+      first = false;
+    } else if (part == "bits") {
+      v.bit_trick = true;
+    } else if (part == "tma") {
+      v.tma = true;
+    } else if (part.size() >= 2 && (part[0] == 's' || part[0] == 'c' || part[0] == 'r') &&
+               part.find_first_not_of("0123456789", 1) == std::string::npos) {
+      const int value = std::stoi(part.substr(1));
+      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : v.row_bytes) = value;
+    } else {
+      throw_error("gemv variant '" + name + "': bad field '" + part + "'");
+    }
+    pos = next + 1;
+  }
+  return v;
 }
 
 void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream) {

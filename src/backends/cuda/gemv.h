@@ -60,10 +60,10 @@ struct GemvWorkspace {
   int counter_count = 0;
 };
 
-// Workspace that covers every (n, k): the stream kernel needs 2 * 128 * 16 floats and one
-// counter per CTA (132 CTAs by default); the register-ring variant's gemv_ksplit keeps
-// ksplit * 16 * n under the same bound.
-inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 20;
+// Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one
+// counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
+// ksplit * 16 * n under the same bound. (8 MB: raised from 4 MB for the 264-CTA grid.)
+inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 21;
 inline constexpr int kGemvCounterCount = 1024;
 
 // The K split of a (n, k) weight: 1 when there are enough 128-row blocks to fill the device,
@@ -81,20 +81,32 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
 // Kernel variants the benchmark compares; production uses the default.
-enum class GemvKernel { kStream, kRegisterRing };
+// kDefault: the kernel measured best for the weight dtype (gemv.cu, default_variant).
+// kStream: bulk-copy smem ring, persistent byte-balanced grid (132 CTAs; sm_90+).
+// kRegisterRing: register ring, one CTA per (128-row block, K split) (the pre-sm_90 path).
+// kRingBalanced: the register ring on a persistent byte-balanced grid (264 CTAs).
+enum class GemvKernel { kDefault, kStream, kRegisterRing, kRingBalanced };
 struct GemvVariant {
   // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1).
   // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
   int stages = 0;
   bool bit_trick = false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
-  GemvKernel kernel = GemvKernel::kStream;
-  int ctas = 0;       // stream: grid size (changes the K segments, so rows match other `ctas` only closely); 0 = 132
+  GemvKernel kernel = GemvKernel::kDefault;
+  // Balanced kernels: grid size (changes the K segments, so rows match other `ctas` only
+  // closely); 0 = 132 (stream) or 264 (ringbal).
+  int ctas = 0;
   int row_bytes = 0;  // stream: bytes of each weight row per stage, 256 (0) or 512 (two stages)
+  bool tma = false;   // stream: weights by 2-D tensor copies (one per warp and stage) instead of one copy per row
 };
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
+
+// "kernel[:sN][:cN][:rN][:bits][:tma]" (kernel: default|stream|ring|ringbal), for benchmark and test
+// overrides; the parser throws lathe::Error on a malformed name.
+std::string gemv_variant_name(const GemvVariant& variant);
+GemvVariant gemv_variant_from_name(const std::string& name);
 
 // Test support: decodes all 256 E4M3 codes on the device with the production conversion
 // (out_cvt) and the bit-trick variant (out_bits), as bf16 bits. Device pointers, 256 each.

@@ -112,4 +112,83 @@ __device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4], con
   }
 }
 
+// Balanced kernels (stream, balanced register ring): CTA b owns units [b * cta_units, ...) of
+// the flattened (128-row block, 128-k step) space. Partial slots: two per CTA, [16 cols][128 rows].
+inline constexpr int kBalancedRows = 128;
+inline constexpr int kSlotFloats = kBalancedRows * 16;
+
+// Ends this CTA's segment of row `block` (its units within [begin, end)): stores the rows if
+// the CTA covered the whole block, otherwise writes the partial (slot 0 for the CTA's first
+// block, slot 1 for its last) and, if it is the block's last CTA to arrive, sums the block's
+// segments in CTA (= K) order. Called by threads [0, kSyncThreads) (16 rows per warp) together.
+// acc[cg][i]: row warp*16 + g + (i >= 2 ? 8 : 0) of the block, column cg*8 + 2c + (i & 1).
+template <int kColGroups, int kSyncThreads>
+__device__ __forceinline__ void flush_segment(const Params& p, const float (&acc)[kColGroups][4], int64_t block,
+                                              int64_t begin, int64_t end, int warp, int lane, int* last_arrival) {
+  const int g = lane >> 2;
+  const int c = lane & 3;
+  const int m = p.m;
+  const int64_t ks = p.ksteps;
+  const int64_t block_begin = block * ks;
+  const int64_t block_end = block_begin + ks;
+  const int row_base = static_cast<int>(block) * kBalancedRows;
+  if (begin <= block_begin && end >= block_end) {
+#pragma unroll
+    for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = row_base + warp * 16 + g + (i >= 2 ? 8 : 0);
+        const int col = cg * 8 + 2 * c + (i & 1);
+        if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
+      }
+    }
+    return;
+  }
+  const int my_slot = block == begin / ks ? 0 : 1;
+  float* slot_ptr = p.partials + (static_cast<int64_t>(blockIdx.x) * 2 + my_slot) * kSlotFloats;
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int rl = warp * 16 + g + (i >= 2 ? 8 : 0);
+      const int col = cg * 8 + 2 * c + (i & 1);
+      if (col < m) __stcg(slot_ptr + col * kBalancedRows + rl, acc[cg][i]);
+    }
+  }
+  __threadfence();
+  asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
+  const int64_t cta_first = block_begin / p.cta_units;
+  const int64_t cta_last = (block_end - 1) / p.cta_units;
+  if (threadIdx.x == 0) *last_arrival = atomicAdd(p.counters + cta_first, 1) == static_cast<int>(cta_last - cta_first);
+  asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
+  if (!*last_arrival) return;
+  __threadfence();
+  // Every CTA after the first starts inside the block, so its partial is in slot 0; the first
+  // CTA's is in slot 0 only when the block is also its first.
+  const int first_slot = (cta_first * p.cta_units) / ks == block ? 0 : 1;
+  for (int i = threadIdx.x; i < kBalancedRows * m; i += kSyncThreads) {
+    const int rl = i % kBalancedRows;
+    const int col = i / kBalancedRows;
+    const int row = row_base + rl;
+    if (row >= p.n) continue;
+    // Loads in batches of 8 independent L2 reads, then the ordered adds.
+    float sum = 0.0f;
+    for (int64_t base = cta_first; base <= cta_last; base += 8) {
+      float v[8];
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        const int64_t cta = base + u;
+        const int s = cta == cta_first ? first_slot : 0;
+        v[u] = cta <= cta_last ? __ldcg(p.partials + (cta * 2 + s) * kSlotFloats + col * kBalancedRows + rl) : 0.0f;
+      }
+#pragma unroll
+      for (int u = 0; u < 8; ++u) {
+        if (base + u <= cta_last) sum = base + u == cta_first ? v[u] : __fadd_rn(sum, v[u]);
+      }
+    }
+    store_output(p, row, col, sum);
+  }
+  if (threadIdx.x == 0) p.counters[cta_first] = 0;
+}
+
 }  // namespace lathe::cuda::gemv_detail

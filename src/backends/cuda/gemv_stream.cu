@@ -13,15 +13,21 @@
 // last CTA to finish one (an arrival counter, reset by that CTA), so the split and the order are
 // functions of (n, k, G) only, never of m or of the tier.
 //
-// CTA: 8 consumer warps (16 rows each) + 1 producer warp. Stage s of the ring holds 256 bytes of
-// every one of the block's 128 weight rows (fp8: 2 steps, bf16: 1 step) and the matching m rows
-// of x; the producer's lanes issue one bulk copy per row (plus one per x row) and lane 0 arms
-// the stage's full barrier with the byte count; consumers wait on it, compute, and arrive on the
-// stage's empty barrier. Row pitches are padded (fp8 +64 B, bf16 +16 B, x +16 B) so the 16-byte
-// shared loads of a quarter-warp touch distinct banks.
+// CTA: 8 compute warps (16 rows each) + 1 activation warp. Stage s of the ring holds kRowBytes
+// of every one of the block's 128 weight rows (256: fp8 2 steps, bf16 1 step) and the matching
+// m rows of x. Each compute warp streams ITS OWN 16 rows: lanes 0..15 issue one bulk copy each
+// into the slot it has just consumed, completing on the warp's own barrier, so no warp waits
+// for another to refill weights (a single copy-issuing warp per CTA measured ~20% of the read
+// ceiling on the H200: the per-copy issue cost, not bytes in flight, was the limit). The
+// activation warp copies x into each slot once all compute warps have released it. Row pitches
+// are padded (fp8 +64 B, bf16 +16 B, x +16 B) so the 16-byte shared loads of a quarter-warp
+// touch distinct banks.
+#include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <string>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv_stream.cuh"
@@ -32,18 +38,19 @@ namespace {
 constexpr int kConsumerWarps = kStreamRows / 16;
 constexpr int kConsumerThreads = kConsumerWarps * 32;
 constexpr int kStreamThreads = kConsumerThreads + 32;
-constexpr int kSlotFloats = kStreamRows * 16;  // one partial slot: [16 columns][128 rows]
 constexpr size_t kSmemBudget = 220 * 1024;     // of 227 KB per SM on sm_90
 
 // kRowBytes: bytes of every weight row per stage (256: fp8 2 steps, bf16 1; 512: twice that).
-template <int kMaxM, bool kFp8, int kRowBytes>
+// kTma: weights arrive as one 2-D tensor copy per warp (16 rows x 256 bytes, dense rows: the
+// tensor box fixes the pitch, so the 16-byte reads of a quarter-warp see 2-way bank conflicts).
+template <int kMaxM, bool kFp8, int kRowBytes, bool kTma = false>
 struct Layout {
   static constexpr int kStepBytes = kFp8 ? 128 : 256;  // one weight row, one 128-k step
   static constexpr int kStageSteps = kRowBytes / kStepBytes;
-  static constexpr int kWPitch = kRowBytes + (kFp8 ? 64 : 16);
+  static constexpr int kWPitch = kTma ? kRowBytes : kRowBytes + (kFp8 ? 64 : 16);
   static constexpr int kXPitch = kStageSteps * 256 + 16;
   static constexpr int kXOffset = kStreamRows * kWPitch;
-  static constexpr int kStageBytes = kXOffset + kMaxM * kXPitch;
+  static constexpr int kStageBytes = (kXOffset + kMaxM * kXPitch + 127) / 128 * 128;  // tensor copies: 128-B aligned
   static_assert(kStageBytes % 16 == 0, "bulk copies need 16-byte aligned destinations");
 };
 
@@ -81,34 +88,54 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t b
                : "memory");
 }
 
-__device__ __forceinline__ void consumer_sync() { asm volatile("bar.sync 1, %0;" ::"n"(kConsumerThreads) : "memory"); }
-
-// The stage starting at unit f of a range ending at `end`: its row block, first step and step
-// count (never crossing a row block or the range end).
-struct Span {
-  int64_t block;
-  int step;
-  int count;
-};
-
-__device__ __forceinline__ Span span_at(int64_t f, int64_t end, int64_t ksteps, int stage_steps) {
-  Span sp;
-  sp.block = f / ksteps;
-  sp.step = static_cast<int>(f - sp.block * ksteps);
-  sp.count = static_cast<int>(min(static_cast<int64_t>(stage_steps), min(ksteps - sp.step, end - f)));
-  return sp;
+__device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
+          smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
+      : "memory");
 }
 
-template <int kMaxM, bool kFp8, int kStages, int kRowBytes>
-__global__ void __launch_bounds__(kStreamThreads, 1) gemv_stream_kernel(const Params p) {
+// Walks a CTA's unit range stage by stage: each stage covers up to `stage_steps` steps of one
+// row block, never crossing a block or the range end (one division at the start only).
+struct Cursor {
+  int64_t f;      // next unit
+  int64_t block;  // its row block
+  int step;       // its step within the block
+  int count;      // steps in the stage starting at f
+
+  __device__ __forceinline__ void start(int64_t unit, int64_t end, int64_t ksteps, int stage_steps) {
+    f = unit;
+    block = unit / ksteps;
+    step = static_cast<int>(unit - block * ksteps);
+    fit(end, ksteps, stage_steps);
+  }
+  __device__ __forceinline__ void fit(int64_t end, int64_t ksteps, int stage_steps) {
+    count = static_cast<int>(min(static_cast<int64_t>(stage_steps), min(ksteps - step, end - f)));
+  }
+  __device__ __forceinline__ void next(int64_t end, int64_t ksteps, int stage_steps) {
+    f += count;
+    step += count;
+    if (step == ksteps) {
+      step = 0;
+      ++block;
+    }
+    if (f < end) fit(end, ksteps, stage_steps);
+  }
+};
+
+template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma>
+__global__ void __launch_bounds__(kStreamThreads, 1)
+    gemv_stream_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap w_map) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // bulk copies and mbarrier transaction counts need sm_90; the launcher never picks this
 #else
-  using L = Layout<kMaxM, kFp8, kRowBytes>;
+  using L = Layout<kMaxM, kFp8, kRowBytes, kTma>;
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;
   extern __shared__ __align__(128) uint8_t smem[];
-  __shared__ __align__(8) uint64_t full_bar[kStages];
-  __shared__ __align__(8) uint64_t empty_bar[kStages];
+  __shared__ __align__(8) uint64_t w_full[kStages][kConsumerWarps];  // one warp's rows landed
+  __shared__ __align__(8) uint64_t x_full[kStages];                   // x landed
+  __shared__ __align__(8) uint64_t x_empty[kStages];                  // every compute warp done with the slot
   __shared__ int last_arrival;
 
   const int64_t ks = p.ksteps;
@@ -119,8 +146,10 @@ __global__ void __launch_bounds__(kStreamThreads, 1) gemv_stream_kernel(const Pa
   if (threadIdx.x == 0) {
 #pragma unroll
     for (int s = 0; s < kStages; ++s) {
-      mbar_init(&full_bar[s], 1);
-      mbar_init(&empty_bar[s], kConsumerWarps);
+#pragma unroll
+      for (int w = 0; w < kConsumerWarps; ++w) mbar_init(&w_full[s][w], 1);
+      mbar_init(&x_full[s], 1);
+      mbar_init(&x_empty[s], kConsumerWarps);
     }
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
   }
@@ -131,49 +160,67 @@ __global__ void __launch_bounds__(kStreamThreads, 1) gemv_stream_kernel(const Pa
   const int m = p.m;
 
   if (warp == kConsumerWarps) {
-    // Producer warp.
-    const int64_t row_bytes = static_cast<int64_t>(p.k) * (kFp8 ? 1 : 2);
-    int j = 0;
-    for (int64_t f = begin; f < end; ++j) {
-      const Span sp = span_at(f, end, ks, L::kStageSteps);
+    // Activation warp: x rows [0, m) of each stage's steps.
+    Cursor sp;
+    sp.start(begin, end, ks, L::kStageSteps);
+    for (int j = 0; sp.f < end; ++j, sp.next(end, ks, L::kStageSteps)) {
       const int slot = j % kStages;
-      if (j >= kStages) mbar_wait(&empty_bar[slot], static_cast<uint32_t>((j / kStages - 1) & 1));
-      uint8_t* stage = smem + slot * L::kStageBytes;
-      const uint32_t w_bytes = static_cast<uint32_t>(sp.count * L::kStepBytes);
+      if (j >= kStages) mbar_wait(&x_empty[slot], static_cast<uint32_t>((j / kStages - 1) & 1));
       const uint32_t x_bytes = static_cast<uint32_t>(sp.count * 256);
-      if (lane == 0) mbar_expect_tx(&full_bar[slot], w_bytes * kStreamRows + x_bytes * static_cast<uint32_t>(m));
+      if (lane == 0) mbar_expect_tx(&x_full[slot], x_bytes * static_cast<uint32_t>(m));
       __syncwarp();
-      const int64_t row_base = sp.block * kStreamRows;
-#pragma unroll
-      for (int r = lane; r < kStreamRows; r += 32) {
-        const int64_t row = min(row_base + r, static_cast<int64_t>(p.n - 1));  // ragged n: repeat the last row
-        bulk_copy(stage + r * L::kWPitch, p.w + row * row_bytes + static_cast<int64_t>(sp.step) * L::kStepBytes, w_bytes,
-                  &full_bar[slot]);
-      }
       if (lane < m) {
-        bulk_copy(stage + L::kXOffset + lane * L::kXPitch, p.x + lane * p.x_stride + static_cast<int64_t>(sp.step) * 128,
-                  x_bytes, &full_bar[slot]);
+        bulk_copy(smem + slot * L::kStageBytes + L::kXOffset + lane * L::kXPitch,
+                  p.x + lane * p.x_stride + static_cast<int64_t>(sp.step) * 128, x_bytes, &x_full[slot]);
       }
-      f += sp.count;
     }
     return;
   }
 
-  // Consumer warps: warp w owns rows [w * 16, w * 16 + 16) of the current block.
+  // Compute warps: warp w owns rows [w * 16, w * 16 + 16) of the current block.
   const int g = lane >> 2;
   const int c = lane & 3;
   const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
-  const int64_t first_block = begin / ks;
+  const int64_t row_bytes = static_cast<int64_t>(p.k) * (kFp8 ? 1 : 2);
+
+  // Issues this warp's 16 weight rows of the stage `sp` into `slot`.
+  auto issue_rows = [&](int slot, const Cursor& sp) {
+    if constexpr (kTma) {
+      // One box: k elements [step * 128, + 256 bytes), rows [block * 128 + warp * 16, + 16).
+      // Rows past n and k past the end arrive as zeros; the box always counts in full.
+      if (lane == 0) {
+        mbar_expect_tx(&w_full[slot][warp], 16 * kRowBytes);
+        tensor_copy_2d(smem + slot * L::kStageBytes + warp * 16 * L::kWPitch, &w_map, sp.step * 128,
+                       static_cast<int>(sp.block) * kStreamRows + warp * 16, &w_full[slot][warp]);
+      }
+      return;
+    }
+    const uint32_t w_bytes = static_cast<uint32_t>(sp.count * L::kStepBytes);
+    if (lane == 0) mbar_expect_tx(&w_full[slot][warp], w_bytes * 16);
+    __syncwarp();
+    if (lane < 16) {
+      const int r = warp * 16 + lane;
+      const int64_t row = min(sp.block * kStreamRows + r, static_cast<int64_t>(p.n - 1));  // ragged n: repeat the last row
+      bulk_copy(smem + slot * L::kStageBytes + r * L::kWPitch,
+                p.w + row * row_bytes + static_cast<int64_t>(sp.step) * L::kStepBytes, w_bytes, &w_full[slot][warp]);
+    }
+  };
+  Cursor ahead;
+  ahead.start(begin, end, ks, L::kStageSteps);
+#pragma unroll 1
+  for (int jj = 0; jj < kStages && ahead.f < end; ++jj, ahead.next(end, ks, L::kStageSteps)) issue_rows(jj, ahead);
 
   float acc[kColGroups][4];
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
 
-  int j = 0;
-  for (int64_t f = begin; f < end; ++j) {
-    const Span sp = span_at(f, end, ks, L::kStageSteps);
+  Cursor sp;
+  sp.start(begin, end, ks, L::kStageSteps);
+  for (int j = 0; sp.f < end; ++j, sp.next(end, ks, L::kStageSteps)) {
     const int slot = j % kStages;
-    mbar_wait(&full_bar[slot], static_cast<uint32_t>((j / kStages) & 1));
+    const uint32_t parity = static_cast<uint32_t>((j / kStages) & 1);
+    mbar_wait(&w_full[slot][warp], parity);
+    mbar_wait(&x_full[slot], parity);
     const uint8_t* stage = smem + slot * L::kStageBytes;
     const uint8_t* w_lo = stage + (warp * 16 + g) * L::kWPitch;
     const uint8_t* w_hi = w_lo + 8 * L::kWPitch;
@@ -217,80 +264,32 @@ __global__ void __launch_bounds__(kStreamThreads, 1) gemv_stream_kernel(const Pa
       }
     }
     __syncwarp();
-    if (lane == 0) mbar_arrive(&empty_bar[slot]);
-    f += sp.count;
-
-    const int64_t block_begin = sp.block * ks;
-    const int64_t block_end = block_begin + ks;
-    if (f != end && f != block_end) continue;
-
-    // This CTA's segment of sp.block ends here. acc[cg][i]: row (warp*16 + g + (i >= 2 ? 8 : 0))
-    // of the block, column cg*8 + 2c + (i & 1).
-    const int row_base = static_cast<int>(sp.block) * kStreamRows;
-    if (begin <= block_begin && end >= block_end) {
-#pragma unroll
-      for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int row = row_base + warp * 16 + g + (i >= 2 ? 8 : 0);
-          const int col = cg * 8 + 2 * c + (i & 1);
-          if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
-        }
-      }
-    } else {
-      // Slot 0 holds the partial of this CTA's first block, slot 1 that of its last.
-      const int my_slot = sp.block == first_block ? 0 : 1;
-      float* slot_ptr = p.partials + (static_cast<int64_t>(blockIdx.x) * 2 + my_slot) * kSlotFloats;
-#pragma unroll
-      for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int rl = warp * 16 + g + (i >= 2 ? 8 : 0);
-          const int col = cg * 8 + 2 * c + (i & 1);
-          if (col < m) __stcg(slot_ptr + col * kStreamRows + rl, acc[cg][i]);
-        }
-      }
-      __threadfence();
-      consumer_sync();
-      const int64_t cta_first = block_begin / p.cta_units;
-      const int64_t cta_last = (block_end - 1) / p.cta_units;
-      if (threadIdx.x == 0) last_arrival = atomicAdd(p.counters + cta_first, 1) == static_cast<int>(cta_last - cta_first);
-      consumer_sync();
-      if (last_arrival) {
-        __threadfence();
-        // The last CTA of the block sums its segments in CTA (= K) order.
-        for (int i = threadIdx.x; i < kStreamRows * m; i += kConsumerThreads) {
-          const int rl = i % kStreamRows;
-          const int col = i / kStreamRows;
-          const int row = row_base + rl;
-          if (row >= p.n) continue;
-          float sum = 0.0f;
-          for (int64_t cta = cta_first; cta <= cta_last; ++cta) {
-            const int s = (cta * p.cta_units) / ks == sp.block ? 0 : 1;
-            const float v = __ldcg(p.partials + (cta * 2 + s) * kSlotFloats + col * kStreamRows + rl);
-            sum = cta == cta_first ? v : __fadd_rn(sum, v);
-          }
-          store_output(p, row, col, sum);
-        }
-        if (threadIdx.x == 0) p.counters[cta_first] = 0;
-      }
+    if (lane == 0) mbar_arrive(&x_empty[slot]);
+    if (ahead.f < end) {  // refill this warp's rows of the slot just read
+      issue_rows(slot, ahead);
+      ahead.next(end, ks, L::kStageSteps);
     }
+
+    const int64_t f_after = sp.f + sp.count;
+    if (f_after != end && f_after != (sp.block + 1) * ks) continue;
+
+    flush_segment<kColGroups, kConsumerThreads>(p, acc, sp.block, begin, end, warp, lane, &last_arrival);
 #pragma unroll
     for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
   }
 #endif
 }
 
-template <int kMaxM, bool kFp8, int kStages, int kRowBytes>
-void launch_one(const Params& params, unsigned grid, cudaStream_t stream) {
-  constexpr size_t smem = static_cast<size_t>(kStages) * Layout<kMaxM, kFp8, kRowBytes>::kStageBytes;
+template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma>
+void launch_one(const Params& params, const CUtensorMap& map, unsigned grid, cudaStream_t stream) {
+  constexpr size_t smem = static_cast<size_t>(kStages) * Layout<kMaxM, kFp8, kRowBytes, kTma>::kStageBytes;
   static_assert(smem <= kSmemBudget, "stream ring exceeds shared memory");
-  auto* kernel = gemv_stream_kernel<kMaxM, kFp8, kStages, kRowBytes>;
+  auto* kernel = gemv_stream_kernel<kMaxM, kFp8, kStages, kRowBytes, kTma>;
   // Once per instantiation (not a stream operation; legal during graph capture).
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   LATHE_CUDA_CHECK(attr);
-  kernel<<<grid, kStreamThreads, smem, stream>>>(params);
+  kernel<<<grid, kStreamThreads, smem, stream>>>(params, map);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 
@@ -301,32 +300,71 @@ constexpr int max_stages(int row_bytes) {
 }
 
 template <int kMaxM, bool kFp8>
-void launch_stages(const Params& params, unsigned grid, int stages, int row_bytes, cudaStream_t stream) {
+void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, int stages, int row_bytes,
+                   cudaStream_t stream) {
+  if (map != nullptr) {  // tensor copies: dense rows, deepest ring that fits (at most 5)
+    constexpr int kMax = std::min(5, static_cast<int>(kSmemBudget / Layout<kMaxM, kFp8, 256, true>::kStageBytes));
+    launch_one<kMaxM, kFp8, kMax, 256, true>(params, *map, grid, stream);
+    return;
+  }
+  const CUtensorMap none{};
   if (row_bytes == 512) {
     static_assert(max_stages<kMaxM, kFp8>(512) >= 2);
-    launch_one<kMaxM, kFp8, 2, 512>(params, grid, stream);
+    launch_one<kMaxM, kFp8, 2, 512, false>(params, none, grid, stream);
     return;
   }
   constexpr int kMax = max_stages<kMaxM, kFp8>(256);
   static_assert(kMax >= 4);
   switch (std::min(stages, kMax)) {
     case 2:
-      launch_one<kMaxM, kFp8, 2, 256>(params, grid, stream);
+      launch_one<kMaxM, kFp8, 2, 256, false>(params, none, grid, stream);
       break;
     case 3:
-      launch_one<kMaxM, kFp8, 3, 256>(params, grid, stream);
+      launch_one<kMaxM, kFp8, 3, 256, false>(params, none, grid, stream);
       break;
     case 4:
-      launch_one<kMaxM, kFp8, 4, 256>(params, grid, stream);
+      launch_one<kMaxM, kFp8, 4, 256, false>(params, none, grid, stream);
       break;
     default:
       if constexpr (kMax >= 5) {
-        launch_one<kMaxM, kFp8, 5, 256>(params, grid, stream);
+        launch_one<kMaxM, kFp8, 5, 256, false>(params, none, grid, stream);
       } else {
-        launch_one<kMaxM, kFp8, 4, 256>(params, grid, stream);
+        launch_one<kMaxM, kFp8, 4, 256, false>(params, none, grid, stream);
       }
       break;
   }
+}
+
+// cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link).
+PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) !=
+            cudaSuccess ||
+        status != cudaDriverEntryPointSuccess) {
+      ptr = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+// Weight [n, k] as a 2-D tensor of boxes 16 rows x 256 bytes.
+CUtensorMap weight_map(const Params& params, bool fp8) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
+  if (encode == nullptr) throw_error("gemv: cuTensorMapEncodeTiled is not available from the driver");
+  CUtensorMap map{};
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(params.k), static_cast<cuuint64_t>(params.n)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(params.k) * (fp8 ? 1 : 2)};
+  const cuuint32_t box[2] = {fp8 ? 256u : 128u, 16u};
+  const cuuint32_t elem_strides[2] = {1, 1};
+  const CUresult r = encode(&map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+                            const_cast<uint8_t*>(params.w), dims, strides, box, elem_strides,
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS) throw_error("gemv: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
+  return map;
 }
 
 }  // namespace
@@ -353,20 +391,23 @@ int stream_default_stages(int tier, bool fp8) {
 
 size_t stream_partial_floats(int ctas) { return static_cast<size_t>(ctas) * 2 * kSlotFloats; }
 
-void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, cudaStream_t stream) {
+void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma, cudaStream_t stream) {
   params.ksteps = params.k / 128;
   params.total_units = ((params.n + kStreamRows - 1) / kStreamRows) * params.ksteps;
   params.cta_units = stream_cta_units(params.n, params.k, ctas);
   const unsigned grid = static_cast<unsigned>(stream_grid(params.n, params.k, ctas));
+  CUtensorMap map{};
+  if (tma) map = weight_map(params, fp8);
+  const CUtensorMap* map_ptr = tma ? &map : nullptr;
   switch (tier) {
     case 1:
-      fp8 ? launch_stages<1, true>(params, grid, stages, row_bytes, stream) : launch_stages<1, false>(params, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<1, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<1, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
     case 4:
-      fp8 ? launch_stages<4, true>(params, grid, stages, row_bytes, stream) : launch_stages<4, false>(params, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
     default:
-      fp8 ? launch_stages<16, true>(params, grid, stages, row_bytes, stream) : launch_stages<16, false>(params, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
   }
 }

@@ -7,10 +7,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "backends/cuda/gemv.h"
+#include "core/error.h"
 #include "gpu_test_util.h"
 #include "ops/linear_dispatch.h"
 
@@ -28,6 +30,14 @@ struct Case {
   GemvScale scale;
   unsigned seed;
 };
+
+// The kernel under test for the default route: GemvKernel::kDefault unless the device script
+// names another (LATHE_GEMV_TEST_VARIANT_FP8 / _BF16, gemv_variant_name syntax), which is how a
+// candidate default is verified in the same device call that benchmarks it.
+cuda::GemvVariant variant_under_test(bool fp8) {
+  const char* env = std::getenv(fp8 ? "LATHE_GEMV_TEST_VARIANT_FP8" : "LATHE_GEMV_TEST_VARIANT_BF16");
+  return env != nullptr && *env != 0 ? cuda::gemv_variant_from_name(env) : cuda::GemvVariant{};
+}
 
 std::string case_name(const testing::TestParamInfo<Case>& info) {
   const Case& c = info.param;
@@ -90,20 +100,21 @@ class GemvTest : public testing::TestWithParam<Case> {
     const ops::LinearKernels avail{true, true, true, true};
     const auto kind = GetParam().fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16;
     const ops::LinearRoute route = ops::choose_linear_arm(ops::Phase::kDecode, m, kind, avail, ops::LinearLevers{});
+    const cuda::GemvVariant v = variant_under_test(GetParam().fp8);
     switch (route.arm) {
       case ops::LinearArm::kGemv:
-        cuda::gemv_launch(1, problem(0, m, y, f32), ws_, nullptr);
+        cuda::gemv_launch(1, problem(0, m, y, f32), ws_, nullptr, v);
         break;
       case ops::LinearArm::kGemvBatch4:
-        cuda::gemv_launch(4, problem(0, m, y, f32), ws_, nullptr);
+        cuda::gemv_launch(4, problem(0, m, y, f32), ws_, nullptr, v);
         break;
       case ops::LinearArm::kGemvBatch16:
-        cuda::gemv_launch(16, problem(0, m, y, f32), ws_, nullptr);
+        cuda::gemv_launch(16, problem(0, m, y, f32), ws_, nullptr, v);
         break;
       case ops::LinearArm::kGemvBatch16Halves: {
         const int first = static_cast<int>(route.first_half);
-        cuda::gemv_launch(16, problem(0, first, y, f32), ws_, nullptr);
-        cuda::gemv_launch(16, problem(first, m - first, y, f32), ws_, nullptr);
+        cuda::gemv_launch(16, problem(0, first, y, f32), ws_, nullptr, v);
+        cuda::gemv_launch(16, problem(first, m - first, y, f32), ws_, nullptr, v);
         break;
       }
       default:
@@ -112,7 +123,8 @@ class GemvTest : public testing::TestWithParam<Case> {
   }
 
   // y_ref[r] = the m = 1 kernel on row r alone.
-  std::vector<uint8_t> single_rows(bool f32, const cuda::GemvVariant& variant = {}) {
+  std::vector<uint8_t> single_rows(bool f32) { return single_rows(f32, variant_under_test(GetParam().fp8)); }
+  std::vector<uint8_t> single_rows(bool f32, const cuda::GemvVariant& variant) {
     const size_t esize = f32 ? 4 : 2;
     DeviceBuffer y(kRows * GetParam().n * esize);
     y.poison();
@@ -147,7 +159,7 @@ TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) {
     for (const int tier : {4, 16}) {
       for (int m = 1; m <= tier; ++m) {
         y.poison();
-        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr);
+        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr, variant_under_test(c.fp8));
         const auto got = y.download<uint8_t>(m * row_bytes);
         for (int r = 0; r < m; ++r) {
           ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
@@ -268,8 +280,16 @@ TEST(GemvPolicy, StreamSegmentsDependOnlyOnShape) {
       EXPECT_EQ(per, cuda::gemv_stream_cta_steps(n, k));
     }
   }
-  EXPECT_LE(size_t{132} * 2 * 128 * 16, cuda::kGemvWorkspaceFloats);
-  EXPECT_LE(132, cuda::kGemvCounterCount);
+  EXPECT_LE(size_t{264} * 2 * 128 * 16, cuda::kGemvWorkspaceFloats);
+  EXPECT_LE(264, cuda::kGemvCounterCount);
+}
+
+TEST(GemvPolicy, VariantNamesRoundTrip) {
+  for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma"}) {
+    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
+  }
+  EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("stream:x2"), Error);
 }
 
 }  // namespace
