@@ -25,5 +25,7 @@ for b in "$bundle"/bin/*; do
     if [[ ! "$name" =~ $system_re ]] && [[ ! -e "$bundle/lib/$name" ]]; then cp -L "$path" "$bundle/lib/$name"; fi
   done
 done
+# The binaries travel gzipped (the kernel variants make them ~15 MB each); device_run.sh unpacks.
+gzip -9 "$bundle"/bin/*
 git -C "$root" rev-parse --short HEAD >"$bundle/COMMIT"
 du -sh "$bundle"

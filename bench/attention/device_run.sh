@@ -25,6 +25,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 export LD_LIBRARY_PATH="$bundle/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+for z in "$bundle"/bin/*.gz; do [[ -e $z ]] && gunzip -f "$z"; done  # bundle.sh gzips them
 summary=$out/attn_summary.txt
 {
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
