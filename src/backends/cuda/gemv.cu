@@ -1,6 +1,6 @@
 // The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument): the
-// launcher, and the register-ring kernel (GemvKernel::kRegisterRing, the former default, kept as
-// a benchmark variant). The default kernel is in gemv_stream.cu.
+// launcher, and the register-ring kernel (the default; with kBalanced, the ringbal variant).
+// The bulk-copy stream variants are in gemv_stream.cu.
 //
 // Register-ring work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
 // K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
@@ -25,15 +25,18 @@ namespace {
 
 using namespace gemv_detail;
 
-// Default kernel per weight dtype (gemv_variant_name syntax; see default_variant below).
-constexpr const char* kDefaultFp8 = "stream";
-constexpr const char* kDefaultBf16 = "stream";
+// Default kernel per weight dtype (gemv_variant_name syntax). Chosen on the H200 (2026-11-30,
+// bench/kernels/device_run.sh --variants): best geometric mean of % of the read ceiling over
+// every benchmark shape at m = 1, 4, 16, and the one the device run then passed the GEMV test
+// with. Change only together with a device run of gpu_cuda_gemv_test on the new choice.
+constexpr const char* kDefaultFp8 = "ring";
+constexpr const char* kDefaultBf16 = "ring";
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerCta = kWarps * 16;
 constexpr int kStepK = 128;
-constexpr int kGroupSteps = 4;                           // steps of x staged per buffer
+constexpr int kGroupSteps = 4;                          // steps of x staged per buffer
 constexpr int kXPitch = kGroupSteps * kStepK * 2 + 16;  // bytes per staged x row (+16: no bank conflicts)
 constexpr int kTargetCtas = 132;
 
@@ -69,97 +72,99 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
   const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
 
   // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc.
-  auto run_segment = [&](int blk, int s_begin, int nsteps, float (&acc)[kColGroups][4]) {
-  const int n_base = blk * kRowsPerCta + warp * 16;
-  const int row0 = min(n_base + g, p.n - 1);
-  const int row1 = min(n_base + g + 8, p.n - 1);
+  auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
+    const int n_base = blk * kRowsPerCta + warp * 16;
+    const int row0 = min(n_base + g, p.n - 1);
+    const int row1 = min(n_base + g + 8, p.n - 1);
 
-  const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
-  const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
-  const uint8_t* w0 = p.w + row0 * row_bytes + k_offset;
-  const uint8_t* w1 = p.w + row1 * row_bytes + k_offset;
+    const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
+    const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
+    const uint8_t* w0 = p.w + row0 * row_bytes + k_offset;
+    const uint8_t* w1 = p.w + row1 * row_bytes + k_offset;
 
-  // Load order per step: [half][row] (fp8) or [half][row][2] (bf16).
-  auto load_step = [&](uint4 (&dst)[kLoads], int s) {
-    if (s < nsteps) {
-      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if constexpr (kFp8) {
-          dst[h * 2 + 0] = load_streaming(w0 + off + h * 64);
-          dst[h * 2 + 1] = load_streaming(w1 + off + h * 64);
-        } else {
-          dst[h * 4 + 0] = load_streaming(w0 + off + h * 128);
-          dst[h * 4 + 1] = load_streaming(w0 + off + h * 128 + 16);
-          dst[h * 4 + 2] = load_streaming(w1 + off + h * 128);
-          dst[h * 4 + 3] = load_streaming(w1 + off + h * 128 + 16);
-        }
-      }
-    }
-  };
-
-  // Stages x[0..m) for steps [grp * 4, grp * 4 + 4) of this split into buffer `buf`.
-  auto stage_x = [&](int grp, int buf) {
-    const int first = grp * kGroupSteps;
-    const int count = min(kGroupSteps, nsteps - first);
-    const int chunks_per_row = count * (kStepK * 2 / 16);
-    const int total = m * chunks_per_row;
-    const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-    for (int i = threadIdx.x; i < total; i += kThreads) {
-      const int r = i / chunks_per_row;
-      const int ch = i - r * chunks_per_row;
-      cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
-    }
-  };
-
-  uint4 ring[kStages][kLoads];
-#pragma unroll
-  for (int u = 0; u < kStages; ++u) load_step(ring[u], u);
-
-  const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
-  stage_x(0, 0);
-  asm volatile("cp.async.commit_group;");
-  for (int grp = 0; grp < groups; ++grp) {
-    if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
-    asm volatile("cp.async.commit_group;");
-    asm volatile("cp.async.wait_group 1;");
-    __syncthreads();
-    const uint8_t* xb = xs[grp & 1];
-#pragma unroll
-    for (int t = 0; t < kGroupSteps; ++t) {
-      const int s = grp * kGroupSteps + t;
+    // Load order per step: [half][row] (fp8) or [half][row][2] (bf16).
+    auto load_step = [&](uint4(&dst)[kLoads], int s) {
       if (s < nsteps) {
-        uint4 cur[kLoads];
-#pragma unroll
-        for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
-        load_step(ring[t % kStages], s + kStages);
-
-        float part[kColGroups][4];
-#pragma unroll
-        for (int cg = 0; cg < kColGroups; ++cg) part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+        const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          uint4 xv[kColGroups][2];
-#pragma unroll
-          for (int cg = 0; cg < kColGroups; ++cg) {
-            const int col = cg * 8 + g;
-            if (col < m) {
-              const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
-              xv[cg][0] = *reinterpret_cast<const uint4*>(src);
-              xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
-            } else {
-              xv[cg][0] = make_uint4(0, 0, 0, 0);
-              xv[cg][1] = make_uint4(0, 0, 0, 0);
-            }
+          if constexpr (kFp8) {
+            dst[h * 2 + 0] = load_streaming(w0 + off + h * 64);
+            dst[h * 2 + 1] = load_streaming(w1 + off + h * 64);
+          } else {
+            dst[h * 4 + 0] = load_streaming(w0 + off + h * 128);
+            dst[h * 4 + 1] = load_streaming(w0 + off + h * 128 + 16);
+            dst[h * 4 + 2] = load_streaming(w1 + off + h * 128);
+            dst[h * 4 + 3] = load_streaming(w1 + off + h * 128 + 16);
           }
-          gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
         }
-        const float sc = block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
-        accumulate_step<kColGroups>(acc, part, sc);
       }
+    };
+
+    // Stages x[0..m) for steps [grp * 4, grp * 4 + 4) of this split into buffer `buf`.
+    auto stage_x = [&](int grp, int buf) {
+      const int first = grp * kGroupSteps;
+      const int count = min(kGroupSteps, nsteps - first);
+      const int chunks_per_row = count * (kStepK * 2 / 16);
+      const int total = m * chunks_per_row;
+      const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+      for (int i = threadIdx.x; i < total; i += kThreads) {
+        const int r = i / chunks_per_row;
+        const int ch = i - r * chunks_per_row;
+        cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
+      }
+    };
+
+    uint4 ring[kStages][kLoads];
+#pragma unroll
+    for (int u = 0; u < kStages; ++u) load_step(ring[u], u);
+
+    const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
+    stage_x(0, 0);
+    asm volatile("cp.async.commit_group;");
+    for (int grp = 0; grp < groups; ++grp) {
+      if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
+      asm volatile("cp.async.commit_group;");
+      asm volatile("cp.async.wait_group 1;");
+      __syncthreads();
+      const uint8_t* xb = xs[grp & 1];
+#pragma unroll
+      for (int t = 0; t < kGroupSteps; ++t) {
+        const int s = grp * kGroupSteps + t;
+        if (s < nsteps) {
+          uint4 cur[kLoads];
+#pragma unroll
+          for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
+          load_step(ring[t % kStages], s + kStages);
+
+          float part[kColGroups][4];
+#pragma unroll
+          for (int cg = 0; cg < kColGroups; ++cg)
+            part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            uint4 xv[kColGroups][2];
+#pragma unroll
+            for (int cg = 0; cg < kColGroups; ++cg) {
+              const int col = cg * 8 + g;
+              if (col < m) {
+                const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
+                xv[cg][0] = *reinterpret_cast<const uint4*>(src);
+                xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
+              } else {
+                xv[cg][0] = make_uint4(0, 0, 0, 0);
+                xv[cg][1] = make_uint4(0, 0, 0, 0);
+              }
+            }
+            gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
+          }
+          const float sc =
+              block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
+          accumulate_step<kColGroups>(acc, part, sc);
+        }
+      }
+      __syncthreads();
     }
-    __syncthreads();
-  }
   };
 
   float acc[kColGroups][4];
@@ -225,7 +230,8 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 
     if (row >= p.n) continue;
     const int64_t idx = static_cast<int64_t>(col) * p.n + row;
     float sum = __ldcg(p.partials + idx);
-    for (int j = 1; j < p.ksplit; ++j) sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
+    for (int j = 1; j < p.ksplit; ++j)
+      sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
     store_output(p, row, col, sum);
   }
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
@@ -282,7 +288,9 @@ int gemv_chunk_steps(int64_t n, int64_t k) {
   return static_cast<int>((ksteps + split - 1) / split);
 }
 
-int64_t gemv_stream_cta_steps(int64_t n, int64_t k) { return stream_cta_units(n, k, kStreamCtas); }
+int64_t gemv_stream_cta_steps(int64_t n, int64_t k) {
+  return stream_cta_units(n, k, kStreamCtas);
+}
 
 namespace {
 
@@ -292,7 +300,8 @@ bool device_has_bulk_copy() {
   static const bool has = [] {
     int device = 0, major = 0;
     if (cudaGetDevice(&device) != cudaSuccess) return false;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess)
+      return false;
     return major >= 9;
   }();
   return has;
@@ -311,7 +320,8 @@ GemvVariant default_variant(bool fp8) {
 // Resolves kDefault and the hardware fallback (no bulk copies below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8) {
   GemvVariant v = variant.kernel == GemvKernel::kDefault ? default_variant(fp8) : variant;
-  if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy()) v = GemvVariant{0, false, GemvKernel::kRegisterRing};
+  if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
+    v = GemvVariant{0, false, GemvKernel::kRegisterRing};
   return v;
 }
 
@@ -324,13 +334,15 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3);
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
-    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count) return "balanced-grid workspace too small";
+    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
+      return "balanced-grid workspace too small";
     return {};
   }
   const int ksplit = gemv_ksplit(p.n, p.k);
   if (ksplit > 1) {
     const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats || blocks > ws.counter_count)
+    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
+        blocks > ws.counter_count)
       return "split-K workspace too small";
   }
   return {};
@@ -343,7 +355,8 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
   if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0)
     return "weights and activations must be 16-byte aligned";
-  if (p.x_stride % 8 != 0 || p.x_stride < p.k) return "activation row stride must be a multiple of 8 and >= k";
+  if (p.x_stride % 8 != 0 || p.x_stride < p.k)
+    return "activation row stride must be a multiple of 8 and >= k";
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
@@ -363,8 +376,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   std::string why = problem_reason(tier, problem);
   if (why.empty()) why = workspace_reason(problem, workspace, variant);
   if (!why.empty()) {
-    throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) + " k=" +
-                std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
+    throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) +
+                " k=" + std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
   }
   Params params{};
   params.w = static_cast<const uint8_t*>(problem.w);
@@ -403,7 +416,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   } else {
     params.ksplit = gemv_ksplit(problem.n, problem.k);
     params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
-    grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta), static_cast<unsigned>(params.ksplit));
+    grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta),
+                static_cast<unsigned>(params.ksplit));
   }
   switch (tier) {
     case 1:
@@ -443,11 +457,16 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
     const size_t next = std::min(name.find(':', pos), name.size());
     const std::string part = name.substr(pos, next - pos);
     if (first) {
-      if (part == "default") v.kernel = GemvKernel::kDefault;
-      else if (part == "stream") v.kernel = GemvKernel::kStream;
-      else if (part == "ring") v.kernel = GemvKernel::kRegisterRing;
-      else if (part == "ringbal") v.kernel = GemvKernel::kRingBalanced;
-      else throw_error("gemv variant '" + name + "': unknown kernel '" + part + "'");
+      if (part == "default")
+        v.kernel = GemvKernel::kDefault;
+      else if (part == "stream")
+        v.kernel = GemvKernel::kStream;
+      else if (part == "ring")
+        v.kernel = GemvKernel::kRegisterRing;
+      else if (part == "ringbal")
+        v.kernel = GemvKernel::kRingBalanced;
+      else
+        throw_error("gemv variant '" + name + "': unknown kernel '" + part + "'");
       first = false;
     } else if (part == "bits") {
       v.bit_trick = true;

@@ -11,14 +11,19 @@
 // mma.sync.m16n8k16 (bf16 in, fp32 accumulate) as the A operand, with up to 8 (or 16) token rows
 // as the B columns. Each B column has its own fp32 accumulators; the K order (128-wide steps, two
 // 64-wide halves, four MMAs each), the K segments across CTAs (a function of (n, k) only:
-// gemv_stream_cta_steps for the default kernel, gemv_ksplit for the register-ring variant) and
-// the fixed-order segment reduction do not depend on m or on the tier. So each row of any tier
-// is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
+// gemv_ksplit for the default register ring, gemv_stream_cta_steps-style ranges for the balanced
+// variants) and the fixed-order segment reduction do not depend on m or on the tier. So each row
+// of any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
 //
-// Kernels. Default (sm_90+): a persistent grid of 132 CTAs, each streaming an equal share of the
-// weight (128-row x 128-k units, row-block major) through a shared-memory ring filled by bulk
-// copies (gemv_stream.cu). The former register-ring kernel (gemv.cu) remains as a variant and
-// as the path for devices below sm_90.
+// Kernels (GemvKernel). The default for both dtypes is the register ring (gemv.cu): on the H200
+// on 2026-11-30 it had the best geometric mean of % of the read ceiling over all 18 benchmark
+// shapes at m = 1, 4, 16 (fp8 41.5%, bf16 56.4%), chiefly because it is the fastest on the small
+// q/k/v/o shapes and at m = 16. The balanced variants are opt-in (GemvVariant, benchmark):
+// ringbal (the ring on a byte-balanced persistent grid) is faster on large shapes at m <= 4
+// (e.g. fp8 34816x5120 m=1 75% vs 51%), stream:tma (bulk tensor copies into a shared-memory
+// ring, gemv_stream.cu) on large bf16 shapes (lm_head 91-93%). Per-shape numbers:
+// bench/results/gemv_variants_2026-11-30.txt. Only the default is covered by the bit-identity
+// test on the device so far (the variants only by a numerical check against it).
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
 // aligned, x row stride a multiple of 8 elements, m in [1, tier].
@@ -90,13 +95,15 @@ struct GemvVariant {
   // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1).
   // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
   int stages = 0;
-  bool bit_trick = false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
+  bool bit_trick =
+      false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
   GemvKernel kernel = GemvKernel::kDefault;
   // Balanced kernels: grid size (changes the K segments, so rows match other `ctas` only
   // closely); 0 = 132 (stream) or 264 (ringbal).
   int ctas = 0;
   int row_bytes = 0;  // stream: bytes of each weight row per stage, 256 (0) or 512 (two stages)
-  bool tma = false;   // stream: weights by 2-D tensor copies (one per warp and stage) instead of one copy per row
+  bool tma =
+      false;  // stream: weights by 2-D tensor copies (one per warp and stage) instead of one copy per row
 };
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.

@@ -31,17 +31,17 @@ struct Params {
   int n;
   int k;
   int m;
-  int ksplit;        // register-ring kernel: K splits (gridDim.y)
-  int chunk_steps;   // register-ring kernel: steps per split
-  int scale_kind;    // GemvScale
+  int ksplit;       // register-ring kernel: K splits (gridDim.y)
+  int chunk_steps;  // register-ring kernel: steps per split
+  int scale_kind;   // GemvScale
   int y_f32;
-  int64_t ksteps;        // stream kernel: k / 128
-  int64_t total_units;   // stream kernel: 128-row blocks x ksteps
-  int64_t cta_units;     // stream kernel: units per CTA (the last CTA may get fewer)
+  int64_t ksteps;       // stream kernel: k / 128
+  int64_t total_units;  // stream kernel: 128-row blocks x ksteps
+  int64_t cta_units;    // stream kernel: units per CTA (the last CTA may get fewer)
 };
 
-__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3, uint32_t b0,
-                                         uint32_t b1) {
+__device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
+                                         uint32_t b0, uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};"
@@ -72,7 +72,8 @@ __device__ __forceinline__ void store_output(const Params& p, int row, int col, 
 // (fp8: {row g, row g+8}; bf16: {row g lo, row g hi, row g+8 lo, row g+8 hi}); xv[cg] the 16
 // activations of column cg*8+g at the same k (zero for absent columns). Adds into part.
 template <int kColGroups, bool kFp8, bool kBitTrick>
-__device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const uint4* w, const uint4 (&xv)[kColGroups][2]) {
+__device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const uint4* w,
+                                          const uint4 (&xv)[kColGroups][2]) {
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     uint32_t a0, a1, a2, a3;
@@ -104,7 +105,8 @@ __device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const ui
 // Each step's partial joins the running sum with one fma: times its 128x128 block scale, or
 // times 1 (an exact add) for the other kinds, whose scale applies at the end.
 template <int kColGroups>
-__device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4], const float (&part)[kColGroups][4], float sc) {
+__device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4],
+                                                const float (&part)[kColGroups][4], float sc) {
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
@@ -123,8 +125,9 @@ inline constexpr int kSlotFloats = kBalancedRows * 16;
 // segments in CTA (= K) order. Called by threads [0, kSyncThreads) (16 rows per warp) together.
 // acc[cg][i]: row warp*16 + g + (i >= 2 ? 8 : 0) of the block, column cg*8 + 2c + (i & 1).
 template <int kColGroups, int kSyncThreads>
-__device__ __forceinline__ void flush_segment(const Params& p, const float (&acc)[kColGroups][4], int64_t block,
-                                              int64_t begin, int64_t end, int warp, int lane, int* last_arrival) {
+__device__ __forceinline__ void flush_segment(const Params& p, const float (&acc)[kColGroups][4],
+                                              int64_t block, int64_t begin, int64_t end, int warp, int lane,
+                                              int* last_arrival) {
   const int g = lane >> 2;
   const int c = lane & 3;
   const int m = p.m;
@@ -159,7 +162,8 @@ __device__ __forceinline__ void flush_segment(const Params& p, const float (&acc
   asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
   const int64_t cta_first = block_begin / p.cta_units;
   const int64_t cta_last = (block_end - 1) / p.cta_units;
-  if (threadIdx.x == 0) *last_arrival = atomicAdd(p.counters + cta_first, 1) == static_cast<int>(cta_last - cta_first);
+  if (threadIdx.x == 0)
+    *last_arrival = atomicAdd(p.counters + cta_first, 1) == static_cast<int>(cta_last - cta_first);
   asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
   if (!*last_arrival) return;
   __threadfence();
@@ -179,7 +183,8 @@ __device__ __forceinline__ void flush_segment(const Params& p, const float (&acc
       for (int u = 0; u < 8; ++u) {
         const int64_t cta = base + u;
         const int s = cta == cta_first ? first_slot : 0;
-        v[u] = cta <= cta_last ? __ldcg(p.partials + (cta * 2 + s) * kSlotFloats + col * kBalancedRows + rl) : 0.0f;
+        v[u] = cta <= cta_last ? __ldcg(p.partials + (cta * 2 + s) * kSlotFloats + col * kBalancedRows + rl)
+                               : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < 8; ++u) {

@@ -1,5 +1,10 @@
-// The default decode GEMV kernel: a persistent, byte-balanced weight stream through a
-// shared-memory ring filled by the bulk-copy engine (cp.async.bulk, completion on mbarriers).
+// Decode GEMV variant (GemvKernel::kStream, opt-in): a persistent, byte-balanced weight stream
+// through a shared-memory ring filled by the bulk-copy engine (cp.async.bulk, completion on
+// mbarriers). Measured on the H200 (2026-11-30, % of the read ceiling, m = 1 / 16): one
+// 256-byte copy per row from a single producer warp 19-20% on every shape (copy-issue bound);
+// per-warp copies 46-54% / 36-46% on the large fp8 shapes; 512-byte rows 57-75%; one 2-D tensor
+// copy per warp and stage (:tma) 59-80% fp8 and 72-93% bf16 (best on large bf16 at m = 16).
+// The register ring stays the default (gemv.cu).
 //
 // Work decomposition. The weight is cut into units of one 128-row block x one 128-k step, in
 // row-block-major order (unit u = block * ksteps + step). A fixed grid of G CTAs (G = 132 by
@@ -38,7 +43,7 @@ namespace {
 constexpr int kConsumerWarps = kStreamRows / 16;
 constexpr int kConsumerThreads = kConsumerWarps * 32;
 constexpr int kStreamThreads = kConsumerThreads + 32;
-constexpr size_t kSmemBudget = 220 * 1024;     // of 227 KB per SM on sm_90
+constexpr size_t kSmemBudget = 220 * 1024;  // of 227 KB per SM on sm_90
 
 // kRowBytes: bytes of every weight row per stage (256: fp8 2 steps, bf16 1; 512: twice that).
 // kTma: weights arrive as one 2-D tensor copy per warp (16 rows x 256 bytes, dense rows: the
@@ -50,7 +55,8 @@ struct Layout {
   static constexpr int kWPitch = kTma ? kRowBytes : kRowBytes + (kFp8 ? 64 : 16);
   static constexpr int kXPitch = kStageSteps * 256 + 16;
   static constexpr int kXOffset = kStreamRows * kWPitch;
-  static constexpr int kStageBytes = (kXOffset + kMaxM * kXPitch + 127) / 128 * 128;  // tensor copies: 128-B aligned
+  static constexpr int kStageBytes =
+      (kXOffset + kMaxM * kXPitch + 127) / 128 * 128;  // tensor copies: 128-B aligned
   static_assert(kStageBytes % 16 == 0, "bulk copies need 16-byte aligned destinations");
 };
 
@@ -63,7 +69,8 @@ __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
 }
 
 __device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
+               : "memory");
 }
 
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
@@ -74,7 +81,8 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
   uint32_t done = 0;
   do {
     asm volatile(
-        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, p;\n\t}"
+        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
+        "p;\n\t}"
         : "=r"(done)
         : "r"(smem_u32(bar)), "r"(parity)
         : "memory");
@@ -82,16 +90,18 @@ __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
 }
 
 __device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile("cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-                   smem_u32(dst)),
-               "l"(src), "r"(bytes), "r"(smem_u32(bar))
-               : "memory");
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
+          smem_u32(dst)),
+      "l"(src), "r"(bytes), "r"(smem_u32(bar))
+      : "memory");
 }
 
-__device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map, int c0, int c1, uint64_t* bar) {
+__device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map, int c0, int c1,
+                                               uint64_t* bar) {
   asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];" ::"r"(
-          smem_u32(dst)),
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
+      "%3}], [%4];" ::"r"(smem_u32(dst)),
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
       : "memory");
 }
@@ -134,8 +144,8 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;
   extern __shared__ __align__(128) uint8_t smem[];
   __shared__ __align__(8) uint64_t w_full[kStages][kConsumerWarps];  // one warp's rows landed
-  __shared__ __align__(8) uint64_t x_full[kStages];                   // x landed
-  __shared__ __align__(8) uint64_t x_empty[kStages];                  // every compute warp done with the slot
+  __shared__ __align__(8) uint64_t x_full[kStages];                  // x landed
+  __shared__ __align__(8) uint64_t x_empty[kStages];                 // every compute warp done with the slot
   __shared__ int last_arrival;
 
   const int64_t ks = p.ksteps;
@@ -200,15 +210,18 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
     __syncwarp();
     if (lane < 16) {
       const int r = warp * 16 + lane;
-      const int64_t row = min(sp.block * kStreamRows + r, static_cast<int64_t>(p.n - 1));  // ragged n: repeat the last row
+      const int64_t row =
+          min(sp.block * kStreamRows + r, static_cast<int64_t>(p.n - 1));  // ragged n: repeat the last row
       bulk_copy(smem + slot * L::kStageBytes + r * L::kWPitch,
-                p.w + row * row_bytes + static_cast<int64_t>(sp.step) * L::kStepBytes, w_bytes, &w_full[slot][warp]);
+                p.w + row * row_bytes + static_cast<int64_t>(sp.step) * L::kStepBytes, w_bytes,
+                &w_full[slot][warp]);
     }
   };
   Cursor ahead;
   ahead.start(begin, end, ks, L::kStageSteps);
 #pragma unroll 1
-  for (int jj = 0; jj < kStages && ahead.f < end; ++jj, ahead.next(end, ks, L::kStageSteps)) issue_rows(jj, ahead);
+  for (int jj = 0; jj < kStages && ahead.f < end; ++jj, ahead.next(end, ks, L::kStageSteps))
+    issue_rows(jj, ahead);
 
   float acc[kColGroups][4];
 #pragma unroll
@@ -303,7 +316,8 @@ template <int kMaxM, bool kFp8>
 void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, int stages, int row_bytes,
                    cudaStream_t stream) {
   if (map != nullptr) {  // tensor copies: dense rows, deepest ring that fits (at most 5)
-    constexpr int kMax = std::min(5, static_cast<int>(kSmemBudget / Layout<kMaxM, kFp8, 256, true>::kStageBytes));
+    constexpr int kMax =
+        std::min(5, static_cast<int>(kSmemBudget / Layout<kMaxM, kFp8, 256, true>::kStageBytes));
     launch_one<kMaxM, kFp8, kMax, 256, true>(params, *map, grid, stream);
     return;
   }
@@ -361,9 +375,10 @@ CUtensorMap weight_map(const Params& params, bool fp8) {
   const cuuint32_t elem_strides[2] = {1, 1};
   const CUresult r = encode(&map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
                             const_cast<uint8_t*>(params.w), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS) throw_error("gemv: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
+                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw_error("gemv: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
   return map;
 }
 
@@ -389,9 +404,12 @@ int stream_default_stages(int tier, bool fp8) {
   return std::min(most, 5);
 }
 
-size_t stream_partial_floats(int ctas) { return static_cast<size_t>(ctas) * 2 * kSlotFloats; }
+size_t stream_partial_floats(int ctas) {
+  return static_cast<size_t>(ctas) * 2 * kSlotFloats;
+}
 
-void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma, cudaStream_t stream) {
+void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma,
+                   cudaStream_t stream) {
   params.ksteps = params.k / 128;
   params.total_units = ((params.n + kStreamRows - 1) / kStreamRows) * params.ksteps;
   params.cta_units = stream_cta_units(params.n, params.k, ctas);
@@ -401,13 +419,16 @@ void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int 
   const CUtensorMap* map_ptr = tma ? &map : nullptr;
   switch (tier) {
     case 1:
-      fp8 ? launch_stages<1, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<1, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<1, true>(params, map_ptr, grid, stages, row_bytes, stream)
+          : launch_stages<1, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
     case 4:
-      fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, stream)
+          : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
     default:
-      fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, stream) : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, stream)
+          : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, stream);
       break;
   }
 }
