@@ -5,8 +5,12 @@
 # kept under 50 MB). The device machine lacks our Debian -dev packages; it has the CUDA 13
 # toolkit (cuBLAS, cuBLASLt), glibc and libstdc++, which are therefore not bundled.
 #
-# Usage: scripts/device-bundle.sh [-j N] [--build DIR] [--targets "t1 t2 ..."]
-#   --build reuses another CUDA build directory; --targets bundles only those targets.
+# Usage: scripts/device-bundle.sh [-j N] [--build DIR] [--targets "t1 t2 ..."] [--bundle NAME]
+#                                 [--with-tokenizer]
+#   --build reuses another CUDA build directory (configured already, e.g. in a clean worktree);
+#   --targets bundles only those targets; --bundle names the bundle directory (default
+#   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
+#   (the device machine sees only the repository, for `serve --tokenizer`).
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,16 +18,21 @@ build=$root/build-device
 bundle=$root/device-bundle
 jobs=2
 only=""
+tokenizer=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -j) jobs=$2; shift ;;
     --build) build=$(realpath "$2"); shift ;;
     --targets) only=$2; shift ;;
+    --bundle) bundle=$root/$2; shift ;;
+    --with-tokenizer) tokenizer=1 ;;
   esac
   shift
 done
 
-cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
+if [[ ! -f "$build/CMakeCache.txt" ]]; then
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
+fi
 # Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
 tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
 bench=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(lathe_bench_[a-z_]*\): .*/\1/p' | sort -u | tr '\n' ' ')
@@ -56,6 +65,11 @@ for b in "$bundle"/bin/*; do
   done
 done
 strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
-git -C "$root" rev-parse --short HEAD >"$bundle/COMMIT" 2>/dev/null || true
+if [[ $tokenizer == 1 ]]; then
+  mkdir -p "$bundle/tokenizer"
+  cp "$root/../shared/tokenizers/qwen3/"tokenizer*.json "$bundle/tokenizer/"
+fi
+source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
+git -C "${source_dir:-$root}" rev-parse --short HEAD >"$bundle/COMMIT" 2>/dev/null || true
 du -sh "$bundle"
 ls "$bundle/bin" "$bundle/lib"

@@ -237,17 +237,25 @@ void Qwen3Model::forward_device(const ops::DeviceBatch& dev, const StepRows& row
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
     // Attention block: normed = input_layernorm(h).
-    linear(decode_rows, normed, w.q_proj, q);
-    linear(decode_rows, normed, w.k_proj, k);
-    linear(decode_rows, normed, w.v_proj, v);
+    if (w.qkv_proj.data != nullptr) {
+      linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
+    } else {
+      linear(decode_rows, normed, w.q_proj, q);
+      linear(decode_rows, normed, w.k_proj, k);
+      linear(decode_rows, normed, w.v_proj, v);
+    }
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     linear(decode_rows, attn, w.o_proj, delta);
     // h += o; normed = post_attention_layernorm(h).
     be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
     // MLP block.
-    linear(decode_rows, normed, w.gate_proj, gate);
-    linear(decode_rows, normed, w.up_proj, up);
+    if (w.gate_up_proj.data != nullptr) {
+      linear(decode_rows, normed, w.gate_up_proj, gate_up);
+    } else {
+      linear(decode_rows, normed, w.gate_proj, gate);
+      linear(decode_rows, normed, w.up_proj, up);
+    }
     be.silu_mul(gate_up, mlp);
     linear(decode_rows, mlp, w.down_proj, delta);
     // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.

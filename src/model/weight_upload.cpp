@@ -29,10 +29,19 @@ class Uploader {
     return buffer.data();
   }
 
-  const float* floats(const std::vector<float>& values) {
+  // `owned`: values is a temporary (uploaded now, never shared by host address).
+  const float* floats(const std::vector<float>& values, bool owned = false) {
     if (values.empty()) return nullptr;
+    if (owned) {
+      void* dst = buffer(values.size() * sizeof(float));
+      backend_.upload(dst, values.data(), values.size() * sizeof(float));
+      out_.uploaded_bytes += values.size() * sizeof(float);
+      return static_cast<const float*>(dst);
+    }
     return static_cast<const float*>(bytes(values.data(), values.size() * sizeof(float)));
   }
+
+  void* buffer(size_t nbytes) { return out_.buffers.emplace_back(backend_, nbytes, "model weights").data(); }
 
   ops::WeightView weight(const HostWeight& host) {
     ops::WeightView view = host.view;
@@ -48,6 +57,58 @@ class Uploader {
     return view;
   }
 
+  bool uploads() const { return !host_; }
+
+  // Uploads `parts` (fusable()) back to back into one allocation; returns the fused view and
+  // points views[i] at part i inside it.
+  ops::WeightView fused(const std::vector<const HostWeight*>& parts, const std::vector<ops::WeightView*>& views) {
+    const ops::WeightView& first = parts.front()->view;
+    const size_t elem = dtype_size(first.dtype);
+    const int64_t k = first.cols;
+    int64_t rows = 0;
+    for (const HostWeight* p : parts) rows += p->view.rows;
+    ops::WeightView f = first;
+    f.rows = rows;
+    const auto row_bytes = static_cast<size_t>(k) * elem;
+    void* data = buffer(static_cast<size_t>(rows) * row_bytes);
+    const bool block = first.scale_kind == ops::ScaleKind::kBlock128;
+    const int64_t kb = (k + 127) / 128;
+    std::vector<float> channel_scales, biases;
+    float* block_scales = block ? static_cast<float*>(buffer(static_cast<size_t>(rows / 128 * kb) * sizeof(float))) : nullptr;
+    int64_t offset = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      const ops::WeightView& h = parts[i]->view;
+      backend_.upload(static_cast<char*>(data) + static_cast<size_t>(offset) * row_bytes, h.data,
+                      static_cast<size_t>(h.rows) * row_bytes);
+      out_.uploaded_bytes += static_cast<size_t>(h.rows) * row_bytes;
+      if (counted_.insert(h.data).second) out_.weight_bytes += matrix_bytes(h);
+      if (block) {
+        backend_.upload(block_scales + offset / 128 * kb, h.scale, static_cast<size_t>(h.rows / 128 * kb) * sizeof(float));
+      } else if (h.scale_kind == ops::ScaleKind::kPerTensor) {
+        channel_scales.insert(channel_scales.end(), static_cast<size_t>(h.rows), h.scale[0]);
+      } else if (h.scale_kind == ops::ScaleKind::kPerChannel) {
+        channel_scales.insert(channel_scales.end(), h.scale, h.scale + h.rows);
+      }
+      if (h.bias != nullptr) biases.insert(biases.end(), h.bias, h.bias + h.rows);
+      offset += h.rows;
+    }
+    f.data = data;
+    f.scale = block ? block_scales : channel_scales.empty() ? nullptr : floats(channel_scales, true);
+    if (!channel_scales.empty()) f.scale_kind = ops::ScaleKind::kPerChannel;
+    f.bias = biases.empty() ? nullptr : floats(biases, true);
+    offset = 0;
+    for (size_t i = 0; i < parts.size(); ++i) {
+      ops::WeightView& v = *views[i];
+      v = parts[i]->view;
+      v.data = static_cast<const char*>(data) + static_cast<size_t>(offset) * row_bytes;
+      v.scale_kind = f.scale_kind;
+      if (f.scale) v.scale = block ? f.scale + offset / 128 * kb : f.scale + offset;
+      if (f.bias) v.bias = f.bias + offset;
+      offset += v.rows;
+    }
+    return f;
+  }
+
  private:
   ops::Backend& backend_;
   Qwen3DeviceWeights& out_;
@@ -58,6 +119,22 @@ class Uploader {
 
 }  // namespace
 
+bool fusable(const std::vector<const ops::WeightView*>& parts) {
+  if (parts.empty()) return false;
+  const ops::WeightView& first = *parts.front();
+  const auto channel_like = [](ops::ScaleKind kind) {
+    return kind == ops::ScaleKind::kPerTensor || kind == ops::ScaleKind::kPerChannel;
+  };
+  for (const ops::WeightView* p : parts) {
+    if (p->data == nullptr || p->dtype != first.dtype || p->cols != first.cols || p->rows <= 0) return false;
+    if ((p->bias != nullptr) != (first.bias != nullptr)) return false;
+    if (p->scale_kind != first.scale_kind && !(channel_like(p->scale_kind) && channel_like(first.scale_kind))) return false;
+    if (p->scale_kind != ops::ScaleKind::kNone && p->scale == nullptr) return false;
+    if (p->scale_kind == ops::ScaleKind::kBlock128 && p->rows % 128 != 0) return false;
+  }
+  return true;
+}
+
 Qwen3DeviceWeights upload_qwen3_weights(ops::Backend& backend, const Qwen3Weights& weights) {
   Qwen3DeviceWeights out;
   Uploader up(backend, out);
@@ -67,12 +144,20 @@ Qwen3DeviceWeights upload_qwen3_weights(ops::Backend& backend, const Qwen3Weight
   out.layers.reserve(weights.layers.size());
   for (const Qwen3LayerWeights& layer : weights.layers) {
     Qwen3LayerDeviceWeights& dev = out.layers.emplace_back();
-    dev.q_proj = up.weight(layer.q_proj);
-    dev.k_proj = up.weight(layer.k_proj);
-    dev.v_proj = up.weight(layer.v_proj);
+    if (up.uploads() && fusable({&layer.q_proj.view, &layer.k_proj.view, &layer.v_proj.view})) {
+      dev.qkv_proj = up.fused({&layer.q_proj, &layer.k_proj, &layer.v_proj}, {&dev.q_proj, &dev.k_proj, &dev.v_proj});
+    } else {
+      dev.q_proj = up.weight(layer.q_proj);
+      dev.k_proj = up.weight(layer.k_proj);
+      dev.v_proj = up.weight(layer.v_proj);
+    }
     dev.o_proj = up.weight(layer.o_proj);
-    dev.gate_proj = up.weight(layer.gate_proj);
-    dev.up_proj = up.weight(layer.up_proj);
+    if (up.uploads() && fusable({&layer.gate_proj.view, &layer.up_proj.view})) {
+      dev.gate_up_proj = up.fused({&layer.gate_proj, &layer.up_proj}, {&dev.gate_proj, &dev.up_proj});
+    } else {
+      dev.gate_proj = up.weight(layer.gate_proj);
+      dev.up_proj = up.weight(layer.up_proj);
+    }
     dev.down_proj = up.weight(layer.down_proj);
     dev.input_layernorm = up.floats(layer.input_layernorm);
     dev.post_attention_layernorm = up.floats(layer.post_attention_layernorm);

@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Run THERE (device tool) from the repository root: the end-to-end performance session of
+# docs/PERFORMANCE.md in one call. Needs a bundle built HERE with
+#   scripts/device-bundle.sh --bundle perf-bundle --targets "lathe gpu_golden_qwen3" --with-tokenizer
+# and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
+# rest; logs and JSON go to $OUT and a short summary table is printed last.
+#
+# Usage: scripts/device-perf.sh [--steps "golden latency eager profile latency32 serve hf"]
+set -uo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+bundle=$root/perf-bundle
+out=${OUT:-/tmp/lathe-perf-out}
+mkdir -p "$out"
+steps="golden latency eager profile latency32 serve hf"
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --steps) steps=$2; shift ;;
+  esac
+  shift
+done
+has() { [[ " $steps " == *" $1 "* ]]; }
+libdirs="/usr/local/cuda/lib64"
+for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
+  libdirs="$libdirs:$d"
+done
+export LD_LIBRARY_PATH="$bundle/lib:$libdirs:${LD_LIBRARY_PATH:-}"
+lathe=$bundle/bin/lathe
+tok=$bundle/tokenizer
+summary=$out/summary.txt
+: >"$summary"
+note() { printf '%-44s %s\n' "$1" "$2" >>"$summary"; }
+{
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,temperature.gpu --format=csv,noheader
+  echo "bundle commit: $(cat "$bundle/COMMIT" 2>/dev/null)"
+  "$lathe" info
+} >"$out/device.txt" 2>&1
+cat "$out/device.txt" >>"$summary"
+
+latency() {  # name, timeout, model dir, extra flags...
+  local name=$1 limit=$2 model=$3
+  shift 3
+  local start=$SECONDS
+  timeout "$limit" "$lathe" bench latency "$model" --load-format dummy --device cuda --input-len 1024 \
+    --out "$out/$name.json" "$@" >"$out/$name.txt" 2>"$out/$name.log"
+  local rc=$?
+  note "latency $name" "rc=$rc $((SECONDS - start))s"
+  sed -n '/^decode graphs/p;/^ *batch/,/^decode_p50/p' "$out/$name.txt" | head -8 >>"$summary"
+}
+
+if has golden; then
+  start=$SECONDS
+  timeout 120 "$bundle/bin/gpu_golden_qwen3" >"$out/golden.log" 2>&1
+  note "gpu_golden_qwen3" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/golden.log" | tr '\n' ' ')"
+  grep -E "decode graphs|FAILED" "$out/golden.log" | head -12 >>"$summary"
+fi
+if has latency; then
+  latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64
+  latency latency_8b_bf16 120 configs/Qwen3-8B --batch-sizes 1,4,16,64 --output-len 64
+fi
+if has eager; then
+  latency eager_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --enforce-eager
+fi
+if has profile; then
+  start=$SECONDS
+  LATHE_PROFILE=1 timeout 90 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
+    --batch-sizes 1,16 --input-len 1024 --output-len 32 >"$out/profile_8b_fp8.txt" 2>"$out/profile_8b_fp8.log"
+  note "profile 8b fp8 (eager)" "rc=$? $((SECONDS - start))s"
+fi
+if has latency32; then
+  latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
+  latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
+fi
+if has serve; then
+  start=$SECONDS
+  "$lathe" serve configs/Qwen3-8B-FP8 --load-format dummy --tokenizer "$tok" --device cuda --port 8011 \
+    --max-model-len 4096 --max-num-seqs 64 >"$out/serve_8b_fp8.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 120); do
+    curl -sf http://127.0.0.1:8011/health >/dev/null 2>&1 && break
+    sleep 1
+  done
+  note "serve 8b fp8 ready" "$((SECONDS - start))s: $(grep -E 'start-up took|decode graphs' "$out/serve_8b_fp8.log" | tr '\n' ' ' | cut -c1-200)"
+  start=$SECONDS
+  timeout 240 "$lathe" bench serve --url http://127.0.0.1:8011 --concurrency 1,4,16,64 --input-len 1024 \
+    --output-len 256 --tokenizer "$tok" --out "$out/serve_8b_fp8.json" \
+    --plot "$out/serve_8b_fp8.svg" >"$out/serve_bench_8b_fp8.txt" 2>&1
+  note "bench serve 8b fp8" "rc=$? $((SECONDS - start))s"
+  tail -8 "$out/serve_bench_8b_fp8.txt" >>"$summary"
+  kill -INT $server 2>/dev/null
+  wait $server 2>/dev/null
+fi
+if has hf; then
+  start=$SECONDS
+  timeout 200 python3 tools/peers/hf_generate.py configs/Qwen3-8B --batch-sizes 1,4,16 --prompt-len 1024 \
+    --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_8b.json" >"$out/hf_8b.txt" 2>&1
+  note "hf peer 8b static-compiled" "rc=$? $((SECONDS - start))s"
+  tail -5 "$out/hf_8b.txt" >>"$summary"
+fi
+echo
+cat "$summary"
