@@ -1,9 +1,10 @@
 // Decode GEMV variant (GemvKernel::kStream, opt-in): a persistent, byte-balanced weight stream
 // through a shared-memory ring filled by the bulk-copy engine (cp.async.bulk, completion on
-// mbarriers). Measured on the H200 (2026-11-30, % of the read ceiling, m = 1 / 16): one
-// 256-byte copy per row from a single producer warp 19-20% on every shape (copy-issue bound);
-// per-warp copies 46-54% / 36-46% on the large fp8 shapes; 512-byte rows 57-75%; one 2-D tensor
-// copy per warp and stage (:tma) 59-80% fp8 and 72-93% bf16 (best on large bf16 at m = 16).
+// mbarriers). Measured on the H200 (2026-11-30, % of the read ceiling on the large fp8 shapes
+// at m = 1): one 256-byte copy per row from a single producer warp 19-20% on every shape
+// (copy-issue bound: ring depth made no difference); per-warp copies 42-54%; 512-byte rows
+// 50-75%; one 2-D tensor copy per warp and stage (:tma) 51-80% (bf16: 72-93%, the best bf16
+// kernel on large shapes). bench/results/gemv_variants_2026-11-30.txt has every shape and m.
 // The register ring stays the default (gemv.cu).
 //
 // Work decomposition. The weight is cut into units of one 128-row block x one 128-k step, in
