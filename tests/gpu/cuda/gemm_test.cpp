@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -134,6 +135,78 @@ TEST(LtGemm, W8A8Block128ScaleLayoutsAgainstReference) {
   }
   std::printf("%s\n", f.lt.plan_info(LtKind::kFp8Block, c.n, c.k, false).c_str());
   EXPECT_LT(production, 4e-3) << "production layout must match the host W8A8 reference";
+}
+
+// Where cuBLASLt reads each block scale: one scale index at a time is set to 2 (the rest 1),
+// with W = 1 and x = 1 inside one K block and 0 elsewhere, so every output is 128 x (the scales
+// of its blocks); the output blocks that double name the (row block, K block) the index governs.
+// Prints the map (the evidence a layout fix needs) and asserts that each weight-scale index
+// governs exactly one (n block, k block) and each activation-scale index at most one
+// (token, k block) with every (token, k block) governed by one index.
+TEST(LtGemm, W8A8Block128ScaleIndexProbe) {
+  Fixture f;
+  constexpr int64_t m = 8, n = 256, k = 512, nb = 2, kb = 4;
+  const int64_t pitch = cuda::lt_act_scale_pitch(m);
+  constexpr uint8_t kOne = 0x38;  // E4M3 1.0
+  DeviceBuffer dw(n * k), dx(m * k), dws(nb * kb * 4), dxs(kb * pitch * 4), dy(m * n * 4);
+  dw.upload(std::vector<uint8_t>(static_cast<size_t>(n * k), kOne));
+  const auto run = [&](int64_t g, const std::vector<float>& ws, const std::vector<float>& xs) {
+    std::vector<uint8_t> x(static_cast<size_t>(m * k), 0);
+    for (int64_t t = 0; t < m; ++t) std::fill_n(x.begin() + t * k + g * 128, 128, kOne);
+    dx.upload(x);
+    dws.upload(ws);
+    dxs.upload(xs);
+    dy.poison();
+    LtOperands o{dw.get(), dx.get(), k, dy.get(), n, true, dws.as<float>(), dxs.as<float>()};
+    f.lt.run(LtKind::kFp8Block, m, n, k, o, nullptr);
+    return dy.download<float>(m * n);
+  };
+  std::string wmap, xmap;
+  int bad = 0;
+  for (int64_t j = 0; j < nb * kb; ++j) {
+    std::vector<float> ws(nb * kb, 1.0f), xs(static_cast<size_t>(kb * pitch), 1.0f);
+    ws[static_cast<size_t>(j)] = 2.0f;
+    int hits = 0;
+    wmap += fmt::format(" w[{}]->", j);
+    for (int64_t g = 0; g < kb; ++g) {
+      const std::vector<float> y = run(g, ws, xs);
+      for (int64_t r = 0; r < nb; ++r) {
+        if (y[static_cast<size_t>(r * 128)] == 256.0f) {
+          ++hits;
+          wmap += fmt::format("(n{},k{})", r, g);
+        } else if (y[static_cast<size_t>(r * 128)] != 128.0f) {
+          wmap += fmt::format("(n{},k{}:{})", r, g, y[static_cast<size_t>(r * 128)]);
+        }
+      }
+    }
+    if (hits != 1) ++bad;
+  }
+  std::vector<int> governed(static_cast<size_t>(m * kb), 0);
+  for (int64_t j = 0; j < kb * pitch; ++j) {
+    std::vector<float> ws(nb * kb, 1.0f), xs(static_cast<size_t>(kb * pitch), 1.0f);
+    xs[static_cast<size_t>(j)] = 2.0f;
+    int hits = 0;
+    xmap += fmt::format(" x[{}]->", j);
+    for (int64_t g = 0; g < kb; ++g) {
+      const std::vector<float> y = run(g, ws, xs);
+      for (int64_t t = 0; t < m; ++t) {
+        const float v = y[static_cast<size_t>(t * n)];
+        if (v == 256.0f) {
+          ++hits;
+          ++governed[static_cast<size_t>(t * kb + g)];
+          xmap += fmt::format("(t{},k{})", t, g);
+        } else if (v != 128.0f) {
+          xmap += fmt::format("(t{},k{}:{})", t, g, v);
+        }
+      }
+    }
+    if (hits > 1) ++bad;
+  }
+  for (int c : governed) bad += c == 1 ? 0 : 1;
+  std::printf("W8A8 block128 scale probe (m=%lld n=%lld k=%lld, act pitch %lld):\n weights:%s\n activations:%s\n",
+              static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
+              static_cast<long long>(pitch), wmap.c_str(), xmap.c_str());
+  EXPECT_EQ(bad, 0) << "some scale index governs no block or several blocks";
 }
 
 TEST(LtGemm, W8A8PerChannelAgainstReference) {
