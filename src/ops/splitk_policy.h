@@ -93,10 +93,10 @@ bool gqa_pack_shape_ok(int32_t num_q_heads, int32_t num_kv_heads, int32_t head_d
 // pure occupancy choice. It is the whole group, split evenly into m16 tiles when wider than 16:
 //   rows = ceil(group / ceil(group / 16))
 // so each K/V row is read ceil(group / 16) times. (Until 2026-11-30 the rule cut the group into
-// more parts at small batches to fill one wave of CTAs; measured on the H200, re-reading K/V for
-// the extra parts cost more than the CTAs gained at every batch-1 shape (e.g. 32/8/128, 64k
-// context: 31% against 61% of the read ceiling), and the kernel now fills the SMs at batch 1 by
-// other means: see backends/cuda/paged_attention_splitk.cuh.)
+// more parts at small batches to fill one wave of CTAs; measured on the H200 with the
+// staged-block-id kernel, re-reading K/V for the extra parts cost more than the CTAs gained at
+// every batch-1 shape, e.g. 32/8/128 at 64k context: 31% against 61% of the read ceiling,
+// bench/attention/results/attention_bench_kernels_2026-11-30a.csv, auto+pack vs auto+full.)
 int32_t splitk_rows_per_cta(int32_t group);
 
 // CTAs a packed launch puts on the device (num_kv_heads * num_seqs), against

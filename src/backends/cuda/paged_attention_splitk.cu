@@ -45,8 +45,13 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   return cudaGetLastError();
 }
 
-// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch.
-constexpr int kDefaultVariant = 9;
+// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch. Variant
+// 5 (2 CTAs per SM, no clusters): on the H200 (2026-11-30, bench/attention/results/*-30b*) it is
+// within a few points of the best variant at batch >= 4 and passed every GPU test; the cluster
+// variants (7-9) are up to 2x faster at batch 1 with long contexts but up to 1.8x slower from
+// batch 4 up (a cluster's CTAs are scheduled together and wait for each other), so they stay
+// opt-in for latency-bound single-sequence serving.
+constexpr int kDefaultVariant = 5;
 
 int initial_variant() {
   if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr && env[0] >= '0' && env[0] <= '9' &&
