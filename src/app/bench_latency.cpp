@@ -141,6 +141,28 @@ BatchTiming run_batch(const Setup& s, int64_t batch, int64_t input_len, int64_t 
   return timing;
 }
 
+// --calculate-kv-scales: the model calibrates its FP8 KV scales on its first prefill step. Run
+// that step here, on one random prompt like the warm-up's (its KV is overwritten later), so the
+// decode graphs the executor then records carry the calibrated scales.
+void calibrate_kv_scales(model::Qwen3Model& model, const LatencyOptions& o, int32_t num_blocks, int32_t id_limit) {
+  if (!model.kv_scales_pending()) return;
+  const int64_t len = std::min<int64_t>(o.input_len, model.options().max_tokens_per_step);
+  engine::BlockManager blocks(num_blocks, o.block_size);
+  if (!blocks.ensure_capacity(1, len)) fail("bench latency: internal: no KV blocks for the calibration prompt");
+  engine::ScheduledStep step;
+  engine::ScheduledSeq rows;
+  rows.id = 1;
+  rows.token_ids = random_prompt(o.seed ^ 0xC0FFEEull, 1, 0, len, id_limit);
+  rows.samples = true;
+  step.seqs.push_back(std::move(rows));
+  step.num_tokens = static_cast<int32_t>(len);
+  const ops::ForwardBatch fb = engine::build_forward_batch(step, blocks);
+  const int64_t vocab = model.vocab_size();
+  model::DeviceBuffer logits(model.backend(), static_cast<size_t>(vocab) * sizeof(float), "the calibration logits");
+  model.forward(fb, ops::Act{logits.data(), DType::kF32, 1, vocab, vocab});
+  model.backend().synchronize();
+}
+
 void validate(const LatencyOptions& o, const model::ModelConfig& config) {
   if (o.load_format != "auto" && o.load_format != "dummy") {
     fail("--load-format: unknown format '{}' (expected auto or dummy)", o.load_format);
@@ -230,10 +252,12 @@ LatencyReport run_latency(const LatencyOptions& o) {
   model_options.num_kv_blocks = static_cast<int32_t>(num_blocks);
   model_options.kv_block_size = o.block_size;
   model_options.kv_dtype = kv_dtype;
+  model_options.calculate_kv_scales = o.calculate_kv_scales;
   // The serving executor (forward + sampling per step), so the bench times what `lathe serve`
   // runs, CUDA graphs included once the executor captures them.
   auto model = std::make_unique<model::Qwen3Model>(*backend, config, std::move(weights), model_options);
   report.load_s = seconds_since(load_start);
+  calibrate_kv_scales(*model, o, static_cast<int32_t>(num_blocks), id_limit);
   server::ExecutorOptions executor_options;
   executor_options.decode_graphs = !o.enforce_eager;
   executor_options.max_decode_seqs = static_cast<int32_t>(max_batch);
@@ -312,6 +336,7 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
   j["load_format"] = r.load_format;
   j["backend"] = r.backend;
   j["kv_cache_dtype"] = r.kv_dtype;
+  j["calculate_kv_scales"] = o.calculate_kv_scales;
   j["weights"] = r.weights_line;
   j["load_s"] = r.load_s;
   j["decode_graphs"] = r.graphs_line;

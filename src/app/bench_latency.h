@@ -35,6 +35,7 @@ struct LatencyOptions {
   uint64_t seed = 0;                      // prompts and dummy weights
   bool warmup = true;                     // one short unmeasured run first
   bool enforce_eager = false;             // no decode graphs (every step launched op by op)
+  bool calculate_kv_scales = false;       // FP8 KV: calibrate on one random prompt before the graphs
 };
 
 struct LatencyRow {

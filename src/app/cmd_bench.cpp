@@ -67,6 +67,8 @@ void add_latency_flags(CLI::App& cmd, LatencyFlags& f) {
   cmd.add_option("--out", f.out, "Also write the results as JSON to this file");
   cmd.add_flag("--no-warmup", f.no_warmup, "Skip the short unmeasured run before the first batch size");
   cmd.add_flag("--enforce-eager", o.enforce_eager, "Launch every decode step op by op (no CUDA graphs)");
+  cmd.add_flag("--calculate-kv-scales", o.calculate_kv_scales,
+               "FP8 KV without checkpoint scales: calibrate k/v scales (amax / 448) on one random prompt first");
 }
 
 void add_serve_flags(CLI::App& cmd, ServeFlags& f) {

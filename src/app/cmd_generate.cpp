@@ -135,6 +135,8 @@ const Registration kGenerate{"generate", "Generate tokens from a prompt", [](CLI
   cmd.add_flag("--ids", args->ids, "Print the generated token ids on one line");
   cmd.add_option("--device", args->runner.device, "auto | cpu | cuda")->capture_default_str();
   cmd.add_option("--kv-cache-dtype", args->runner.kv_cache_dtype, "auto | f32 | bf16 | fp8")->capture_default_str();
+  cmd.add_flag("--calculate-kv-scales", args->runner.calculate_kv_scales,
+               "FP8 KV without checkpoint scales: set each layer's k/v scale from the first prefill (amax / 448)");
   cmd.add_option("--max-model-len", args->runner.max_model_len, "Longest prompt + output (default: the config's)");
   cmd.add_option("--max-num-batched-tokens", args->runner.prefill_chunk,
                  "Prompt tokens per prefill step (default: the whole prompt)");

@@ -32,6 +32,9 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
                  "Fraction of GPU memory for weights and KV cache (CUDA)")
       ->capture_default_str()->check(CLI::Range(0.0, 1.0));
   cmd.add_flag("--enforce-eager", options->enforce_eager, "Launch every decode step op by op (no CUDA graphs)");
+  cmd.add_flag("--calculate-kv-scales", options->calculate_kv_scales,
+               "FP8 KV without checkpoint scales: set each layer's k/v scale from the first prefill (amax / 448); "
+               "turns decode graphs off");
   cmd.add_option("--api-key", options->api_key, "Require 'Authorization: Bearer KEY' on /v1/*");
   cmd.add_option("--served-model-name", options->served_model_name, "Model name in the API (default: MODEL as given)");
   cmd.add_option("--load-format", options->load_format,

@@ -113,6 +113,7 @@ ModelRunner::ModelRunner(const std::filesystem::path& dir, const RunnerOptions& 
   model_options.num_kv_blocks = static_cast<int32_t>(blocks_needed);
   model_options.kv_block_size = options.block_size;
   model_options.kv_dtype = kv_dtype;
+  model_options.calculate_kv_scales = options.calculate_kv_scales;
   model::Qwen3Weights weights = model::load_qwen3_weights(config);
   model_ = std::make_unique<model::Qwen3Model>(*backend_, std::move(config), std::move(weights), model_options);
   logits_ = model::DeviceBuffer(*backend_, static_cast<size_t>(chunk_) * static_cast<size_t>(model_->vocab_size()) *

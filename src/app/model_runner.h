@@ -24,6 +24,7 @@ struct RunnerOptions {
   int64_t max_model_len = 0;            // 0: the config's max_position_embeddings
   int32_t prefill_chunk = 0;            // prompt tokens per prefill step; 0: the whole prompt
   int32_t block_size = 16;
+  bool calculate_kv_scales = false;     // FP8 KV: calibrate scales on the first prefill (--calculate-kv-scales)
 };
 
 // Decode rows the attention workspace is sized for when a caller does not say (app/backend_factory.h).

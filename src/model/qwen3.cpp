@@ -119,6 +119,7 @@ Qwen3Model::Qwen3Model(ops::Backend& backend, ModelConfig config, Qwen3Weights w
     scratch_.emplace_back(backend, static_cast<size_t>(rows * scratch_cols_[static_cast<size_t>(i)]) * elem,
                           "activation scratch");
   }
+  init_kv_scales();
   backend.synchronize();
   if (log_once("qwen3.model")) {
     spdlog::info("qwen3: {} layers, hidden {}, heads {}/{} x {}, vocab {}, weights {:.1f} MiB ({}), KV {} "
@@ -193,10 +194,15 @@ StepRows Qwen3Model::plan_step(const ops::ForwardBatch& batch, const ops::Act& l
 
 void Qwen3Model::forward(const ops::ForwardBatch& batch, ops::Act logits_out) {
   const StepRows rows = plan_step(batch, logits_out);
-  forward_device(backend_.upload_batch(batch), rows, logits_out);
+  const bool calibrate = kv_scales_pending_ && rows.decode_rows < batch.num_tokens();  // a step with prefill rows
+  run_step(backend_.upload_batch(batch), rows, logits_out, calibrate);
 }
 
 void Qwen3Model::forward_device(const ops::DeviceBatch& dev, const StepRows& rows, ops::Act logits_out) {
+  run_step(dev, rows, logits_out, false);
+}
+
+void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops::Act logits_out, bool calibrate) {
   ops::Backend& be = backend_;
   const ModelConfig& c = config_;
   const int64_t tokens = dev.num_tokens;
@@ -245,6 +251,7 @@ void Qwen3Model::forward_device(const ops::DeviceBatch& dev, const StepRows& row
       linear(decode_rows, normed, w.v_proj, v);
     }
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
+    if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     linear(decode_rows, attn, w.o_proj, delta);
     // h += o; normed = post_attention_layernorm(h).

@@ -28,7 +28,10 @@ struct Qwen3Options {
   double gpu_memory_utilization = 0.0;
   int32_t min_kv_blocks = 2;
   int32_t kv_block_size = 16;       // token slots per block
-  DType kv_dtype = DType::kF32;     // F32, BF16, F16 or F8_E4M3 (scale 1.0)
+  DType kv_dtype = DType::kF32;     // F32, BF16, F16 or F8_E4M3 (scales: see qwen3_kv_scales.cpp)
+  // FP8 KV without checkpoint scales: calibrate each layer's k/v scale on the first forward()
+  // with prefill rows (--calculate-kv-scales). Otherwise FP8 scales are the checkpoint's, or 1.0.
+  bool calculate_kv_scales = false;
 };
 
 // The host facts of one step that the forward needs beside the device-resident arrays.
@@ -68,11 +71,21 @@ class Qwen3Model {
   static size_t step_memory_bytes(const ModelConfig& config, const Qwen3Options& options);
   // Bytes of the weight matrices as stored (what a decode step streams).
   size_t weight_bytes() const { return device_.weight_bytes; }
+  // True while FP8 KV scales wait for --calculate-kv-scales' calibration, which the next
+  // forward() with prefill rows performs (forward_device never does). Graphs recorded before
+  // then keep the old scales in their launch arguments: record them once this is false.
+  bool kv_scales_pending() const { return kv_scales_pending_; }
 
  private:
   ops::Act scratch(int buffer, int64_t rows) const;
   // The KV-cache geometry; sizes num_kv_blocks from device memory when options_ asks for it.
   ops::KvCacheShape kv_cache_shape();
+  // forward_device's body; `calibrate` runs the KV-scale calibration hook in every layer.
+  void run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops::Act logits_out, bool calibrate);
+  // FP8 KV scales (qwen3_kv_scales.cpp): installs the checkpoint's or arms the calibration, and
+  // calibrates one layer from the step's post-RoPE k and v, re-storing those rows.
+  void init_kv_scales();
+  void calibrate_kv_layer(const ops::DeviceBatch& dev, int64_t layer, const ops::Act& k, const ops::Act& v);
 
   ops::Backend& backend_;
   ModelConfig config_;
@@ -85,6 +98,8 @@ class Qwen3Model {
   ops::AttentionShape attn_shape_;
   std::vector<DeviceBuffer> scratch_;  // indexed by the Scratch enum in qwen3.cpp
   std::vector<int64_t> scratch_cols_;
+  bool kv_scales_pending_ = false;
+  DeviceBuffer kv_amax_;  // f32 [num_layers, 2]: the calibration step's amax of k and v
 };
 
 }  // namespace lathe::model

@@ -4,6 +4,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <cmath>
+#include <optional>
+#include <string_view>
 #include <span>
 
 #include "core/error.h"
@@ -86,6 +89,41 @@ class Loader {
     return out;
   }
 
+  // The layer's optional KV scales (see weights.h for the accepted names); `layer` ends in '.'.
+  std::optional<KvScales> kv_scales(const std::string& layer, std::string& form_out) {
+    struct Form {
+      const char* k;
+      const char* v;
+    };
+    static constexpr std::array<Form, 5> kForms = {{
+        {"self_attn.k_scale", "self_attn.v_scale"},
+        {"self_attn.attn.k_scale", "self_attn.attn.v_scale"},
+        {"self_attn.k_proj.k_scale", "self_attn.v_proj.v_scale"},
+        {"self_attn.k_proj.output_scale", "self_attn.v_proj.output_scale"},
+        {"self_attn.kv_scale", "self_attn.kv_scale"},
+    }};
+    const Form* found = nullptr;
+    for (const Form& form : kForms) {
+      const io::TensorInfo* k = checkpoint_.find(layer + form.k);
+      const io::TensorInfo* v = checkpoint_.find(layer + form.v);
+      if (k == nullptr && v == nullptr) continue;
+      if (k == nullptr || v == nullptr) {
+        const io::TensorInfo& present = k != nullptr ? *k : *v;
+        fail("{}: KV scale tensor '{}' has no partner '{}'", present.file.string(), present.name,
+             layer + (k != nullptr ? form.v : form.k));
+      }
+      if (found != nullptr) {
+        fail("{}: layer has KV scales under two names, '{}' and '{}'; expected one", k->file.string(),
+             layer + found->k, k->name);
+      }
+      found = &form;
+    }
+    if (found == nullptr) return std::nullopt;
+    form_out = found->k == std::string_view(found->v) ? found->k : fmt::format("{} / {}", found->k, found->v);
+    return KvScales{kv_scale_value(checkpoint_.tensor(layer + found->k)),
+                    kv_scale_value(checkpoint_.tensor(layer + found->v))};
+  }
+
   // A 1-D float tensor [size] converted to f32 (norm weights, biases).
   std::vector<float> vector(const std::string& name, int64_t size) {
     const io::TensorInfo& tensor = require(name, {size});
@@ -108,6 +146,20 @@ class Loader {
       fail("{}: tensor '{}' has dtype {}, expected {}", tensor.file.string(), tensor.name, dtype_name(tensor.dtype),
            dtype_list(allowed));
     }
+  }
+
+  // A per-tensor KV scale: scalar ([] or [1]) float, finite and > 0.
+  static float kv_scale_value(const io::TensorInfo& tensor) {
+    check_dtype(tensor, kFloatTypes);
+    if (!tensor.shape.empty() && tensor.shape != std::vector<int64_t>{1}) {
+      fail("{}: KV scale tensor '{}' has shape {}, expected [] or [1] (one per-tensor scale)", tensor.file.string(),
+           tensor.name, tensor.shape_string());
+    }
+    const float value = io::read_f32(tensor).at(0);
+    if (!std::isfinite(value) || value <= 0.0f) {
+      fail("{}: KV scale tensor '{}' is {}, expected a finite value > 0", tensor.file.string(), tensor.name, value);
+    }
+    return value;
   }
 
   // The scale's kind from its shape (spec section 5). Qwen's weight_scale_inv is always block;
@@ -168,6 +220,13 @@ Qwen3Weights load_qwen3_weights(const ModelConfig& config) {
     w.post_attention_layernorm = loader.vector(layer + "post_attention_layernorm.weight", hidden);
     w.q_norm = loader.vector(layer + "self_attn.q_norm.weight", config.head_dim);
     w.k_norm = loader.vector(layer + "self_attn.k_norm.weight", config.head_dim);
+    std::string form;
+    w.kv_scales = loader.kv_scales(layer, form);
+    if (i == 0) weights.kv_scales_form = form;
+    if (w.kv_scales.has_value() != weights.layers.front().kv_scales.has_value()) {
+      fail("{}: layer {} {} KV scales but layer 0 {}; a checkpoint gives every layer's or none", config.dir.string(),
+           i, w.kv_scales ? "has" : "has no", w.kv_scales ? "has none" : "has them");
+    }
   }
   weights.storage = checkpoint;  // the views point into its mmapped files
   return weights;

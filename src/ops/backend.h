@@ -116,6 +116,20 @@ class Backend {
   virtual void attention(const DeviceBatch& batch, Act q, const AttentionShape& shape,
                          const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act out) = 0;
 
+  // ---- FP8 KV-scale calibration (--calculate-kv-scales; run eagerly, once) -------------------
+  // amax[0] = max |k[t, c]| and amax[1] = max |v[t, c]| over every row and column of k and v
+  // (activation rows, e.g. the post-RoPE k left in place by qk_norm_rope_kv_write); amax is f32
+  // [2] in backend memory. A max of magnitudes is exact and order-independent, so the result is
+  // bit-identical on every backend for the same inputs; a NaN anywhere makes the result NaN
+  // (non-finite). The defaults throw lathe::Error naming the backend.
+  virtual void kv_amax(Act k, Act v, float* amax);
+  // Writes rows k[t] and v[t] (already normed and rotated) into the cache slots
+  // batch.slot_mapping[t] exactly as qk_norm_rope_kv_write stores its rows (FP8: e4m3(x /
+  // scale), saturating; negative slot: skipped). Used to re-store a step's rows after its scales
+  // were calibrated.
+  virtual void kv_write(const DeviceBatch& batch, Act k, Act v, const KvCacheShape& cache_shape,
+                        const KvCacheLayer& cache);
+
   // out[t, i] = silu(gate_up[t, i]) * gate_up[t, I + i] for gate_up [T, 2I], out [T, I].
   virtual void silu_mul(Act gate_up, Act out) = 0;
 

@@ -194,6 +194,20 @@ class CpuBackend final : public Backend {
                          paged_kv(cache_shape, cache));
   }
 
+  void kv_amax(Act k, Act v, float* amax) override {
+    if (amax == nullptr) fail("cpu kv_amax: no output");
+    amax[0] = cpu::abs_max(rows_of(k), k.rows, k.cols);
+    amax[1] = cpu::abs_max(rows_of(v), v.rows, v.cols);
+  }
+
+  void kv_write(const DeviceBatch& batch, Act k, Act v, const KvCacheShape& cache_shape,
+                const KvCacheLayer& cache) override {
+    const int64_t cols = int64_t{cache_shape.num_kv_heads} * cache_shape.head_dim;
+    expect_shape("kv_write", "k", k, batch.num_tokens, cols);
+    expect_shape("kv_write", "v", v, batch.num_tokens, cols);
+    cpu::kv_write(rows_of(k), rows_of(v), batch.num_tokens, batch.slot_mapping, paged_kv(cache_shape, cache));
+  }
+
   void silu_mul(Act gate_up, Act out) override {
     if (gate_up.cols % 2 != 0) fail("cpu silu_mul: gate_up has odd width {}", gate_up.cols);
     expect_shape("silu_mul", "out", out, gate_up.rows, gate_up.cols / 2);

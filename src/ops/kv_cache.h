@@ -5,6 +5,12 @@
 // (F32 on the CPU reference by default, BF16 on CUDA, or F8_E4M3 with a per-tensor scale:
 // stored = fp8(x / scale), read = fp8 * scale). One block of one head is block_size * head_dim
 // contiguous elements, which is what a decode CTA per (head, sequence) streams through.
+//
+// FP8 scales (one per layer for K, one for V): value = fp8 * scale and stored_fp8 = e4m3(value /
+// scale), rounded to nearest even and saturated to +-448 * scale. This is the meaning of the
+// checkpoint tensors `self_attn.k_scale` / `v_scale` (and the other accepted names, see
+// model/weights.h) and of --calculate-kv-scales' calibrated value amax / 448. Caches of other
+// dtypes ignore the scales.
 #include <cstdint>
 
 #include "core/dtype.h"
@@ -30,7 +36,7 @@ struct KvCacheShape {
 struct KvCacheLayer {
   void* k = nullptr;
   void* v = nullptr;
-  float k_scale = 1.0f;  // used when dtype is F8_E4M3
+  float k_scale = 1.0f;  // used when dtype is F8_E4M3: value = fp8 * k_scale (> 0, finite)
   float v_scale = 1.0f;
 };
 

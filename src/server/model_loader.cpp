@@ -111,13 +111,21 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   model_options.min_kv_blocks = min_blocks;
   model_options.kv_block_size = options.block_size;
   model_options.kv_dtype = kv_dtype;
+  model_options.calculate_kv_scales = options.calculate_kv_scales;
   auto model = std::make_unique<model::Qwen3Model>(backend, std::move(config), std::move(weights), model_options);
+  // Decode graphs keep the KV scales of their recording in their launch arguments, so they cannot
+  // be recorded before the first request's prefill calibrates them.
+  const bool scales_pending = model->kv_scales_pending();
   const size_t weight_bytes = model->weight_bytes();
   const size_t kv_bytes = model->kv_cache().bytes();
   const int32_t num_blocks = model->kv_cache().shape().num_blocks;
   const double weights_seconds = seconds_since(weights_start);
   ExecutorOptions executor_options;
-  executor_options.decode_graphs = !options.enforce_eager;
+  executor_options.decode_graphs = !options.enforce_eager && !scales_pending;
+  if (scales_pending && !options.enforce_eager) {
+    spdlog::warn("serve: --calculate-kv-scales calibrates on the first prefill, after start-up: decode graphs are off "
+                 "(every decode step runs eagerly)");
+  }
   executor_options.max_decode_seqs = options.max_num_seqs;
   executor_options.max_blocks_per_seq = (max_len + options.block_size - 1) / options.block_size;
 

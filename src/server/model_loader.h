@@ -23,6 +23,7 @@ struct ServeOptions {
   std::string kv_cache_dtype = "auto";
   double gpu_memory_utilization = 0.9;  // device backends: the KV cache fills this share of memory
   bool enforce_eager = false;          // no decode graphs (--enforce-eager)
+  bool calculate_kv_scales = false;    // FP8 KV: calibrate scales on the first prefill (--calculate-kv-scales)
   std::string api_key;
   std::string served_model_name;       // empty: MODEL as given (vLLM's default)
   std::string load_format = "auto";  // auto: the checkpoint's safetensors; dummy: random weights (model/dummy_weights.h)

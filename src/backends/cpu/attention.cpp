@@ -5,6 +5,8 @@
 // and every query row of the chunk reads them. Each output row depends only on its own query,
 // its own sequence's cache and the fixed index order of the loops.
 #include <algorithm>
+#include <bit>
+#include <cstdint>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -94,6 +96,28 @@ void kv_write(Rows k, Rows v, int64_t tokens, const int32_t* slot_mapping, const
         }
       },
       detail::rows_per_task(cols * 8));
+}
+
+float abs_max(Rows x, int64_t rows, int64_t cols) {
+  detail::check_rows("abs_max", "x", x, rows, cols);
+  std::vector<uint32_t> row_max(static_cast<size_t>(std::max<int64_t>(rows, 0)), 0u);
+  parallel_for(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> buf(static_cast<size_t>(cols));
+        for (int64_t r = begin; r < end; ++r) {
+          load_row(detail::row_ptr(x, r), x.dtype, cols, buf.data());
+          uint32_t m = 0;
+          for (int64_t c = 0; c < cols; ++c) {
+            m = std::max(m, std::bit_cast<uint32_t>(buf[static_cast<size_t>(c)]) & 0x7fffffffu);
+          }
+          row_max[static_cast<size_t>(r)] = m;
+        }
+      },
+      detail::rows_per_task(cols));
+  uint32_t m = 0;
+  for (uint32_t r : row_max) m = std::max(m, r);
+  return std::bit_cast<float>(m);
 }
 
 void paged_attention(Rows q, Rows out, int32_t num_seqs, const int32_t* query_start, const int32_t* context_lens,

@@ -110,6 +110,12 @@ void linear(Rows x, int64_t rows, int64_t in_features, const void* weight, DType
 // block * block_size + offset; a negative slot is skipped (padding rows).
 void kv_write(Rows k, Rows v, int64_t tokens, const int32_t* slot_mapping, const PagedKv& cache);
 
+// max |x[r, c]| over r < rows, c < cols, as f32: the magnitudes' bit patterns (sign cleared)
+// are compared as unsigned integers, which orders every non-negative float by value and puts
+// NaN above +inf, so a NaN anywhere gives a NaN. Exact and independent of the thread count
+// (the KV-scale calibration's amax; the CUDA kernel computes the same bits). 0 when empty.
+float abs_max(Rows x, int64_t rows, int64_t cols);
+
 // Causal paged attention over a batch of num_seqs sequences: sequence s owns query rows
 // [query_start[s], query_start[s+1]) and, after this step's kv_write, context_lens[s] cached
 // positions listed by block_tables[s * max_blocks_per_seq + p / block_size]. Its i-th query row
