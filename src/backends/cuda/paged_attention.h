@@ -56,15 +56,16 @@ cudaError_t launch_paged_decode(const AttentionRows& rows, const PagedKv& kv, cu
 // cudaErrorInvalidValue for a shape gqa_packed_compiled refuses.
 cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const PagedKv& kv, cudaStream_t stream);
 
-// Split-K (tensor cores): grid (num_kv_heads * ceil(group / rows_per_cta), num_splits,
-// sequences); each CTA carries rows_per_cta (<= 16) query heads of one KV head, reading each K/V
+// Split-K (tensor cores): grid (num_kv_heads * ceil(group / rows_per_cta) [* cluster size for
+// the cluster variants], num_splits, sequences); each CTA (cluster) carries rows_per_cta (<= 16) query heads of one KV head, reading each K/V
 // row once for all of them, and writes one record per (sequence, head, split) into `workspace`
 // (f32 [num_seqs * num_heads * num_splits, head_dim + 2]: partial output scaled by the split's own
 // running max, then that max (log2 domain) and the running sum). A sequence of length L uses
 // split length max(ceil(L / num_splits), min_kv_per_split), computed on the device; its empty
 // splits write a neutral record (output 0, max -inf, sum 0). Then the reduce merges the records of
 // each (sequence, head) in split order 0..num_splits-1 into BF16 `out`. The output bytes do not
-// depend on rows_per_cta (tensor-core rows are independent), only on num_splits.
+// depend on rows_per_cta (tensor-core rows are independent), only on num_splits, the sequence's
+// own length and the kernel variant (below).
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
                                        int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
                                        cudaStream_t stream);
