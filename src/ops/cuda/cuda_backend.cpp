@@ -15,6 +15,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/gemv.h"
+#include "backends/cuda/kv_amax.h"
 #include "backends/cuda/quant.h"
 #include "backends/cuda/rope_kv.h"
 #include "backends/cuda/sampling.h"
@@ -301,6 +302,43 @@ class CudaBackend final : public Backend, public CudaBackendControls {
       attn_ws_bytes_ = need;
     }
     cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_);
+  }
+
+  // FP8 KV-scale calibration (backends/cuda/kv_amax.h).
+  void kv_amax(Act k, Act v, float* amax) override {
+    require_bf16(k, "kv_amax", "k");
+    require_bf16(v, "kv_amax", "v");
+    if (k.rows != v.rows || k.cols != v.cols)
+      fail("cuda kv_amax: k [{}, {}] and v [{}, {}] differ", k.rows, k.cols, v.rows, v.cols);
+    kc::launch_kv_amax(k.data, k.stride, v.data, v.stride, k.rows, k.cols, amax, stream_);
+  }
+
+  void kv_write(const DeviceBatch& batch, Act k, Act v, const KvCacheShape& cache_shape,
+                const KvCacheLayer& cache) override {
+    require_bf16(k, "kv_write", "k");
+    require_bf16(v, "kv_write", "v");
+    if (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3)
+      fail("cuda kv_write: KV cache dtype {} (expected BF16 or F8_E4M3)", dtype_name(cache_shape.dtype));
+    const int64_t cols = int64_t{cache_shape.num_kv_heads} * cache_shape.head_dim;
+    if (k.rows != batch.num_tokens || v.rows != batch.num_tokens || k.cols != cols || v.cols != cols)
+      fail("cuda kv_write: k [{}, {}] / v [{}, {}] must be [{}, {}]", k.rows, k.cols, v.rows, v.cols, batch.num_tokens,
+           cols);
+    kc::KvWriteArgs a;
+    a.tokens = batch.num_tokens;
+    a.slot_mapping = batch.slot_mapping;
+    a.k = k.data;
+    a.k_stride = k.stride;
+    a.v = v.data;
+    a.v_stride = v.stride;
+    a.num_kv_heads = cache_shape.num_kv_heads;
+    a.head_dim = cache_shape.head_dim;
+    a.block_size = cache_shape.block_size;
+    a.cache_k = cache.k;
+    a.cache_v = cache.v;
+    a.cache_fp8 = cache_shape.dtype == DType::kF8E4M3;
+    a.k_scale = cache.k_scale;
+    a.v_scale = cache.v_scale;
+    kc::launch_kv_write(a, stream_);
   }
 
   void silu_mul(Act gate_up, Act out) override {

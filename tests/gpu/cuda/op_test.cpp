@@ -5,7 +5,11 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
+#include <bit>
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <functional>
 #include <memory>
@@ -309,6 +313,123 @@ TEST(OpHarness, QkNormRopeKvWriteAndAttention) {
       outs.push_back(m.read_raw_f(layer.v, static_cast<size_t>(cs.elements_per_layer()), cs.dtype, layer.v_scale));
       return outs;
     });
+  }
+}
+
+// kv_amax (FP8 KV-scale calibration) over strided k / v column slices of one buffer: the CUDA
+// kernel reduces magnitude bits with integer max, so it must equal the CPU reference bit for bit
+// (the inputs are bf16-representable, so both sides see the same values), NaN included.
+TEST(OpHarness, KvAmaxMatchesCpuExactly) {
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  std::unique_ptr<Backend> gpu = make_cuda_backend(0);
+  struct Case {
+    int64_t rows, cols;
+    bool nan;
+  };
+  unsigned seed = 40;
+  for (const Case& c : {Case{1, 128, false}, Case{7, 1024, false}, Case{300, 512, false}, Case{33, 256, true},
+                        Case{0, 128, false}}) {
+    std::mt19937 rng(seed++);
+    const int64_t width = 3 * c.cols;
+    std::vector<float> x = bf16_rounded(static_cast<size_t>(c.rows * width), rng, 3.0f);
+    if (c.rows > 0) {
+      x[static_cast<size_t>((c.rows / 2) * width + c.cols + 5)] = -57.5f;  // k's largest magnitude
+      x[static_cast<size_t>((c.rows - 1) * width + 2 * c.cols + 1)] = 21.25f;  // v's
+      x[0] = 1000.0f;  // in q: outside both slices
+      if (c.nan) x[static_cast<size_t>(width + c.cols)] = std::numeric_limits<float>::quiet_NaN();
+    }
+    auto run = [&](Backend& b) {
+      Mem m(b);
+      // Zero rows: a one-row allocation viewed as empty.
+      Act all = m.act(c.rows > 0 ? x : std::vector<float>(static_cast<size_t>(width), 9.0f), std::max<int64_t>(c.rows, 1),
+                      width);
+      all.rows = c.rows;
+      float* out = static_cast<float*>(m.raw(nullptr, 2 * sizeof(float)));
+      b.kv_amax(all.slice_cols(c.cols, c.cols), all.slice_cols(2 * c.cols, c.cols), out);
+      std::array<float, 2> host{};
+      b.synchronize();
+      b.download(host.data(), out, sizeof(host));
+      return host;
+    };
+    const std::array<float, 2> want = run(*cpu), got = run(*gpu);
+    std::printf("kv_amax rows=%lld cols=%lld: cpu %g / %g, cuda %g / %g\n", static_cast<long long>(c.rows),
+                static_cast<long long>(c.cols), want[0], want[1], got[0], got[1]);
+    if (c.nan) {
+      EXPECT_TRUE(std::isnan(want[0]) && std::isnan(got[0]));
+    } else {
+      EXPECT_EQ(std::bit_cast<uint32_t>(got[0]), std::bit_cast<uint32_t>(want[0]));
+      EXPECT_EQ(want[0], c.rows > 0 ? 57.5f : 0.0f);
+    }
+    EXPECT_EQ(std::bit_cast<uint32_t>(got[1]), std::bit_cast<uint32_t>(want[1]));
+    EXPECT_EQ(want[1], c.rows > 0 ? 21.25f : 0.0f);
+  }
+}
+
+// FP8 KV with distinct, non-unit k/v scales: (a) fixed scales through qk_norm_rope_kv_write,
+// (b) --calculate-kv-scales' sequence on each backend: qk_norm_rope_kv_write with scale 1,
+// kv_amax of the post-RoPE k and v, scale = max(amax, 1e-4) / 448 (model/kv_cache_store.h),
+// kv_write re-storing the rows, then attention. Outputs, cache contents (decoded with each
+// side's scales) and the scales themselves are compared with the CPU reference; the bound is
+// the FP8 one of QkNormRopeKvWriteAndAttention (3 mantissa bits on every cached k and v).
+TEST(OpHarness, Fp8KvScalesWriteAndAttention) {
+  const int32_t nh = 8, nkv = 2, hd = 128, block = 16;
+  const AttentionShape shape{nh, nkv, hd, 1.0f / std::sqrt(128.0f)};
+  std::mt19937 rng(41);
+  std::vector<float> inv_freq(hd / 2);
+  for (int i = 0; i < hd / 2; ++i) inv_freq[i] = std::pow(1e6f, -2.0f * i / hd);
+  std::vector<float> qn(hd), kn(hd);
+  for (auto& v : qn) v = round_bf16(0.5f + std::uniform_real_distribution<float>(0, 1)(rng));
+  for (auto& v : kn) v = round_bf16(0.5f + std::uniform_real_distribution<float>(0, 1)(rng));
+  ForwardBatch fb;  // two prompts: 19 tokens (blocks 1, 2) and 6 tokens (block 3)
+  for (int32_t t = 0; t < 19; ++t) {
+    fb.token_ids.push_back(t + 1);
+    fb.positions.push_back(t);
+    fb.slot_mapping.push_back(block + t);
+  }
+  for (int32_t t = 0; t < 6; ++t) {
+    fb.token_ids.push_back(t + 1);
+    fb.positions.push_back(t);
+    fb.slot_mapping.push_back(3 * block + t);
+  }
+  fb.query_start = {0, 19, 25};
+  fb.context_lens = {19, 6};
+  fb.block_tables = {1, 2, 3, 0};
+  fb.max_blocks_per_seq = 2;
+  const int64_t t = fb.num_tokens();
+  const auto q0 = bf16_rounded(static_cast<size_t>(t * nh * hd), rng, 2.0f);
+  const auto k0 = bf16_rounded(static_cast<size_t>(t * nkv * hd), rng, 2.0f);
+  const auto v0 = bf16_rounded(static_cast<size_t>(t * nkv * hd), rng, 0.2f);  // V far below 448: scale < 1
+  for (const bool calibrate : {false, true}) {
+    compare(fmt::format("fp8 KV scales ({})", calibrate ? "calibrated: amax, kv_write" : "fixed k 0.031 / v 0.0017"),
+            8e-2, [&](Mem& m) {
+              Backend& b = m.backend();
+              const KvCacheShape cs{4, block, nkv, hd, DType::kF8E4M3};
+              const size_t bytes = static_cast<size_t>(cs.elements_per_layer());
+              KvCacheLayer layer{m.raw(nullptr, bytes), m.raw(nullptr, bytes), calibrate ? 1.0f : 0.031f,
+                                 calibrate ? 1.0f : 0.0017f};
+              b.fill_zero(layer.k, bytes);
+              b.fill_zero(layer.v, bytes);
+              const RopeParams rope{m.f32(inv_freq), hd, 1.0f};
+              const DeviceBatch db = b.upload_batch(fb);
+              Act q = m.act(q0, t, nh * hd), k = m.act(k0, t, nkv * hd), v = m.act(v0, t, nkv * hd);
+              b.qk_norm_rope_kv_write(db, q, k, v, m.f32(qn), m.f32(kn), 1e-6f, rope, shape, cs, layer);
+              if (calibrate) {
+                float* amax = static_cast<float*>(m.raw(nullptr, 2 * sizeof(float)));
+                b.kv_amax(k, v, amax);
+                std::array<float, 2> host{};
+                b.download(host.data(), amax, sizeof(host));
+                layer.k_scale = std::max(host[0], 1e-4f) / 448.0f;
+                layer.v_scale = std::max(host[1], 1e-4f) / 448.0f;
+                b.kv_write(db, k, v, cs, layer);
+              }
+              Act out = m.act({}, t, nh * hd);
+              b.attention(db, q, shape, cs, layer, out);
+              return std::vector<std::vector<double>>{
+                  m.read(out), m.read(k),
+                  m.read_raw_f(layer.k, static_cast<size_t>(cs.elements_per_layer()), cs.dtype, layer.k_scale),
+                  m.read_raw_f(layer.v, static_cast<size_t>(cs.elements_per_layer()), cs.dtype, layer.v_scale),
+                  {layer.k_scale, layer.v_scale}};
+            });
   }
 }
 
