@@ -6,11 +6,12 @@
 # toolkit (cuBLAS, cuBLASLt), glibc and libstdc++, which are therefore not bundled.
 #
 # Usage: scripts/device-bundle.sh [-j N] [--build DIR] [--targets "t1 t2 ..."] [--bundle NAME]
-#                                 [--with-tokenizer]
+#                                 [--with-tokenizer] [--gzip]
 #   --build reuses another CUDA build directory (configured already, e.g. in a clean worktree);
 #   --targets bundles only those targets; --bundle names the bundle directory (default
 #   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
-#   (the device machine sees only the repository, for `serve --tokenizer`).
+#   (the device machine sees only the repository, for `serve --tokenizer`); --gzip compresses the
+#   binaries (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks them there).
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -19,6 +20,7 @@ bundle=$root/device-bundle
 jobs=2
 only=""
 tokenizer=0
+compress=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -j) jobs=$2; shift ;;
@@ -26,6 +28,7 @@ while [[ $# -gt 0 ]]; do
     --targets) only=$2; shift ;;
     --bundle) bundle=$root/$2; shift ;;
     --with-tokenizer) tokenizer=1 ;;
+    --gzip) compress=1 ;;
   esac
   shift
 done
@@ -65,6 +68,9 @@ for b in "$bundle"/bin/*; do
   done
 done
 strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
+if [[ $compress == 1 ]]; then
+  gzip -9 "$bundle"/bin/*
+fi
 if [[ $tokenizer == 1 ]]; then
   mkdir -p "$bundle/tokenizer"
   cp "$root/../shared/tokenizers/qwen3/"tokenizer*.json "$bundle/tokenizer/"

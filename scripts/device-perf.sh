@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Run THERE (device tool) from the repository root: the end-to-end performance session of
 # docs/PERFORMANCE.md in one call. Needs a bundle built HERE with
-#   scripts/device-bundle.sh --bundle perf-bundle --targets "lathe gpu_golden_qwen3" --with-tokenizer
+#   scripts/device-bundle.sh --bundle perf-bundle --targets "lathe gpu_golden_qwen3" --with-tokenizer --gzip
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
@@ -19,6 +19,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 has() { [[ " $steps " == *" $1 "* ]]; }
+for f in "$bundle"/bin/*.gz; do [[ -e "$f" ]] && gunzip -f "$f"; done  # bundles travel gzipped
 libdirs="/usr/local/cuda/lib64"
 for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
   libdirs="$libdirs:$d"

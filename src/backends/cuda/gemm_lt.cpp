@@ -127,7 +127,10 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
           cublasLtMatmulAlgoConfigSetAttribute(&algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, &none, sizeof none));
     }
     bool fits = true;
-    for (int64_t m : {int64_t{1}, int64_t{4096}}) {
+    // The block-scaled kernels take row counts in multiples of 4 only (the activation scales'
+    // pitch; cuBLASLt answers NOT_SUPPORTED for m = 1), so that route is checked at 4.
+    const int64_t fewest = kind == LtKind::kFp8Block ? kLtBlockRowMultiple : 1;
+    for (int64_t m : {fewest, int64_t{4096}}) {
       Descriptors d;
       describe(kind, m, n, k, k, n, y_f32, d);
       set_dummy_scales(d);
@@ -153,7 +156,8 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
                          algo_config<uint32_t>(algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM), i, count);
   }
   if (!p.ok)
-    p.info = fmt::format("cuBLASLt {} n={} k={}: no candidate runs with split-K off at m=1 and m=4096 ({} candidates:{})",
+    p.info = fmt::format("cuBLASLt {} n={} k={}: no candidate runs with split-K off at m=1 (4 if block-scaled) and "
+                         "m=4096 ({} candidates:{})",
                          lt_kind_name(kind), n, k, count, rejected);
   return p;
 }
@@ -166,6 +170,9 @@ void LtGemm::run(LtKind kind, int64_t m, int64_t n, int64_t k, const LtOperands&
   if (m <= 0) return;
   Plan& p = plan(kind, n, k, ops.y_f32);
   if (!p.ok) fail("linear n={} k={} m={}: {}", n, k, m, p.info);
+  if (kind == LtKind::kFp8Block && m % kLtBlockRowMultiple != 0)
+    fail("linear n={} k={} m={}: the block-scaled cuBLASLt route needs a multiple of {} rows", n, k, m,
+         kLtBlockRowMultiple);
   Descriptors d;
   describe(kind, m, n, k, ops.x_stride, ops.y_stride, ops.y_f32, d);
   if (kind != LtKind::kBf16) {

@@ -33,6 +33,8 @@ const char* lt_kind_name(LtKind kind);
 //   weight scales:     f32 [ceil(n/128), ceil(k/128)] (the checkpoint's own layout) when
 //                      ceil(k/128) % 4 == 0, which lt_block_supported() requires.
 int64_t lt_act_scale_pitch(int64_t m);
+// Row counts of the block-scaled (kFp8Block) route must be a multiple of this.
+inline constexpr int64_t kLtBlockRowMultiple = 4;
 bool lt_block_supported(int64_t n, int64_t k);
 
 struct LtOperands {

@@ -31,11 +31,12 @@ namespace kc = lathe::cuda;
 
 constexpr size_t kLtWorkspaceBytes = size_t{32} << 20;
 constexpr int64_t kQuantRowsPerCall = 4096;  // prefill rows quantized per cuBLASLt call (scratch bound)
-// The cuBLASLt W8A8 block128 route stays off until gpu_cuda_gemm_test's
-// W8A8Block128ScaleLayoutsAgainstReference has passed on a device (on 2026-11-30 no pinned
-// algorithm passed cuBLASLt's check, so the layout of the scale tensors is unproven): block128
-// prefill takes the dequantize-to-bf16 route meanwhile, which the route log says.
-constexpr bool kW8A8BlockVerified = false;
+// The cuBLASLt W8A8 block128 route: gpu_cuda_gemm_test's W8A8Block128ScaleLayoutsAgainstReference,
+// W8A8Block128ScaleIndexProbe and RowsAreBitIdenticalAcrossM_Fp8Block passed on the H200 on
+// 2026-11-30 (activation scales token-fastest with pitch roundup(m, 4), weight scales in the
+// checkpoint's [n/128][k/128] order; rows padded to a multiple of 4). Set false to send block128
+// weights back to the dequantize-to-bf16 route.
+constexpr bool kW8A8BlockVerified = true;
 
 kc::RowType row_type(DType dtype, const char* op, const char* what) {
   switch (dtype) {
@@ -82,7 +83,17 @@ class CudaOpGraph final : public OpGraph {
   cudaStream_t stream_;
 };
 
-enum Scratch { kQuantAct, kQuantScale, kDequant, kScaleVector, kSampler, kSampleParams, kSampleIds, kScratchCount };
+enum Scratch {
+  kQuantAct,
+  kQuantScale,
+  kDequant,
+  kScaleVector,
+  kPaddedOut,
+  kSampler,
+  kSampleParams,
+  kSampleIds,
+  kScratchCount
+};
 
 class CudaBackend final : public Backend, public CudaBackendControls {
  public:
@@ -511,20 +522,44 @@ void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
       w_scale = vec;
     }
     const int64_t kb = (k + 127) / 128;
+    const size_t out_elem = out_f32 ? sizeof(float) : 2;
+    // The block route runs a multiple of kLtBlockRowMultiple rows: padding rows quantize to zero
+    // (values and scales) and their outputs land in a scratch, never in `out`. Row bits do not
+    // depend on the padded count (RowsAreBitIdenticalAcrossM_Fp8Block).
+    const auto padded = [block](int64_t rows) {
+      return block ? (rows + kc::kLtBlockRowMultiple - 1) / kc::kLtBlockRowMultiple * kc::kLtBlockRowMultiple : rows;
+    };
     for (int64_t first = 0; first < x.rows; first += kQuantRowsPerCall) {
       const int64_t rows = std::min(kQuantRowsPerCall, x.rows - first);
-      auto* q = static_cast<uint8_t*>(scratch(kQuantAct, static_cast<size_t>(std::min(kQuantRowsPerCall, x.rows) * k)));
+      const int64_t gemm_rows = padded(rows);
+      auto* q = static_cast<uint8_t*>(
+          scratch(kQuantAct, static_cast<size_t>(padded(std::min(kQuantRowsPerCall, x.rows)) * k)));
       auto* s = static_cast<float*>(
           scratch(kQuantScale, static_cast<size_t>(kb * kc::lt_act_scale_pitch(kQuantRowsPerCall)) * sizeof(float)));
       const Act xs = x.slice_rows(first, rows);
       const Act ys = out.slice_rows(first, rows);
       if (block) {
+        if (gemm_rows != rows) {
+          LATHE_CUDA_CHECK(cudaMemsetAsync(q + rows * k, 0, static_cast<size_t>((gemm_rows - rows) * k), stream_));
+          LATHE_CUDA_CHECK(cudaMemsetAsync(s, 0, static_cast<size_t>(kb * gemm_rows) * sizeof(float), stream_));
+        }
         kc::quantize_act_block128(xs.data, x.stride, rows, k, q, s, kc::lt_act_scale_pitch(rows), true, stream_);
       } else {
         kc::quantize_act_per_token(xs.data, x.stride, rows, k, q, s, stream_);
       }
-      lt_->run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, rows, n, k,
-               kc::LtOperands{w.data, q, k, ys.data, out.stride, out_f32, w_scale, s}, stream_);
+      void* y = ys.data;
+      int64_t y_stride = out.stride;
+      if (gemm_rows != rows) {
+        y = scratch(kPaddedOut, static_cast<size_t>(gemm_rows * n) * out_elem);
+        y_stride = n;
+      }
+      lt_->run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, gemm_rows, n, k,
+               kc::LtOperands{w.data, q, k, y, y_stride, out_f32, w_scale, s}, stream_);
+      if (gemm_rows != rows) {
+        LATHE_CUDA_CHECK(cudaMemcpy2DAsync(ys.data, static_cast<size_t>(out.stride) * out_elem, y,
+                                           static_cast<size_t>(n) * out_elem, static_cast<size_t>(n) * out_elem,
+                                           static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, stream_));
+      }
     }
   }
   if (w.bias) kc::launch_bias_add(out.data, out_type, out.stride, out.rows, out.cols, w.bias, stream_);
