@@ -49,10 +49,17 @@ latency() {  # name, timeout, model dir, extra flags...
 }
 
 if has golden; then
-  start=$SECONDS
-  timeout 120 "$bundle/bin/gpu_golden_qwen3" >"$out/golden.log" 2>&1
-  note "gpu_golden_qwen3" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/golden.log" | tr '\n' ' ')"
-  grep -E "decode graphs|FAILED" "$out/golden.log" | head -12 >>"$summary"
+  # Binaries built in another checkout find the fixtures of this one.
+  export LATHE_FIXTURES_DIR=$root/tests/fixtures
+  for bin in "$bundle"/bin/gpu_*; do
+    [[ -x "$bin" ]] || continue
+    name=$(basename "$bin")
+    start=$SECONDS
+    timeout 120 "$bin" >"$out/$name.log" 2>&1
+    note "$name" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
+    grep -E "^\[  FAILED  \]" "$out/$name.log" | head -8 >>"$summary"
+  done
+  grep -E "decode graphs" "$out/gpu_golden_qwen3.log" | head -3 >>"$summary"
 fi
 if has latency; then
   latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64

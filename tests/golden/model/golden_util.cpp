@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <utility>
 
@@ -12,9 +13,18 @@
 
 namespace lathe::golden {
 
-std::filesystem::path fixture_dir(const std::string& name) {
-  return std::filesystem::path(LATHE_FIXTURES_DIR) / "models" / name;
+namespace {
+
+// The fixtures directory: LATHE_FIXTURES_DIR from the environment when set (a binary built in
+// one checkout and run in another, e.g. on the device machine), else the one compiled in.
+std::filesystem::path fixtures_root() {
+  const char* env = std::getenv("LATHE_FIXTURES_DIR");
+  return std::filesystem::path(env != nullptr && *env != '\0' ? env : LATHE_FIXTURES_DIR);
 }
+
+}  // namespace
+
+std::filesystem::path fixture_dir(const std::string& name) { return fixtures_root() / "models" / name; }
 
 std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& param) {
   std::string name = param.param;
@@ -24,7 +34,7 @@ std::string fixture_test_name(const ::testing::TestParamInfo<std::string>& param
 
 std::vector<std::string> fixture_names() {
   std::vector<std::string> names;
-  const std::filesystem::path root = std::filesystem::path(LATHE_FIXTURES_DIR) / "models";
+  const std::filesystem::path root = fixtures_root() / "models";
   if (!std::filesystem::exists(root)) return names;
   for (const auto& entry : std::filesystem::directory_iterator(root)) {
     if (entry.is_directory() && std::filesystem::exists(entry.path() / "reference.safetensors")) {
