@@ -18,6 +18,10 @@ struct BackendRequest {
   int32_t max_decode_seqs = 1;        // widest decode batch the caller schedules (--max-num-seqs)
 };
 
+// LATHE_PROFILE=1 (read once): make_backend wraps the backend in ops::ProfilingBackend, which
+// runs every step eagerly and prints a per-phase table of each step's time at exit.
+bool profiling_enabled();
+
 // Throws lathe::Error naming --device for an unknown device or a CUDA request this build or
 // machine cannot serve.
 std::unique_ptr<ops::Backend> make_backend(const BackendRequest& request);

@@ -50,6 +50,22 @@ struct DeviceMemory {
   size_t total_bytes = 0;
 };
 
+// Timestamps on a backend's op stream, for profiling (ops/profiling_backend.h). Valid while the
+// backend that made it lives; used from one thread.
+class OpClock {
+ public:
+  virtual ~OpClock() = default;
+  // Records a timestamp after every op issued so far, without waiting for them.
+  virtual void mark() = 0;
+  // Waits for the last mark, then returns each mark's time in seconds since the first one (one
+  // per mark, in order; empty without marks) and forgets them: the next mark starts afresh.
+  virtual std::vector<double> collect() = 0;
+};
+
+// A clock that reads the host's steady clock at each mark: exact for ops that run synchronously
+// on the calling thread (the CPU backend), the default of Backend::make_op_clock.
+std::unique_ptr<OpClock> make_host_op_clock();
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -83,6 +99,16 @@ class Backend {
   // m + 1 (the GEMV/GEMM boundary). Padding a decode step from m to M rows keeps every row's
   // bits only when no boundary b has m <= b < M; graph buckets therefore include each boundary.
   virtual std::vector<int32_t> decode_arm_boundaries() const { return {}; }
+
+  // ---- profiling (optional) -----------------------------------------------------------------
+  // A clock on this backend's op stream (the default: the host clock, for synchronous backends).
+  virtual std::unique_ptr<OpClock> make_op_clock() { return make_host_op_clock(); }
+  // The name of the arm linear(phase, x, weight, out) runs (e.g. "gemv_batch4"); launches
+  // nothing. Empty when the backend has a single arm (the CPU reference).
+  virtual std::string linear_arm(Phase phase, const Act& x, const WeightView& weight, const Act& out) {
+    (void)phase, (void)x, (void)weight, (void)out;
+    return {};
+  }
 
   // Copies the step's host-planned arrays into backend memory owned by the backend (reused
   // across steps; valid until the next call).

@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstring>
+#include <vector>
 
 #include "backends/cuda/arena.h"
 #include "backends/cuda/check.h"
@@ -81,6 +82,45 @@ class CudaOpGraph final : public OpGraph {
  private:
   cudaGraphExec_t exec_;
   cudaStream_t stream_;
+};
+
+// Profiling marks as CUDA events recorded on the backend's stream (no host wait per mark); the
+// events are created on first use and reused by every later step.
+class CudaOpClock final : public OpClock {
+ public:
+  explicit CudaOpClock(cudaStream_t stream) : stream_(stream) {}
+  ~CudaOpClock() override {
+    for (cudaEvent_t event : events_) cudaEventDestroy(event);
+  }
+  CudaOpClock(const CudaOpClock&) = delete;
+  CudaOpClock& operator=(const CudaOpClock&) = delete;
+
+  void mark() override {
+    if (used_ == events_.size()) {
+      cudaEvent_t event = nullptr;
+      LATHE_CUDA_CHECK(cudaEventCreate(&event));
+      events_.push_back(event);
+    }
+    LATHE_CUDA_CHECK(cudaEventRecord(events_[used_++], stream_));
+  }
+
+  std::vector<double> collect() override {
+    std::vector<double> seconds(used_, 0.0);
+    if (used_ == 0) return seconds;
+    LATHE_CUDA_CHECK(cudaEventSynchronize(events_[used_ - 1]));
+    for (size_t i = 1; i < used_; ++i) {
+      float ms = 0.0f;
+      LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[0], events_[i]));
+      seconds[i] = static_cast<double>(ms) * 1e-3;
+    }
+    used_ = 0;
+    return seconds;
+  }
+
+ private:
+  cudaStream_t stream_;
+  std::vector<cudaEvent_t> events_;
+  size_t used_ = 0;
 };
 
 enum Scratch {
@@ -179,6 +219,13 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     const int64_t widest = decode_gemv_widest(levers_);
     if (widest <= 0) return {};
     return {static_cast<int32_t>(widest)};
+  }
+
+  std::unique_ptr<OpClock> make_op_clock() override { return std::make_unique<CudaOpClock>(stream_); }
+
+  std::string linear_arm(Phase phase, const Act& x, const WeightView& w, const Act& out) override {
+    if (x.rows == 0) return "none";
+    return linear_arm_name(plan_linear(phase, x, w, out).arm);
   }
 
   void configure_attention(const AttentionConfig& config) override {
@@ -388,6 +435,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     return ptr;
   }
 
+  // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
+  LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
@@ -418,6 +467,24 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
   if (out.dtype != DType::kBF16 && out.dtype != DType::kF32)
     fail("cuda linear: out dtype {} (expected BF16 or F32)", dtype_name(out.dtype));
   if (x.rows == 0) return;
+  const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
+  const LinearRoute route = plan_linear(phase, x, w, out);
+  if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
+    spdlog::info("{}", describe_route(phase, x.rows, kind, route, levers_));
+  switch (route.arm) {
+    case LinearArm::kGemv:
+    case LinearArm::kGemvBatch4:
+    case LinearArm::kGemvBatch16:
+    case LinearArm::kGemvBatch16Halves:
+      run_gemv(route, x, w, out);
+      break;
+    default:
+      run_gemm(route.arm, x, w, out);
+      break;
+  }
+}
+
+LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out) {
   const bool out_f32 = out.dtype == DType::kF32;
   const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
   LinearKernels avail;
@@ -442,20 +509,7 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
                            lt_->available(kc::LtKind::kFp8Block, w.rows, w.cols, out_f32);
   if (kind == LinearWeightKind::kFp8PerChannel || kind == LinearWeightKind::kFp8PerTensor)
     avail.gemm_fp8_channel = lt_fp8_shape && lt_->available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
-  const LinearRoute route = choose_linear_arm(phase, x.rows, kind, avail, levers_);
-  if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
-    spdlog::info("{}", describe_route(phase, x.rows, kind, route, levers_));
-  switch (route.arm) {
-    case LinearArm::kGemv:
-    case LinearArm::kGemvBatch4:
-    case LinearArm::kGemvBatch16:
-    case LinearArm::kGemvBatch16Halves:
-      run_gemv(route, x, w, out);
-      break;
-    default:
-      run_gemm(route.arm, x, w, out);
-      break;
-  }
+  return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
