@@ -73,7 +73,9 @@ const char* lt_kind_name(LtKind kind) {
 
 int64_t lt_act_scale_pitch(int64_t m) { return (m + 3) / 4 * 4; }
 
-bool lt_block_supported(int64_t n, int64_t k) { return n > 0 && k % 128 == 0 && (k / 128) % 4 == 0; }
+// Proven shapes only: whole 128-row blocks (the tests cover no partial block) and K blocks in
+// multiples of 4 (cuBLASLt rejects others).
+bool lt_block_supported(int64_t n, int64_t k) { return n > 0 && n % 128 == 0 && k % 128 == 0 && (k / 128) % 4 == 0; }
 
 LtGemm::LtGemm(void* workspace, size_t workspace_bytes, int64_t reference_m)
     : workspace_(workspace), workspace_bytes_(workspace_bytes), reference_m_(reference_m) {
