@@ -392,6 +392,25 @@ TEST(KvScaleNames, MalformedScalesAreErrorsNamingFileAndTensor) {
   }
 }
 
+// set_scales updates the layer's floats and the backend-memory mirror; bad values are errors.
+TEST(KvScaleOps, StoreSetScalesAndMirror) {
+  std::unique_ptr<ops::Backend> cpu = ops::make_cpu_backend();
+  model::KvCacheStore store(*cpu, 3, ops::KvCacheShape{2, 16, 2, 8, DType::kF8E4M3});
+  std::vector<float> mirror(6);
+  cpu->download(mirror.data(), store.device_scales(), mirror.size() * sizeof(float));
+  EXPECT_EQ(mirror, std::vector<float>(6, 1.0f));
+  store.set_scales(1, 0.25f, 0.125f);
+  EXPECT_EQ(store.layer(1).k_scale, 0.25f);
+  EXPECT_EQ(store.layer(1).v_scale, 0.125f);
+  cpu->download(mirror.data(), store.device_scales(), mirror.size() * sizeof(float));
+  EXPECT_EQ(mirror, (std::vector<float>{1.0f, 1.0f, 0.25f, 0.125f, 1.0f, 1.0f}));
+  test::expect_contains(test::error_of([&] { store.set_scales(0, 0.0f, 1.0f); }), {"finite and > 0"});
+  test::expect_contains(test::error_of([&] { store.set_scales(0, 1.0f, std::numeric_limits<float>::infinity()); }),
+                        {"finite and > 0"});
+  test::expect_contains(test::error_of([&] { store.set_scales(3, 1.0f, 1.0f); }), {"layer 3"});
+  EXPECT_EQ(store.layer(0).k_scale, 1.0f);
+}
+
 // The CPU reference of the calibration ops: kv_amax over strided column slices (exact, NaN
 // wins), and kv_write storing rows exactly as qk_norm_rope_kv_write does (no norm, no RoPE).
 TEST(KvScaleOps, CpuAmaxAndWrite) {
