@@ -27,7 +27,8 @@ void Qwen3Model::init_kv_scales() {
   const bool from_checkpoint = !host_.layers.empty() && host_.layers.front().kv_scales.has_value();
   if (!fp8) {
     if ((from_checkpoint || options_.calculate_kv_scales) && log_once("qwen3.kv_scales.unused")) {
-      spdlog::info("kv scales: the {} KV cache stores values unscaled; {} ignored", dtype_name(options_.kv_dtype),
+      spdlog::info("kv scales: the {} KV cache stores values unscaled; {} ignored",
+                   dtype_name(options_.kv_dtype),
                    from_checkpoint ? "the checkpoint's KV scales are" : "--calculate-kv-scales is");
     }
     return;
@@ -37,20 +38,23 @@ void Qwen3Model::init_kv_scales() {
     for (size_t l = 0; l < host_.layers.size(); ++l) {
       const KvScales& s = *host_.layers[l].kv_scales;
       kv_cache_.set_scales(static_cast<int64_t>(l), s.k, s.v);
-      k_lo = std::min(k_lo, s.k), k_hi = std::max(k_hi, s.k), v_lo = std::min(v_lo, s.v), v_hi = std::max(v_hi, s.v);
+      k_lo = std::min(k_lo, s.k), k_hi = std::max(k_hi, s.k), v_lo = std::min(v_lo, s.v),
+      v_hi = std::max(v_hi, s.v);
     }
     if (log_once("qwen3.kv_scales.checkpoint")) {
-      spdlog::info("kv scales: from the checkpoint ({}): k_scale [{:.4g}, {:.4g}], v_scale [{:.4g}, {:.4g}] over {} "
-                   "layers{}",
-                   host_.kv_scales_form, k_lo, k_hi, v_lo, v_hi, host_.layers.size(),
-                   options_.calculate_kv_scales ? "; --calculate-kv-scales not needed" : "");
+      spdlog::info(
+          "kv scales: from the checkpoint ({}): k_scale [{:.4g}, {:.4g}], v_scale [{:.4g}, {:.4g}] over {} "
+          "layers{}",
+          host_.kv_scales_form, k_lo, k_hi, v_lo, v_hi, host_.layers.size(),
+          options_.calculate_kv_scales ? "; --calculate-kv-scales not needed" : "");
     }
     return;
   }
   if (!options_.calculate_kv_scales) {
     if (log_once("qwen3.kv_scales.unit")) {
-      spdlog::info("kv scales: the checkpoint has none; FP8 KV uses k_scale = v_scale = 1.0 (--calculate-kv-scales "
-                   "calibrates them on the first prefill)");
+      spdlog::info(
+          "kv scales: the checkpoint has none; FP8 KV uses k_scale = v_scale = 1.0 (--calculate-kv-scales "
+          "calibrates them on the first prefill)");
     }
     return;
   }
@@ -66,9 +70,10 @@ void Qwen3Model::calibrate_kv_layer(const ops::DeviceBatch& dev, int64_t layer, 
   float host[2] = {0.0f, 0.0f};
   backend_.download(host, amax, sizeof(host));  // waits for this layer's ops so far
   if (!std::isfinite(host[0]) || !std::isfinite(host[1])) {
-    spdlog::warn("kv scales: layer {} has non-finite K/V activations in the calibration step (amax {} / {}); its "
-                 "non-finite amax keeps scale 1.0",
-                 layer, host[0], host[1]);
+    spdlog::warn(
+        "kv scales: layer {} has non-finite K/V activations in the calibration step (amax {} / {}); its "
+        "non-finite amax keeps scale 1.0",
+        layer, host[0], host[1]);
   }
   kv_cache_.set_scales(layer, fp8_kv_scale_for_amax(host[0]), fp8_kv_scale_for_amax(host[1]));
   backend_.kv_write(dev, k, v, kv_cache_.shape(), kv_cache_.layer(layer));
@@ -81,9 +86,10 @@ void Qwen3Model::calibrate_kv_layer(const ops::DeviceBatch& dev, int64_t layer, 
     k_lo = std::min(k_lo, c.k_scale), k_hi = std::max(k_hi, c.k_scale);
     v_lo = std::min(v_lo, c.v_scale), v_hi = std::max(v_hi, c.v_scale);
   }
-  spdlog::info("kv scales: calibrated on the first prefill step ({} tokens): k_scale [{:.4g}, {:.4g}], v_scale "
-               "[{:.4g}, {:.4g}] over {} layers (amax / 448), now frozen",
-               dev.num_tokens, k_lo, k_hi, v_lo, v_hi, kv_cache_.num_layers());
+  spdlog::info(
+      "kv scales: calibrated on the first prefill step ({} tokens): k_scale [{:.4g}, {:.4g}], v_scale "
+      "[{:.4g}, {:.4g}] over {} layers (amax / 448), now frozen",
+      dev.num_tokens, k_lo, k_hi, v_lo, v_hi, kv_cache_.num_layers());
 }
 
 }  // namespace lathe::model

@@ -9,8 +9,8 @@ void Backend::kv_amax(Act /*k*/, Act /*v*/, float* /*amax*/) {
   fail("the {} backend has no kv_amax op (needed by --calculate-kv-scales)", name());
 }
 
-void Backend::kv_write(const DeviceBatch& /*batch*/, Act /*k*/, Act /*v*/, const KvCacheShape& /*cache_shape*/,
-                       const KvCacheLayer& /*cache*/) {
+void Backend::kv_write(const DeviceBatch& /*batch*/, Act /*k*/, Act /*v*/,
+                       const KvCacheShape& /*cache_shape*/, const KvCacheLayer& /*cache*/) {
   fail("the {} backend has no kv_write op (needed by --calculate-kv-scales)", name());
 }
 

@@ -12,8 +12,8 @@ constexpr int kMaxBlocksPerTensor = 1024;
 
 // grid (blocks, 2): blockIdx.y picks k (0) or v (1). bf16 magnitude bits, widened to f32 bits by
 // a 16-bit shift (exact), reduced with integer max.
-__global__ void kv_amax_kernel(const __nv_bfloat16* k, int64_t k_stride, const __nv_bfloat16* v, int64_t v_stride,
-                               int64_t rows, int64_t cols, unsigned int* amax_bits) {
+__global__ void kv_amax_kernel(const __nv_bfloat16* k, int64_t k_stride, const __nv_bfloat16* v,
+                               int64_t v_stride, int64_t rows, int64_t cols, unsigned int* amax_bits) {
   const bool is_v = blockIdx.y == 1;
   const __nv_bfloat16* x = is_v ? v : k;
   const int64_t stride = is_v ? v_stride : k_stride;
@@ -23,7 +23,8 @@ __global__ void kv_amax_kernel(const __nv_bfloat16* k, int64_t k_stride, const _
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / cols;
     const int64_t c = i - r * cols;
-    const unsigned int bits = static_cast<unsigned int>(__bfloat16_as_ushort(x[r * stride + c]) & 0x7fffu) << 16;
+    const unsigned int bits = static_cast<unsigned int>(__bfloat16_as_ushort(x[r * stride + c]) & 0x7fffu)
+                              << 16;
     m = max(m, bits);
   }
 #pragma unroll
@@ -55,7 +56,8 @@ __global__ void kv_write_kernel(KvWriteArgs a) {
   const auto* src = static_cast<const __nv_bfloat16*>(is_v ? a.v : a.k);
   const float value = __bfloat162float(src[t * (is_v ? a.v_stride : a.k_stride) + c]);
   const int64_t block = slot / a.block_size;
-  const int64_t offset = ((block * a.num_kv_heads + head) * a.block_size + slot % a.block_size) * a.head_dim + e;
+  const int64_t offset =
+      ((block * a.num_kv_heads + head) * a.block_size + slot % a.block_size) * a.head_dim + e;
   void* cache = is_v ? a.cache_v : a.cache_k;
   if (a.cache_fp8) {
     const float scale = is_v ? a.v_scale : a.k_scale;
@@ -68,8 +70,8 @@ __global__ void kv_write_kernel(KvWriteArgs a) {
 
 }  // namespace
 
-void launch_kv_amax(const void* k, int64_t k_stride, const void* v, int64_t v_stride, int64_t rows, int64_t cols,
-                    float* amax, cudaStream_t stream) {
+void launch_kv_amax(const void* k, int64_t k_stride, const void* v, int64_t v_stride, int64_t rows,
+                    int64_t cols, float* amax, cudaStream_t stream) {
   if (rows < 0 || cols < 0) throw_error("kv_amax: negative rows or cols");
   LATHE_CUDA_CHECK(cudaMemsetAsync(amax, 0, 2 * sizeof(float), stream));
   const int64_t count = rows * cols;

@@ -14,8 +14,8 @@ namespace lathe::cuda {
 // of its magnitudes (sign cleared, compared as unsigned: ordered like the values, NaN above
 // +inf) and publishes them with one integer atomicMax per output: max is order-independent, so
 // the result does not depend on scheduling. Zeroes amax first (rows == 0: amax = {0, 0}).
-void launch_kv_amax(const void* k, int64_t k_stride, const void* v, int64_t v_stride, int64_t rows, int64_t cols,
-                    float* amax, cudaStream_t stream);
+void launch_kv_amax(const void* k, int64_t k_stride, const void* v, int64_t v_stride, int64_t rows,
+                    int64_t cols, float* amax, cudaStream_t stream);
 
 struct KvWriteArgs {
   int64_t tokens = 0;
@@ -29,7 +29,7 @@ struct KvWriteArgs {
   int32_t block_size = 16;
   void* cache_k = nullptr;  // [num_blocks, num_kv_heads, block_size, head_dim]
   void* cache_v = nullptr;
-  bool cache_fp8 = false;   // F8_E4M3 (e4m3(x / scale), saturating) else BF16 (x)
+  bool cache_fp8 = false;  // F8_E4M3 (e4m3(x / scale), saturating) else BF16 (x)
   float k_scale = 1.0f;
   float v_scale = 1.0f;
 };

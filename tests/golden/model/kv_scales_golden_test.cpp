@@ -141,7 +141,8 @@ struct PromptRun {
   bool pending = false;
 };
 
-PromptRun run_prompt(const fs::path& dir, const std::vector<int32_t>& prompt, const app::RunnerOptions& options) {
+PromptRun run_prompt(const fs::path& dir, const std::vector<int32_t>& prompt,
+                     const app::RunnerOptions& options) {
   const auto t = static_cast<int64_t>(prompt.size());
   app::ModelRunner runner(dir, options, t, t);
   PromptRun run;
@@ -173,15 +174,17 @@ TEST_P(KvScalesGolden, CalibrationSetsAmaxScalesAndKeepsTheError) {
     const auto n = static_cast<size_t>(kv.shape().elements_per_layer());
     const auto* k = static_cast<const float*>(kv.layer(0).k);
     const auto* v = static_cast<const float*>(kv.layer(0).v);
-    for (size_t i = 0; i < n; ++i) amax_k = std::max(amax_k, std::fabs(k[i])), amax_v = std::max(amax_v, std::fabs(v[i]));
+    for (size_t i = 0; i < n; ++i)
+      amax_k = std::max(amax_k, std::fabs(k[i])), amax_v = std::max(amax_v, std::fabs(v[i]));
   }
   const PromptRun unit = run_prompt(dir(), ref.prompt, cpu_options("fp8"));
   const PromptRun calibrated = run_prompt(dir(), ref.prompt, cpu_options("fp8", true));
   const double err_unit = compare(unit.logits, ref.logits).rel();
   const double err_cal = compare(calibrated.logits, ref.logits).rel();
-  std::printf("[%s] fp8 KV prompt logits rel err: scale 1.0 %.4g, calibrated %.4g (layer 0 k_scale %.4g, v_scale "
-              "%.4g)\n",
-              GetParam().c_str(), err_unit, err_cal, calibrated.k_scales[0], calibrated.v_scales[0]);
+  std::printf(
+      "[%s] fp8 KV prompt logits rel err: scale 1.0 %.4g, calibrated %.4g (layer 0 k_scale %.4g, v_scale "
+      "%.4g)\n",
+      GetParam().c_str(), err_unit, err_cal, calibrated.k_scales[0], calibrated.v_scales[0]);
   EXPECT_FALSE(calibrated.pending);
   EXPECT_EQ(calibrated.k_scales[0], model::fp8_kv_scale_for_amax(amax_k));
   EXPECT_EQ(calibrated.v_scales[0], model::fp8_kv_scale_for_amax(amax_v));
@@ -226,8 +229,8 @@ TEST_P(KvScalesGolden, CheckpointScalesAreLoadedAndUsed) {
   }
   test::TempDir other;
   write_fixture_copy(dir(), other.path(),
-                     layer_scales(config, "self_attn.k_proj.k_scale", "self_attn.v_proj.v_scale", k2, v2, DType::kBF16,
-                                  {1}));
+                     layer_scales(config, "self_attn.k_proj.k_scale", "self_attn.v_proj.v_scale", k2, v2,
+                                  DType::kBF16, {1}));
   const PromptRun modelopt = run_prompt(other.path(), ref.prompt, cpu_options("fp8"));
   for (size_t l = 0; l < k2.size(); ++l) {
     EXPECT_EQ(modelopt.k_scales[l], round_bf16(k2[l])) << l;
@@ -246,7 +249,8 @@ TEST_P(KvScalesGolden, CheckpointScalesAreLoadedAndUsed) {
   EXPECT_FALSE(bf16_scaled.pending);
 }
 
-INSTANTIATE_TEST_SUITE_P(Fixtures, KvScalesGolden, ::testing::ValuesIn(single_file_fixtures()), fixture_test_name);
+INSTANTIATE_TEST_SUITE_P(Fixtures, KvScalesGolden, ::testing::ValuesIn(single_file_fixtures()),
+                         fixture_test_name);
 
 // Chunked prefill: the first chunk calibrates, later chunks use the frozen scales.
 TEST(KvScalesCalibration, ChunkedPrefillCalibratesOnTheFirstChunk) {
@@ -287,8 +291,9 @@ TEST(KvScalesCalibration, CalibrationRecoversSmallValues) {
   const PromptRun calibrated = run_prompt(small.path(), ref.prompt, cpu_options("fp8", true));
   const double err_unit = compare(unit.logits, f32.logits).rel();
   const double err_cal = compare(calibrated.logits, f32.logits).rel();
-  std::printf("V x 2^-10: fp8 KV rel err vs the f32 cache: scale 1.0 %.4g, calibrated %.4g (v_scale %.4g, %.4g)\n",
-              err_unit, err_cal, calibrated.v_scales[0], calibrated.v_scales[1]);
+  std::printf(
+      "V x 2^-10: fp8 KV rel err vs the f32 cache: scale 1.0 %.4g, calibrated %.4g (v_scale %.4g, %.4g)\n",
+      err_unit, err_cal, calibrated.v_scales[0], calibrated.v_scales[1]);
   for (float v : calibrated.v_scales) EXPECT_LT(v, 1.0f / 64.0f / 448.0f * 4.0f);  // amax below 2^-4
   EXPECT_LT(err_cal, err_unit / 4.0);
   EXPECT_LE(err_cal, kFp8KvRelBound);
@@ -308,7 +313,8 @@ TEST(KvScaleNames, EveryNamingLoads) {
   const model::ModelConfig config = model::load_model_config(dir);
   const auto layers = static_cast<size_t>(config.num_hidden_layers);
   std::vector<float> k(layers), v(layers);
-  for (size_t l = 0; l < layers; ++l) k[l] = 0.011f * static_cast<float>(l + 1), v[l] = 0.007f * static_cast<float>(l + 2);
+  for (size_t l = 0; l < layers; ++l)
+    k[l] = 0.011f * static_cast<float>(l + 1), v[l] = 0.007f * static_cast<float>(l + 2);
   struct Case {
     const char* k_name;
     const char* v_name;
@@ -353,7 +359,8 @@ TEST(KvScaleNames, MalformedScalesAreErrorsNamingFileAndTensor) {
     return test::error_of([&] { model::load_qwen3_weights(model::load_model_config(tmp.path())); });
   };
   auto with_layer0 = [&](ExtraTensor bad) {
-    std::vector<ExtraTensor> extra = layer_scales(config, "self_attn.k_scale", "self_attn.v_scale", ones, ones);
+    std::vector<ExtraTensor> extra =
+        layer_scales(config, "self_attn.k_scale", "self_attn.v_scale", ones, ones);
     for (ExtraTensor& t : extra) {
       if (t.name == bad.name) t = bad;
     }
@@ -382,7 +389,8 @@ TEST(KvScaleNames, MalformedScalesAreErrorsNamingFileAndTensor) {
        }(),
        l0 + "self_attn.kv_scale", "two names"},
       // Layer 0 only.
-      {{{k0, DType::kF32, {}, {0.1f}}, {l0 + "self_attn.v_scale", DType::kF32, {}, {0.1f}}}, "layer 1",
+      {{{k0, DType::kF32, {}, {0.1f}}, {l0 + "self_attn.v_scale", DType::kF32, {}, {0.1f}}},
+       "layer 1",
        "KV scales"},
   };
   for (const Bad& c : cases) {
@@ -405,8 +413,9 @@ TEST(KvScaleOps, StoreSetScalesAndMirror) {
   cpu->download(mirror.data(), store.device_scales(), mirror.size() * sizeof(float));
   EXPECT_EQ(mirror, (std::vector<float>{1.0f, 1.0f, 0.25f, 0.125f, 1.0f, 1.0f}));
   test::expect_contains(test::error_of([&] { store.set_scales(0, 0.0f, 1.0f); }), {"finite and > 0"});
-  test::expect_contains(test::error_of([&] { store.set_scales(0, 1.0f, std::numeric_limits<float>::infinity()); }),
-                        {"finite and > 0"});
+  test::expect_contains(
+      test::error_of([&] { store.set_scales(0, 1.0f, std::numeric_limits<float>::infinity()); }),
+      {"finite and > 0"});
   test::expect_contains(test::error_of([&] { store.set_scales(3, 1.0f, 1.0f); }), {"layer 3"});
   EXPECT_EQ(store.layer(0).k_scale, 1.0f);
 }
@@ -418,9 +427,9 @@ TEST(KvScaleOps, CpuAmaxAndWrite) {
   const int64_t rows = 5, cols = 24, width = 3 * cols;  // q | k | v slices of one buffer
   std::vector<float> buffer(static_cast<size_t>(rows * width));
   for (size_t i = 0; i < buffer.size(); ++i) buffer[i] = std::sin(0.37f * static_cast<float>(i)) * 2.0f;
-  buffer[static_cast<size_t>(3 * width + cols + 7)] = -6.25f;      // k's largest magnitude
-  buffer[static_cast<size_t>(1 * width + 2 * cols + 3)] = 5.5f;    // v's
-  buffer[static_cast<size_t>(0 * width + 0)] = 100.0f;             // q: outside both slices
+  buffer[static_cast<size_t>(3 * width + cols + 7)] = -6.25f;    // k's largest magnitude
+  buffer[static_cast<size_t>(1 * width + 2 * cols + 3)] = 5.5f;  // v's
+  buffer[static_cast<size_t>(0 * width + 0)] = 100.0f;           // q: outside both slices
   const ops::Act all{buffer.data(), DType::kF32, rows, width, width};
   const ops::Act k = all.slice_cols(cols, cols), v = all.slice_cols(2 * cols, cols);
   float amax[2] = {-1.0f, -1.0f};
@@ -454,8 +463,8 @@ TEST(KvScaleOps, CpuAmaxAndWrite) {
   const ops::Act all_copy{q_copy.data(), DType::kF32, rows, width, width};
   const ops::AttentionShape attn{nkv, nkv, hd, 1.0f};
   cpu->qk_norm_rope_kv_write(db, all_copy.slice_cols(0, cols), all_copy.slice_cols(cols, cols),
-                             all_copy.slice_cols(2 * cols, cols), nullptr, nullptr, 1e-6f, ops::RopeParams{}, attn,
-                             shape, b);
+                             all_copy.slice_cols(2 * cols, cols), nullptr, nullptr, 1e-6f, ops::RopeParams{},
+                             attn, shape, b);
   EXPECT_EQ(ka, kb);
   EXPECT_EQ(va, vb);
   // Row 3 (slot 7: block 1, offset 3) head 0 element 7 holds k's -6.25 stored as e4m3(x / 0.013).
