@@ -5,13 +5,13 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden latency eager profile latency32 serve hf"]
+# Usage: scripts/device-perf.sh [--steps "golden latency eager profile fp8kv latency32 serve hf"]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/perf-bundle
 out=${OUT:-/tmp/lathe-perf-out}
 mkdir -p "$out"
-steps="golden latency eager profile latency32 serve hf"
+steps="golden latency eager profile fp8kv latency32 serve hf"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift ;;
@@ -74,6 +74,10 @@ if has profile; then
     --batch-sizes 1,16 --input-len 1024 --output-len 32 >"$out/profile_8b_fp8.txt" 2>"$out/profile_8b_fp8.log"
   note "profile 8b fp8 (eager)" "rc=$? $((SECONDS - start))s"
 fi
+if has fp8kv; then
+  latency fp8kv_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --kv-cache-dtype fp8 \
+    --calculate-kv-scales
+fi
 if has latency32; then
   latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
   latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
@@ -81,13 +85,19 @@ fi
 if has serve; then
   start=$SECONDS
   "$lathe" serve configs/Qwen3-8B-FP8 --load-format dummy --tokenizer "$tok" --device cuda --port 8011 \
-    --max-model-len 4096 --max-num-seqs 64 >"$out/serve_8b_fp8.log" 2>&1 &
+    --max-model-len 4096 --max-num-seqs 64 --served-model-name qwen3-8b-fp8 >"$out/serve_8b_fp8.log" 2>&1 &
   server=$!
   for _ in $(seq 1 120); do
     curl -sf http://127.0.0.1:8011/health >/dev/null 2>&1 && break
     sleep 1
   done
   note "serve 8b fp8 ready" "$((SECONDS - start))s: $(grep -E 'start-up took|decode graphs' "$out/serve_8b_fp8.log" | tr '\n' ' ' | cut -c1-200)"
+  # Batch invariance of the served model (decode graphs on): alone vs beside 31 others.
+  start=$SECONDS
+  timeout 120 python3 tools/serve_determinism_check.py --url http://127.0.0.1:8011 --model qwen3-8b-fp8 --others 31 \
+    >"$out/determinism_8b_fp8.txt" 2>&1
+  note "determinism 8b fp8 (31 others)" "rc=$? $((SECONDS - start))s"
+  tail -4 "$out/determinism_8b_fp8.txt" >>"$summary"
   start=$SECONDS
   timeout 240 "$lathe" bench serve --url http://127.0.0.1:8011 --concurrency 1,4,16,64 --input-len 1024 \
     --output-len 256 --tokenizer "$tok" --out "$out/serve_8b_fp8.json" \
@@ -106,3 +116,7 @@ if has hf; then
 fi
 echo
 cat "$summary"
+# The device tool returns a handful of files: pack everything into one archive beside the summary.
+cp "$summary" /tmp/device-perf-summary.txt
+tar czf /tmp/device-perf.tgz -C "$out" . && find "$out" -mindepth 1 -delete &&
+  mv /tmp/device-perf.tgz /tmp/device-perf-summary.txt "$out/"
