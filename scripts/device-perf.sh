@@ -5,13 +5,14 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden latency eager profile fp8kv latency32 serve hf"]
+# Usage: scripts/device-perf.sh [--steps "golden latency profile serve hf eager fp8kv latency32"]
+# (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/perf-bundle
 out=${OUT:-/tmp/lathe-perf-out}
 mkdir -p "$out"
-steps="golden latency eager profile fp8kv latency32 serve hf"
+steps="golden latency profile serve hf eager fp8kv latency32"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift ;;
@@ -65,22 +66,11 @@ if has latency; then
   latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64
   latency latency_8b_bf16 120 configs/Qwen3-8B --batch-sizes 1,4,16,64 --output-len 64
 fi
-if has eager; then
-  latency eager_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --enforce-eager
-fi
 if has profile; then
   start=$SECONDS
   LATHE_PROFILE=1 timeout 90 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
     --batch-sizes 1,16 --input-len 1024 --output-len 32 >"$out/profile_8b_fp8.txt" 2>"$out/profile_8b_fp8.log"
   note "profile 8b fp8 (eager)" "rc=$? $((SECONDS - start))s"
-fi
-if has fp8kv; then
-  latency fp8kv_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --kv-cache-dtype fp8 \
-    --calculate-kv-scales
-fi
-if has latency32; then
-  latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
-  latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
 fi
 if has serve; then
   start=$SECONDS
@@ -113,6 +103,17 @@ if has hf; then
     --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_8b.json" >"$out/hf_8b.txt" 2>&1
   note "hf peer 8b static-compiled" "rc=$? $((SECONDS - start))s"
   tail -5 "$out/hf_8b.txt" >>"$summary"
+fi
+if has eager; then
+  latency eager_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --enforce-eager
+fi
+if has fp8kv; then
+  latency fp8kv_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --kv-cache-dtype fp8 \
+    --calculate-kv-scales
+fi
+if has latency32; then
+  latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
+  latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
 fi
 echo
 cat "$summary"
