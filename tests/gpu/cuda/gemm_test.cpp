@@ -250,10 +250,11 @@ void check_row_invariance(LtKind kind, int64_t n, int64_t k) {
   const auto ref = dref.download<uint16_t>(kMaxM * n);
   int bad_ms = 0;
   std::string evidence;
-  // The block-scaled route only ever sees row counts padded to kLtBlockRowMultiple (the backend
+  // Every M a prefill chunk can bring (1..512), not only the decode-wide 33..512. The
+  // block-scaled route only ever sees row counts padded to kLtBlockRowMultiple (the backend
   // pads), so those are the M it is checked at; the other routes take every M.
   const int64_t step = kind == LtKind::kFp8Block ? cuda::kLtBlockRowMultiple : 1;
-  for (int64_t m = (33 + step - 1) / step * step; m <= kMaxM; m += step) {
+  for (int64_t m = step; m <= kMaxM; m += step) {
     dy.poison();
     run(m, dy.get());
     const auto got = dy.download<uint16_t>(m * n);
@@ -286,6 +287,14 @@ TEST(LtGemm, RowsAreBitIdenticalAcrossM_Fp8Channel) {
 TEST(LtGemm, RowsAreBitIdenticalAcrossM_Fp8Block) {
   check_row_invariance(LtKind::kFp8Block, 512, 1024);
   check_row_invariance(LtKind::kFp8Block, 1536, 2048);
+}
+
+// The Qwen3-8B shapes the served model runs: fused q|k|v (6144 x 4096) and down (4096 x 12288).
+TEST(LtGemm, RowsAreBitIdenticalAcrossM_Qwen3_8B_Shapes) {
+  check_row_invariance(LtKind::kBf16, 6144, 4096);
+  check_row_invariance(LtKind::kBf16, 4096, 12288);
+  check_row_invariance(LtKind::kFp8Block, 6144, 4096);
+  check_row_invariance(LtKind::kFp8Block, 4096, 12288);
 }
 
 }  // namespace

@@ -132,6 +132,9 @@ class GemvTest : public testing::TestWithParam<Case> {
     return y.download<uint8_t>(kRows * GetParam().n * esize);
   }
 
+  // Every row of every tier and route for m = 1..32 byte-equal to the m = 1 kernel.
+  void check_every_row_of_every_tier();
+
   std::vector<uint8_t> w8_;
   std::vector<uint16_t> w16_, x_host_;
   std::vector<float> scale_;
@@ -139,7 +142,7 @@ class GemvTest : public testing::TestWithParam<Case> {
   cuda::GemvWorkspace ws_;
 };
 
-TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) {
+void GemvTest::check_every_row_of_every_tier() {
   const Case& c = GetParam();
   for (const bool f32 : {true, false}) {
     const size_t esize = f32 ? 4 : 2;
@@ -169,6 +172,13 @@ TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) {
     }
   }
 }
+
+TEST_P(GemvTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) { check_every_row_of_every_tier(); }
+
+// The shapes a served Qwen3-8B decode step runs (fused q|k|v, o, gate|up, down, lm_head), byte
+// equality only (a float64 reference of the lm_head is too slow on the host).
+class GemvModelShapeTest : public GemvTest {};
+TEST_P(GemvModelShapeTest, EveryRowOfEveryTierIsByteEqualToTheSingleRowKernel) { check_every_row_of_every_tier(); }
 
 TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   const Case& c = GetParam();
@@ -249,6 +259,19 @@ std::vector<Case> cases() {
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GemvTest, testing::ValuesIn(cases()), case_name);
+
+std::vector<Case> model_cases() {
+  std::vector<Case> out;
+  unsigned seed = 100;
+  for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{6144, 4096}, {4096, 4096}, {24576, 4096}, {4096, 12288}}) {
+    out.push_back({n, k, true, GemvScale::kBlock128, seed++});
+    out.push_back({n, k, false, GemvScale::kNone, seed++});
+  }
+  out.push_back({151936, 4096, false, GemvScale::kNone, seed++});
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(Qwen3_8B, GemvModelShapeTest, testing::ValuesIn(model_cases()), case_name);
 
 TEST(GemvPolicy, SplitDependsOnlyOnShape) {
   EXPECT_EQ(cuda::gemv_ksplit(151936, 4096), 1);
