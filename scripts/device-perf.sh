@@ -82,7 +82,8 @@ if has serve; then
     sleep 1
   done
   note "serve 8b fp8 ready" "$((SECONDS - start))s: $(grep -E 'start-up took|decode graphs' "$out/serve_8b_fp8.log" | tr '\n' ' ' | cut -c1-200)"
-  # Batch invariance of the served model (decode graphs on): alone vs beside 31 others.
+  # Batch invariance of the served model (decode graphs on): alone vs beside 31 others, 32 requests
+  # in flight at most, so every decode step stays on the GEMV tiers (<= 32 rows).
   start=$SECONDS
   timeout 120 python3 tools/serve_determinism_check.py --url http://127.0.0.1:8011 --model qwen3-8b-fp8 --others 31 \
     >"$out/determinism_8b_fp8.txt" 2>&1

@@ -162,6 +162,17 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
                    ? fmt::format("--gpu-memory-utilization {}", options.gpu_memory_utilization)
                    : fmt::format("max-num-seqs x max-model-len, capped at {} GiB", kDefaultCpuKvCacheBytes >> 30));
   if (!service->prompter().available()) spdlog::warn("serve: chat is unavailable: {}", service->prompter().unavailable_reason());
+  // Decode rows keep their bits whatever else is in the batch only within one family of linear
+  // arms: a step wider than the backend's boundary (the GEMV tiers' 32 rows on CUDA) takes the
+  // GEMM, whose bits differ.
+  for (int32_t boundary : backend.decode_arm_boundaries()) {
+    if (boundary < options.max_num_seqs) {
+      spdlog::warn("serve: decode steps of more than {} sequences run their linears on the GEMM, whose bits differ "
+                   "from the GEMV tiers': with --max-num-seqs {} a request's output can depend on how many others "
+                   "run beside it; --max-num-seqs {} keeps every decode step on the tiers (batch invariance)",
+                   boundary, options.max_num_seqs, boundary);
+    }
+  }
   spdlog::info("serve: start-up took {:.2f} s (weights and model {:.2f} s, decode graphs {:.2f} s)",
                seconds_since(start), weights_seconds, capture_seconds);
   return service;
