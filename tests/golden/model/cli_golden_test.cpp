@@ -10,6 +10,8 @@
 #include <fstream>
 #include <sstream>
 #include <string>
+
+#include "lathe_cli.h"
 #include <vector>
 
 #include "golden_util.h"
@@ -22,37 +24,13 @@ namespace {
 
 constexpr double kF32RelBound = 1e-4;  // as in qwen3_golden_test.cpp
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = lathe::testing::CliOutcome;
+using lathe::testing::read_file;
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
-std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / ("lathe_cli_golden_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir() { return lathe::testing::temp_dir("cli_golden"); }
 
 // Runs `lathe ARGS` (ARGS already shell-quoted where needed).
-Outcome run_lathe(const std::string& args) {
-  const auto dir = temp_dir();
-  const std::string command = std::string("'") + LATHE_BINARY + "' " + args + " >'" + (dir / "out").string() +
-                              "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  Outcome outcome;
-  outcome.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  outcome.out = read_file(dir / "out");
-  outcome.err = read_file(dir / "err");
-  return outcome;
-}
+Outcome run_lathe(const std::string& args) { return lathe::testing::run_lathe("cli_golden", args); }
 
 std::string quoted(const std::filesystem::path& path) {
   std::string text = "'";

@@ -11,42 +11,20 @@
 #include <sstream>
 #include <string>
 
+#include "lathe_cli.h"
+
 #include <nlohmann/json.hpp>
 
 #include "fake_openai_server.h"
 
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
+using Outcome = lathe::testing::CliOutcome;
+using lathe::testing::read_file;
 
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+std::filesystem::path temp_dir() { return lathe::testing::temp_dir("bench_cli"); }
 
-std::filesystem::path temp_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / ("lathe_bench_cli_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-Outcome run_lathe(const std::string& args) {
-  const auto dir = temp_dir();
-  const std::string command = std::string("'") + LATHE_BINARY + "' " + args + " >'" + (dir / "out").string() + "' 2>'" +
-                              (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  Outcome o;
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  o.out = read_file(dir / "out");
-  o.err = read_file(dir / "err");
-  return o;
-}
+Outcome run_lathe(const std::string& args) { return lathe::testing::run_lathe("bench_cli", args); }
 
 TEST(BenchServeCli, WritesJsonAndSvg) {
   lathe::testing::FakeOpenAiServer server;

@@ -11,33 +11,15 @@
 #include <sstream>
 #include <string>
 
+#include "lathe_cli.h"
+
 namespace {
 
-struct Outcome {
-  int status = -1;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using Outcome = lathe::testing::CliOutcome;
 
 // Runs `env lathe args` (env: "VAR=value" assignments or empty), capturing stdout and stderr.
 Outcome run_lathe(const std::string& env, const std::string& args) {
-  const auto dir = std::filesystem::temp_directory_path() / ("lathe_profile_cli_" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  const std::string command = "env -u LATHE_PROFILE " + env + " '" + LATHE_BINARY + "' " + args + " >'" +
-                              (dir / "out").string() + "' 2>'" + (dir / "err").string() + "'";
-  const int raw = std::system(command.c_str());
-  Outcome o;
-  o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-  o.out = read_file(dir / "out");
-  o.err = read_file(dir / "err");
-  return o;
+  return lathe::testing::run_lathe("profile_cli", args, "env -u LATHE_PROFILE " + env);
 }
 
 const std::string kBench = "bench latency '" + std::string(LATHE_FIXTURES_DIR) +
