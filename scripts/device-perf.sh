@@ -51,7 +51,7 @@ latency() {  # name, timeout, model dir, extra flags...
 
 if has golden; then
   # Binaries built in another checkout find the fixtures of this one.
-  export LATHE_FIXTURES_DIR=$root/tests/fixtures
+  export LATHE_FIXTURES_DIR=$root/tests/fixtures LATHE_SOURCE_DIR=$root
   for bin in "$bundle"/bin/gpu_*; do
     [[ -x "$bin" ]] || continue
     name=$(basename "$bin")
