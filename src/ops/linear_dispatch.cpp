@@ -40,6 +40,12 @@ LinearRoute choose_linear_arm(Phase phase, int64_t m, LinearWeightKind kind, con
       return {LinearArm::kGemvBatch16Halves, (m + 1) / 2};
     }
   }
+  const int64_t widest = decode_gemv_widest(levers);
+  if (phase == Phase::kDecode && available.gemv && gemv_kind && levers.decode_wide_gemv && widest > 0 && m > widest) {
+    LinearRoute route{LinearArm::kGemvChunks, 0};
+    route.chunk_rows = widest;
+    return route;
+  }
   return {gemm_arm(kind, available), 0};
 }
 
@@ -80,6 +86,16 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
       warn(fmt::format("LATHE_FFN_BATCH16={:?} is not 0 or 1; keeping batch16=on", s));
     }
   }
+  if (const char* v = std::getenv("LATHE_FFN_DECODE_WIDE")) {
+    const std::string_view s(v);
+    if (s == "gemv") {
+      levers.decode_wide_gemv = true;
+    } else if (s == "gemm") {
+      levers.decode_wide_gemv = false;
+    } else {
+      warn(fmt::format("LATHE_FFN_DECODE_WIDE={:?} is not gemm or gemv; keeping decode_wide=gemm", s));
+    }
+  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -95,8 +111,10 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
 std::string describe_levers(const LinearLevers& levers) {
   const bool b16_env = std::getenv("LATHE_FFN_BATCH16") != nullptr;
   const bool max_env = std::getenv("LATHE_FFN_GEMV_MAX_M") != nullptr;
-  return fmt::format("ffn_batch16={}{} ffn_gemv_max_m={}{}", levers.batch16 ? "on" : "off", b16_env ? " (env)" : "",
-                     levers.gemv_max_m, max_env ? " (env)" : "");
+  std::string out = fmt::format("ffn_batch16={}{} ffn_gemv_max_m={}{}", levers.batch16 ? "on" : "off",
+                                b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
+  if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
+  return out;
 }
 
 const char* linear_arm_name(LinearArm arm) {
@@ -109,6 +127,8 @@ const char* linear_arm_name(LinearArm arm) {
       return "gemv_batch16";
     case LinearArm::kGemvBatch16Halves:
       return "gemv_batch16 x2 halves";
+    case LinearArm::kGemvChunks:
+      return "gemv tiers over row chunks";
     case LinearArm::kGemmBf16:
       return "cublaslt bf16 gemm";
     case LinearArm::kGemmFp8Block:
@@ -152,6 +172,11 @@ std::string describe_route(Phase phase, int64_t m, LinearWeightKind kind, const 
       break;
     case LinearArm::kGemvBatch16Halves:
       why = "two weight passes on contiguous row halves, each row bit-identical to the m=1 gemv (ffn_batch16=on)";
+      break;
+    case LinearArm::kGemvChunks:
+      why = fmt::format("the gemv tiers over chunks of {} rows, one weight pass per chunk, each row bit-identical to "
+                        "the m=1 gemv at any batch width (ffn_decode_wide=gemv)",
+                        route.chunk_rows);
       break;
     case LinearArm::kDequantGemm:
       why = kind == LinearWeightKind::kOther ? "weights converted to bf16 first"

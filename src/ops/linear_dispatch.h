@@ -8,6 +8,10 @@
 // Rungs (decode, GEMV available, m <= gemv_max_m):
 //   m = 1 -> gemv;  2..4 -> gemv_batch4;  5..16 -> gemv_batch16 (lever batch16);
 //   17..32 -> gemv_batch16 twice on contiguous row halves, first half ceil(m/2) (lever batch16).
+// Decode wider than the tiers, with lever decode_wide_gemv (LATHE_FFN_DECODE_WIDE=gemv): the
+//   tiers over consecutive chunks of the widest tier width (one weight pass per chunk), so every
+//   decode row keeps the m = 1 kernel's bits at ANY batch width (batch invariance beyond 32 rows,
+//   paid in weight passes); off (the default), those rows take the GEMM.
 // Everything else, by weight kind: bf16 -> cuBLASLt bf16; fp8 block128 -> cuBLASLt W8A8 block;
 // fp8 per-channel or per-tensor -> cuBLASLt W8A8 outer-vector scales; any kind cuBLASLt cannot
 // take -> dequantize (or convert) to a bf16 scratch, then cuBLASLt bf16.
@@ -26,6 +30,7 @@ enum class LinearArm {
   kGemvBatch4,
   kGemvBatch16,
   kGemvBatch16Halves,
+  kGemvChunks,  // decode rows beyond the tiers, run as tier launches over chunks (decode_wide_gemv)
   kGemmBf16,
   kGemmFp8Block,
   kGemmFp8Channel,
@@ -45,11 +50,15 @@ struct LinearKernels {
 struct LinearLevers {
   bool batch16 = true;  // LATHE_FFN_BATCH16=0 turns the 5..32-row tier off (those rows take the GEMM)
   int gemv_max_m = 32;  // LATHE_FFN_GEMV_MAX_M: decode rows above this take the GEMM (0..32)
+  // LATHE_FFN_DECODE_WIDE=gemv: decode rows above the tiers run the tiers chunk by chunk instead of
+  // the GEMM (every decode row bit-identical to m = 1 at any width); gemm (default) keeps the GEMM.
+  bool decode_wide_gemv = false;
 };
 
 struct LinearRoute {
   LinearArm arm = LinearArm::kGemmBf16;
   int64_t first_half = 0;  // rows of the first launch for kGemvBatch16Halves
+  int64_t chunk_rows = 0;  // rows per chunk for kGemvChunks (the widest tier width)
 };
 
 LinearRoute choose_linear_arm(Phase phase, int64_t m, LinearWeightKind kind, const LinearKernels& available,
@@ -61,7 +70,8 @@ LinearWeightKind linear_weight_kind(DType dtype, ScaleKind scale);
 // is reported in `warnings` (one line per lever), never silently arming another arm.
 LinearLevers linear_levers_from_env(std::string* warnings = nullptr);
 // The widest decode row count that takes a GEMV tier under `levers` (0: none). Rows above it
-// take the GEMM, whose bits differ from the tiers' (CUDA graph buckets must not straddle it).
+// take the GEMM, whose bits differ from the tiers' (CUDA graph buckets must not straddle it), or
+// with decode_wide_gemv the tiers chunk by chunk.
 int64_t decode_gemv_widest(const LinearLevers& levers);
 
 // "batch16=on gemv_max_m=32" with "(env)" after values that came from the environment.

@@ -169,7 +169,8 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
     if (boundary < options.max_num_seqs) {
       spdlog::warn("serve: decode steps of more than {} sequences run their linears on the GEMM, whose bits differ "
                    "from the GEMV tiers': with --max-num-seqs {} a request's output can depend on how many others "
-                   "run beside it; --max-num-seqs {} keeps every decode step on the tiers (batch invariance)",
+                   "run beside it; --max-num-seqs {} or LATHE_FFN_DECODE_WIDE=gemv (wide steps run the tiers "
+                   "chunk by chunk) keep every decode row on the tiers (batch invariance)",
                    boundary, options.max_num_seqs, boundary);
     }
   }

@@ -216,6 +216,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
 
   std::vector<int32_t> decode_arm_boundaries() const override {
+    if (levers_.decode_wide_gemv) return {};  // every decode width runs the tiers
     const int64_t widest = decode_gemv_widest(levers_);
     if (widest <= 0) return {};
     return {static_cast<int32_t>(widest)};
@@ -477,6 +478,13 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
     case LinearArm::kGemvBatch16:
     case LinearArm::kGemvBatch16Halves:
       run_gemv(route, x, w, out);
+      break;
+    case LinearArm::kGemvChunks:
+      // Each chunk takes the tier its own width takes (every row bit-identical to m = 1).
+      for (int64_t first = 0; first < x.rows; first += route.chunk_rows) {
+        const int64_t rows = std::min(route.chunk_rows, x.rows - first);
+        linear(phase, x.slice_rows(first, rows), w, out.slice_rows(first, rows));
+      }
       break;
     default:
       run_gemm(route.arm, x, w, out);

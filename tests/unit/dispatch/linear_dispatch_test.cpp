@@ -91,6 +91,27 @@ TEST(LinearDispatch, WidestGemvRowCountIsWhereTheLadderLeavesTheTiers) {
   }
 }
 
+// LATHE_FFN_DECODE_WIDE=gemv: decode rows beyond the tiers run the tiers over chunks of the
+// widest tier width instead of the GEMM; prefill and narrow decode are unchanged.
+TEST(LinearDispatch, DecodeWideGemvRunsChunksOfTheWidestTier) {
+  LinearLevers wide;
+  wide.decode_wide_gemv = true;
+  for (int64_t m = 1; m <= 32; ++m) EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, kAll, wide),
+                                              arm(Phase::kDecode, m)) << m;
+  for (const int64_t m : {33, 64, 100, 256}) {
+    const LinearRoute r = choose_linear_arm(Phase::kDecode, m, LinearWeightKind::kBf16, kAll, wide);
+    EXPECT_EQ(r.arm, LinearArm::kGemvChunks) << m;
+    EXPECT_EQ(r.chunk_rows, 32) << m;
+  }
+  EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kBf16, kAll, wide), LinearArm::kGemmBf16);
+  wide.gemv_max_m = 12;
+  EXPECT_EQ(choose_linear_arm(Phase::kDecode, 13, LinearWeightKind::kBf16, kAll, wide).chunk_rows, 12);
+  wide.batch16 = false;  // tiers end at 4 rows
+  EXPECT_EQ(choose_linear_arm(Phase::kDecode, 5, LinearWeightKind::kBf16, kAll, wide).chunk_rows, 4);
+  const LinearKernels no_gemv{false, true, true, true};
+  EXPECT_EQ(arm(Phase::kDecode, 64, LinearWeightKind::kBf16, no_gemv, wide), LinearArm::kGemmBf16);
+}
+
 TEST(LinearDispatch, GemmArmFollowsWeightKindAndAvailability) {
   EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerChannel), LinearArm::kGemmFp8Channel);
   EXPECT_EQ(arm(Phase::kPrefill, 64, LinearWeightKind::kFp8PerTensor), LinearArm::kGemmFp8Channel);
@@ -137,6 +158,19 @@ TEST(LinearDispatch, LeversFromEnvironment) {
   EXPECT_NE(warnings.find("LATHE_FFN_GEMV_MAX_M"), std::string::npos);
   unsetenv("LATHE_FFN_BATCH16");
   unsetenv("LATHE_FFN_GEMV_MAX_M");
+  // LATHE_FFN_DECODE_WIDE: gemv arms the chunked tiers, gemm keeps the default, a typo warns.
+  warnings.clear();
+  setenv("LATHE_FFN_DECODE_WIDE", "gemv", 1);
+  l = linear_levers_from_env(&warnings);
+  EXPECT_TRUE(l.decode_wide_gemv);
+  EXPECT_NE(describe_levers(l).find("ffn_decode_wide=gemv (env)"), std::string::npos);
+  setenv("LATHE_FFN_DECODE_WIDE", "gemm", 1);
+  EXPECT_FALSE(linear_levers_from_env(&warnings).decode_wide_gemv);
+  EXPECT_TRUE(warnings.empty());
+  setenv("LATHE_FFN_DECODE_WIDE", "GEMV!", 1);
+  EXPECT_FALSE(linear_levers_from_env(&warnings).decode_wide_gemv);
+  EXPECT_NE(warnings.find("LATHE_FFN_DECODE_WIDE"), std::string::npos);
+  unsetenv("LATHE_FFN_DECODE_WIDE");
 }
 
 TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
