@@ -1,13 +1,15 @@
-// Batch invariance (ARCHITECTURE rule 6) at real shapes on the GPU: a Qwen3-8B-shaped model
-// (configs/Qwen3-8B and -FP8, cut to 2 layers, deterministic dummy weights) decodes one watched
-// sequence A with teacher-forced tokens, and A's decode logits must be the same bytes
+// Batch invariance (ARCHITECTURE rule 6) of a whole model: one watched sequence A decodes
+// teacher-forced tokens, and A's decode logits must be the same bytes
 //   - alone (prefill A, then decode A by itself),
 //   - beside 31 other sequences in pure decode steps (all prefilled in one step with A),
 //   - in mixed steps (A decodes while other sequences prefill chunks in the same step),
 //   - after A's prompt was prefilled in two chunks, each beside other prompts' chunks,
-//   - replayed from a decode graph beside the 31 others.
-// The tiny fixtures of gpu_golden_qwen3 never reach the GEMV's split-K path or the block-scaled
-// GEMM; these shapes do. Every scenario reports how many of A's logits differ per step.
+//   - replayed from a decode graph beside the 31 others (backends that record graphs).
+// Built twice from this file: gpu_batch_invariance (LATHE_INVARIANCE_GPU: CUDA, Qwen3-8B and
+// -8B-FP8 shapes cut to 2 layers, dummy weights: the tiny fixtures never reach the GEMV's split-K
+// path or the block-scaled GEMM) and golden_batch_invariance (the CPU reference on the tiny
+// fixture's config, which also proves the scenarios themselves). Every scenario reports how many
+// of A's logits differ per step.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -36,6 +38,14 @@ constexpr int32_t kOthers = 31;
 constexpr int kDecodeSteps = 4;
 constexpr int32_t kPromptA = 97;
 
+struct InvarianceCase {
+  std::string name;
+  std::string device;      // cuda | cpu
+  std::string config_dir;  // relative to the source tree
+  int32_t id_max = 0;      // prompt ids are drawn from [100, id_max)
+  int32_t long_prompt = 0; // others' prompts are 20 + (i * 37) % long_prompt tokens
+};
+
 struct World {
   std::unique_ptr<ops::Backend> backend;
   std::unique_ptr<model::Qwen3Model> model;
@@ -43,15 +53,15 @@ struct World {
   std::unique_ptr<model::DeviceBuffer> logits;
   int64_t vocab = 0;
 
-  explicit World(const std::string& config_dir) {
+  explicit World(const InvarianceCase& c) {
     // LATHE_SOURCE_DIR from the environment wins (a binary built in another checkout).
     const char* env = std::getenv("LATHE_SOURCE_DIR");
     const std::filesystem::path root = env != nullptr && *env != '\0' ? env : LATHE_SOURCE_DIR;
-    model::ModelConfig config = model::load_model_config(root / config_dir);
+    model::ModelConfig config = model::load_model_config(root / c.config_dir);
     config.num_hidden_layers = 2;
     model::Qwen3Weights weights = model::make_dummy_qwen3_weights(config, model::DummyOptions{.seed = 7});
     app::BackendRequest request;
-    request.device = "cuda";
+    request.device = c.device;
     request.max_decode_seqs = 64;
     backend = app::make_backend(request);
     model::Qwen3Options options;
@@ -84,8 +94,8 @@ struct World {
   void reserve(engine::SeqId seq, int64_t tokens) { ASSERT_TRUE(blocks->ensure_capacity(seq, tokens)); }
 };
 
-std::vector<int32_t> random_ids(std::mt19937& rng, int32_t count) {
-  std::uniform_int_distribution<int32_t> id(100, 150000);
+std::vector<int32_t> random_ids(std::mt19937& rng, int32_t count, int32_t id_max) {
+  std::uniform_int_distribution<int32_t> id(100, id_max - 1);
   std::vector<int32_t> out(static_cast<size_t>(count));
   for (int32_t& v : out) v = id(rng);
   return out;
@@ -97,15 +107,16 @@ int64_t differing(const std::vector<float>& a, const std::vector<float>& b) {
   return n;
 }
 
-class BatchInvariance : public ::testing::TestWithParam<std::string> {};
+class BatchInvariance : public ::testing::TestWithParam<InvarianceCase> {};
 
 TEST_P(BatchInvariance, WatchedSequenceDecodesTheSameBytesInEveryCompany) {
-  World w(GetParam());
+  const InvarianceCase& tc = GetParam();
+  World w(tc);
   std::mt19937 rng(2026);
-  const std::vector<int32_t> prompt_a = random_ids(rng, kPromptA);
-  const std::vector<int32_t> forced = random_ids(rng, kDecodeSteps);  // A's decode inputs
+  const std::vector<int32_t> prompt_a = random_ids(rng, kPromptA, tc.id_max);
+  const std::vector<int32_t> forced = random_ids(rng, kDecodeSteps, tc.id_max);  // A's decode inputs
   std::vector<std::vector<int32_t>> others;
-  for (int i = 0; i < kOthers; ++i) others.push_back(random_ids(rng, 20 + (i * 37) % 250));
+  for (int i = 0; i < kOthers; ++i) others.push_back(random_ids(rng, 20 + (i * 37) % tc.long_prompt, tc.id_max));
   engine::SeqId next = 1;
   const auto decode_row = [&](engine::SeqId seq, int64_t start, int step) {
     return app::SeqRows{seq, {forced[static_cast<size_t>(step)]}, start, false, true};
@@ -197,7 +208,7 @@ TEST_P(BatchInvariance, WatchedSequenceDecodesTheSameBytesInEveryCompany) {
   }
 
   // Decode graphs beside the 31 others (the crowd's KV rewritten with the same bytes).
-  {
+  if (w.backend->capture([] {})) {
     const int32_t width = 32;
     model::DecodeGraphs graphs(*w.model, 32, width, w.logits->data());
     for (int s = 0; s < kDecodeSteps; ++s) {
@@ -214,19 +225,29 @@ TEST_P(BatchInvariance, WatchedSequenceDecodesTheSameBytesInEveryCompany) {
     }
   }
 
-  std::printf("[%s] watched sequence: %lld logits differ from alone in all scenarios%s\n", GetParam().c_str(),
+  std::printf("[%s] watched sequence: %lld logits differ from alone in all scenarios%s\n", tc.name.c_str(),
               static_cast<long long>(total_diff), report.c_str());
   EXPECT_EQ(total_diff, 0) << report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Qwen3_8B_2Layers, BatchInvariance, ::testing::Values("configs/Qwen3-8B", "configs/Qwen3-8B-FP8"),
-                         [](const ::testing::TestParamInfo<std::string>& p) {
-                           return p.param == "configs/Qwen3-8B" ? std::string("bf16") : std::string("fp8");
-                         });
+std::string case_name(const ::testing::TestParamInfo<InvarianceCase>& p) { return p.param.name; }
+
+#ifdef LATHE_INVARIANCE_GPU
+INSTANTIATE_TEST_SUITE_P(Qwen3_8B_2Layers, BatchInvariance,
+                         ::testing::Values(InvarianceCase{"bf16", "cuda", "configs/Qwen3-8B", 150000, 250},
+                                           InvarianceCase{"fp8", "cuda", "configs/Qwen3-8B-FP8", 150000, 250}),
+                         case_name);
+#else
+INSTANTIATE_TEST_SUITE_P(TinyCpu, BatchInvariance,
+                         ::testing::Values(InvarianceCase{"tiny_cpu", "cpu", "tests/fixtures/models/qwen3-tiny-chat",
+                                                          384, 120}),
+                         case_name);
+#endif
 
 }  // namespace
 }  // namespace lathe
 
+#ifdef LATHE_INVARIANCE_GPU
 int main(int argc, char** argv) {
   if (!lathe::ops::cuda_available()) {
     std::printf("no CUDA device: gpu_batch_invariance skipped\n");
@@ -235,3 +256,4 @@ int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
+#endif
