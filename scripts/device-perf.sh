@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden latency profile serve hf eager fp8kv latency32"]
+# Usage: scripts/device-perf.sh [--steps "golden latency profile serve hf eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -115,6 +115,25 @@ fi
 if has latency32; then
   latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
   latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
+fi
+if has wide; then
+  # LATHE_FFN_DECODE_WIDE=gemv: decode steps wider than 32 rows on the GEMV tiers in 32-row chunks.
+  LATHE_FFN_DECODE_WIDE=gemv latency wide_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 16,64 --output-len 32
+  start=$SECONDS
+  LATHE_FFN_DECODE_WIDE=gemv "$lathe" serve configs/Qwen3-8B-FP8 --load-format dummy --tokenizer "$tok" \
+    --device cuda --port 8013 --max-model-len 4096 --max-num-seqs 64 --served-model-name wide \
+    >"$out/serve_wide.log" 2>&1 &
+  server=$!
+  for _ in $(seq 1 120); do
+    curl -sf http://127.0.0.1:8013/health >/dev/null 2>&1 && break
+    sleep 1
+  done
+  timeout 120 python3 tools/serve_determinism_check.py --url http://127.0.0.1:8013 --model wide --others 47 \
+    >"$out/determinism_wide.txt" 2>&1
+  note "determinism wide (48 in flight)" "rc=$? $((SECONDS - start))s"
+  tail -3 "$out/determinism_wide.txt" >>"$summary"
+  kill -INT $server 2>/dev/null
+  wait $server 2>/dev/null
 fi
 echo
 cat "$summary"
