@@ -23,6 +23,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "ops/cuda/attention_dispatch.h"
+#include "ops/cuda/stream_recording.h"
 #include "ops/linear_dispatch.h"
 
 namespace lathe::ops {
@@ -70,58 +71,16 @@ kc::GemvScale gemv_scale(ScaleKind kind) {
   return kc::GemvScale::kNone;
 }
 
-// One instantiated CUDA graph replayed on the backend's stream.
-class CudaOpGraph final : public OpGraph {
- public:
-  CudaOpGraph(cudaGraphExec_t exec, cudaStream_t stream) : exec_(exec), stream_(stream) {}
-  ~CudaOpGraph() override { cudaGraphExecDestroy(exec_); }
-  CudaOpGraph(const CudaOpGraph&) = delete;
-  CudaOpGraph& operator=(const CudaOpGraph&) = delete;
-  void replay() override { LATHE_CUDA_CHECK(cudaGraphLaunch(exec_, stream_)); }
-
- private:
-  cudaGraphExec_t exec_;
-  cudaStream_t stream_;
-};
-
-// Profiling marks as CUDA events recorded on the backend's stream (no host wait per mark); the
-// events are created on first use and reused by every later step.
-class CudaOpClock final : public OpClock {
- public:
-  explicit CudaOpClock(cudaStream_t stream) : stream_(stream) {}
-  ~CudaOpClock() override {
-    for (cudaEvent_t event : events_) cudaEventDestroy(event);
-  }
-  CudaOpClock(const CudaOpClock&) = delete;
-  CudaOpClock& operator=(const CudaOpClock&) = delete;
-
-  void mark() override {
-    if (used_ == events_.size()) {
-      cudaEvent_t event = nullptr;
-      LATHE_CUDA_CHECK(cudaEventCreate(&event));
-      events_.push_back(event);
-    }
-    LATHE_CUDA_CHECK(cudaEventRecord(events_[used_++], stream_));
-  }
-
-  std::vector<double> collect() override {
-    std::vector<double> seconds(used_, 0.0);
-    if (used_ == 0) return seconds;
-    LATHE_CUDA_CHECK(cudaEventSynchronize(events_[used_ - 1]));
-    for (size_t i = 1; i < used_; ++i) {
-      float ms = 0.0f;
-      LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, events_[0], events_[i]));
-      seconds[i] = static_cast<double>(ms) * 1e-3;
-    }
-    used_ = 0;
-    return seconds;
-  }
-
- private:
-  cudaStream_t stream_;
-  std::vector<cudaEvent_t> events_;
-  size_t used_ = 0;
-};
+// The paged-cache fields the fused QK-norm + RoPE + KV write and the plain KV write share.
+template <typename Args>
+void set_cache_fields(Args& a, const KvCacheShape& shape, const KvCacheLayer& cache) {
+  a.cache_k = cache.k;
+  a.cache_v = cache.v;
+  a.cache_fp8 = shape.dtype == DType::kF8E4M3;
+  a.k_scale = cache.k_scale;
+  a.v_scale = cache.v_scale;
+  a.block_size = shape.block_size;
+}
 
 enum Scratch {
   kQuantAct,
@@ -194,25 +153,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
 
   std::unique_ptr<OpGraph> capture(const std::function<void()>& body) override {
-    // Thread-local mode: only this thread's unsafe calls (a cudaMalloc) break the recording; the
-    // HTTP threads never touch CUDA.
-    LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-    try {
-      body();
-    } catch (...) {
-      cudaGraph_t partial = nullptr;
-      cudaStreamEndCapture(stream_, &partial);
-      if (partial) cudaGraphDestroy(partial);
-      cudaGetLastError();  // clear the error the broken recording left behind
-      throw;
-    }
-    cudaGraph_t graph = nullptr;
-    LATHE_CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-    cudaGraphExec_t exec = nullptr;
-    const cudaError_t instantiated = cudaGraphInstantiate(&exec, graph, 0);
-    cudaGraphDestroy(graph);
-    LATHE_CUDA_CHECK(instantiated);
-    return std::make_unique<CudaOpGraph>(exec, stream_);
+    return cuda::capture_stream_graph(stream_, body);  // the HTTP threads never touch CUDA
   }
 
   std::vector<int32_t> decode_arm_boundaries() const override {
@@ -222,7 +163,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     return {static_cast<int32_t>(widest)};
   }
 
-  std::unique_ptr<OpClock> make_op_clock() override { return std::make_unique<CudaOpClock>(stream_); }
+  std::unique_ptr<OpClock> make_op_clock() override { return cuda::make_stream_op_clock(stream_); }
 
   std::string linear_arm(Phase phase, const Act& x, const WeightView& w, const Act& out) override {
     if (x.rows == 0) return "none";
@@ -342,12 +283,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     a.num_heads = shape.num_heads;
     a.num_kv_heads = shape.num_kv_heads;
     a.head_dim = shape.head_dim;
-    a.cache_k = cache.k;
-    a.cache_v = cache.v;
-    a.cache_fp8 = cache_shape.dtype == DType::kF8E4M3;
-    a.k_scale = cache.k_scale;
-    a.v_scale = cache.v_scale;
-    a.block_size = cache_shape.block_size;
+    set_cache_fields(a, cache_shape, cache);
     kc::launch_qk_norm_rope_kv_write(a, stream_);
   }
 
@@ -391,12 +327,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     a.v_stride = v.stride;
     a.num_kv_heads = cache_shape.num_kv_heads;
     a.head_dim = cache_shape.head_dim;
-    a.block_size = cache_shape.block_size;
-    a.cache_k = cache.k;
-    a.cache_v = cache.v;
-    a.cache_fp8 = cache_shape.dtype == DType::kF8E4M3;
-    a.k_scale = cache.k_scale;
-    a.v_scale = cache.v_scale;
+    set_cache_fields(a, cache_shape, cache);
     kc::launch_kv_write(a, stream_);
   }
 
