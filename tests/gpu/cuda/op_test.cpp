@@ -156,22 +156,33 @@ TEST(OpHarness, Embedding) {
   });
 }
 
+// Widths cover the BF16 vector kernels (multiples of 8 up to 8192 columns: Qwen3 hidden sizes
+// 4096 and 5120, the 8192 limit) and the scalar fallback (1000: not a multiple of 8; 8200: past
+// the vector limit).
 TEST(OpHarness, RmsNormAndResidual) {
-  std::mt19937 rng(2);
-  const int64_t rows = 7, cols = 1024;
-  const auto x = bf16_rounded(rows * cols, rng, 3.0f), d = bf16_rounded(rows * cols, rng, 3.0f);
-  std::vector<float> w(cols);
-  for (auto& v : w) v = round_bf16(0.5f + std::uniform_real_distribution<float>(0, 1)(rng));
-  compare("rms_norm", 5e-3, [&](Mem& m) {
-    Act xa = m.act(x, rows, cols), out = m.act({}, rows, cols);
-    m.backend().rms_norm(xa, m.f32(w), 1e-6f, out);
-    return std::vector<std::vector<double>>{m.read(out)};
-  });
-  compare("add_rms_norm (residual, out)", 5e-3, [&](Mem& m) {
-    Act res = m.act(x, rows, cols), delta = m.act(d, rows, cols), out = m.act({}, rows, cols);
-    m.backend().add_rms_norm(res, delta, m.f32(w), 1e-6f, out);
-    return std::vector<std::vector<double>>{m.read(res), m.read(out)};
-  });
+  for (const int64_t cols : {1024, 4096, 5120, 8192, 1000, 8200}) {
+    std::mt19937 rng(static_cast<unsigned>(2 + cols));
+    const int64_t rows = 7;
+    const auto x = bf16_rounded(rows * cols, rng, 3.0f), d = bf16_rounded(rows * cols, rng, 3.0f);
+    std::vector<float> w(static_cast<size_t>(cols));
+    for (auto& v : w) v = round_bf16(0.5f + std::uniform_real_distribution<float>(0, 1)(rng));
+    const std::string at = " cols=" + std::to_string(cols);
+    compare("rms_norm" + at, 5e-3, [&](Mem& m) {
+      Act xa = m.act(x, rows, cols), out = m.act({}, rows, cols);
+      m.backend().rms_norm(xa, m.f32(w), 1e-6f, out);
+      return std::vector<std::vector<double>>{m.read(out)};
+    });
+    compare("add_rms_norm (residual, out)" + at, 5e-3, [&](Mem& m) {
+      Act res = m.act(x, rows, cols), delta = m.act(d, rows, cols), out = m.act({}, rows, cols);
+      m.backend().add_rms_norm(res, delta, m.f32(w), 1e-6f, out);
+      return std::vector<std::vector<double>>{m.read(res), m.read(out)};
+    });
+    compare("add_rms_norm, out aliasing delta" + at, 5e-3, [&](Mem& m) {
+      Act res = m.act(x, rows, cols), delta = m.act(d, rows, cols);
+      m.backend().add_rms_norm(res, delta, m.f32(w), 1e-6f, delta);
+      return std::vector<std::vector<double>>{m.read(res), m.read(delta)};
+    });
+  }
 }
 
 TEST(OpHarness, SiluMulAndGather) {
