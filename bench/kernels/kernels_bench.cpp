@@ -17,8 +17,10 @@
 // --variant-list A,B,...: the variants --variants compares (default: kVariants); --no-peers
 // skips cuBLASLt/cuBLAS.
 //
+// --shapes decode: only the Qwen3-8B/32B decode-layer shapes (kDecodeShapes).
+//
 // Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
-//                            [--variant-fp8 NAME] [--variant-bf16 NAME]
+//                            [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -56,6 +58,7 @@ struct Shape {
 };
 
 const std::vector<Shape> kShapes = {
+    {"qwen3-8b", "qkv(fused)", 6144, 4096},      {"qwen3-32b", "qkv(fused)", 10240, 5120},
     {"qwen3-8b", "q/o_proj", 4096, 4096},        {"qwen3-8b", "k/v_proj", 1024, 4096},
     {"qwen3-8b", "gate_up", 24576, 4096},        {"qwen3-8b", "down", 4096, 12288},
     {"qwen3-8b", "lm_head", 151936, 4096},       {"qwen3-32b", "q_proj", 8192, 5120},
@@ -66,6 +69,13 @@ const std::vector<Shape> kShapes = {
     {"qwen3.5-27b", "in_proj_qkv", 10240, 5120}, {"qwen3.5-27b", "gate_up", 34816, 5120},
     {"qwen3.5-27b", "down", 5120, 17408},        {"qwen3.5-27b", "lm_head", 248320, 5120},
 };
+// The Qwen3 dense decode layer (fused q|k|v, o, fused gate|up, down) of the 8B and the 32B:
+// the shapes gemv_default_variant is chosen on (--shapes decode).
+const std::vector<Shape> kDecodeShapes = {
+    {"qwen3-8b", "qkv(fused)", 6144, 4096},  {"qwen3-8b", "o_proj", 4096, 4096},
+    {"qwen3-8b", "gate_up", 24576, 4096},    {"qwen3-8b", "down", 4096, 12288},
+    {"qwen3-32b", "qkv(fused)", 10240, 5120}, {"qwen3-32b", "o_proj", 5120, 8192},
+    {"qwen3-32b", "gate_up", 51200, 5120},   {"qwen3-32b", "down", 5120, 25600}};
 const std::vector<Shape> kQuickShapes = {
     {"qwen3-8b", "gate_up", 24576, 4096}, {"qwen3-8b", "down", 4096, 12288}, {"qwen3.5-27b", "down", 5120, 17408},
     {"qwen3.5-27b", "gate_up", 34816, 5120}, {"qwen3-8b", "q/o_proj", 4096, 4096}};
@@ -180,6 +190,7 @@ int main(int argc, char** argv) {
   std::string ours_fp8 = "default", ours_bf16 = "default";
   std::vector<std::string> variant_list(kVariants.begin(), kVariants.end());
   bool peers = true;
+  bool decode_shapes = false;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
@@ -198,13 +209,16 @@ int main(int argc, char** argv) {
       }
     } else if (arg == "--no-peers") {
       peers = false;
+    } else if (arg == "--shapes" && i + 1 < argc && std::strcmp(argv[i + 1], "decode") == 0) {
+      decode_shapes = true;
+      ++i;
     } else if (arg == "--variant-fp8" && i + 1 < argc) {
       ours_fp8 = argv[++i];
     } else if (arg == "--variant-bf16" && i + 1 < argc) {
       ours_bf16 = argv[++i];
     } else {
       std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
-                   "[--variant-fp8 NAME] [--variant-bf16 NAME]\n");
+                   "[--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]\n");
       return 2;
     }
   }
@@ -246,7 +260,7 @@ int main(int argc, char** argv) {
     std::string table = fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n",
                                      "k", "dtype", "m", "impl", "us", "GB/s", "%ceil");
     std::string summary;
-    for (const Shape& shape : quick ? kQuickShapes : kShapes) {
+    for (const Shape& shape : decode_shapes ? kDecodeShapes : quick ? kQuickShapes : kShapes) {
       for (const bool fp8 : {true, false}) {
         const size_t elem = fp8 ? 1 : 2;
         const size_t w_bytes = static_cast<size_t>(shape.n * shape.k) * elem;
@@ -353,7 +367,7 @@ int main(int argc, char** argv) {
             ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, ours_variant); }));
             if (m == 1) ours_m1 = ours;
             if (m == 16) ours_m16 = ours;
-            if (m == 1 || m == 16) {
+            if (m == 1 || m == 4 || m == 16) {
               emit("  ring (old default)",
                    time_graph(stream, copies, [&](int c) { run_ours(c, gemv_variant_from_name("ring")); }));
             }

@@ -55,11 +55,14 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
+// Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
+// s1..s2 (the compiler then has 128 registers a thread).
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced>
-__global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 8) ? 2 : 1) gemv_kernel(Params p) {
+__global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
+  static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
 
@@ -248,7 +251,7 @@ void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit
       gemv_kernel<kMaxM, true, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     }
   } else {
-    if (stages == 2) {
+    if (stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       gemv_kernel<kMaxM, false, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     } else {
       gemv_kernel<kMaxM, false, 1, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
@@ -288,6 +291,24 @@ int gemv_chunk_steps(int64_t n, int64_t k) {
   return static_cast<int>((ksteps + split - 1) / split);
 }
 
+int gemv_ring_ksplit(int64_t n, int64_t k, int want) {
+  if (want <= 0) return gemv_ksplit(n, k);
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  int64_t split = std::min<int64_t>(want, std::max<int64_t>(1, ksteps / 2));
+  split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(kGemvWorkspaceFloats) / (16 * n)));
+  if (blocks > kGemvCounterCount) split = 1;
+  const int64_t chunk = (ksteps + split - 1) / split;
+  return static_cast<int>((ksteps + chunk - 1) / chunk);
+}
+
+int gemv_ring_chunk_steps(int64_t n, int64_t k, int want) {
+  if (want <= 0) return gemv_chunk_steps(n, k);
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int split = gemv_ring_ksplit(n, k, want);
+  return static_cast<int>((ksteps + split - 1) / split);
+}
+
 int64_t gemv_stream_cta_steps(int64_t n, int64_t k) {
   return stream_cta_units(n, k, kStreamCtas);
 }
@@ -309,20 +330,22 @@ bool device_has_bulk_copy() {
 
 constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
 
-// The kernel each weight dtype runs by default (measured on the H200, see gemv.h). Every shape
-// of a dtype takes the same kernel at every m, which the bit identity across tiers needs.
-GemvVariant default_variant(bool fp8) {
-  static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
-  static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
-  return fp8 ? fp8_default : bf16_default;
-}
-
-// Resolves kDefault and the hardware fallback (no bulk copies below sm_90).
-GemvVariant resolve(const GemvVariant& variant, bool fp8) {
-  GemvVariant v = variant.kernel == GemvKernel::kDefault ? default_variant(fp8) : variant;
+// Resolves kDefault (gemv_default_variant, per shape) and the hardware fallback (no bulk copies
+// below sm_90).
+GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
+  GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
   return v;
+}
+
+// The register ring's requested K split: v.ksplit, else (v.ctas > 0) as many splits per 128-row
+// block as fit the whole grid into v.ctas CTAs (one wave at ctas = 2 per SM), else 0 (the rule).
+int ring_split_request(const GemvVariant& v, int64_t n) {
+  if (v.ksplit > 0) return v.ksplit;
+  if (v.ctas <= 0) return 0;
+  const int64_t blocks = (n + kRowsPerCta - 1) / kRowsPerCta;
+  return static_cast<int>(std::clamp<int64_t>(v.ctas / blocks, 1, 1 << 16));
 }
 
 int balanced_ctas(const GemvVariant& v) {
@@ -331,14 +354,14 @@ int balanced_ctas(const GemvVariant& v) {
 }
 
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
-  const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3);
+  const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
     if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
       return "balanced-grid workspace too small";
     return {};
   }
-  const int ksplit = gemv_ksplit(p.n, p.k);
+  const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
   if (ksplit > 1) {
     const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
     if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
@@ -395,7 +418,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
-  const GemvVariant v = resolve(variant, fp8);
+  const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
     launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, stream);
@@ -414,8 +437,9 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     params.cta_units = stream_cta_units(problem.n, problem.k, ctas);
     grid = dim3(static_cast<unsigned>(stream_grid(problem.n, problem.k, ctas)));
   } else {
-    params.ksplit = gemv_ksplit(problem.n, problem.k);
-    params.chunk_steps = gemv_chunk_steps(problem.n, problem.k);
+    const int want = ring_split_request(v, problem.n);
+    params.ksplit = gemv_ring_ksplit(problem.n, problem.k, want);
+    params.chunk_steps = gemv_ring_chunk_steps(problem.n, problem.k, want);
     grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta),
                 static_cast<unsigned>(params.ksplit));
   }
@@ -444,6 +468,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.stages != 0) out += ":s" + std::to_string(v.stages);
   if (v.ctas != 0) out += ":c" + std::to_string(v.ctas);
   if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
+  if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   return out;
@@ -472,16 +497,25 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.bit_trick = true;
     } else if (part == "tma") {
       v.tma = true;
-    } else if (part.size() >= 2 && (part[0] == 's' || part[0] == 'c' || part[0] == 'r') &&
+    } else if (part.size() >= 2 && part.size() <= 6 &&
+               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {
       const int value = std::stoi(part.substr(1));
-      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : v.row_bytes) = value;
+      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : part[0] == 'r' ? v.row_bytes : v.ksplit) = value;
     } else {
       throw_error("gemv variant '" + name + "': bad field '" + part + "'");
     }
     pos = next + 1;
   }
   return v;
+}
+
+GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
+  static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
+  static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
+  (void)n;
+  (void)k;
+  return fp8 ? fp8_default : bf16_default;
 }
 
 void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream) {

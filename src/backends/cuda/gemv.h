@@ -99,18 +99,34 @@ struct GemvVariant {
       false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
   GemvKernel kernel = GemvKernel::kDefault;
   // Balanced kernels: grid size (changes the K segments, so rows match other `ctas` only
-  // closely); 0 = 132 (stream) or 264 (ringbal).
+  // closely); 0 = 132 (stream) or 264 (ringbal). Register ring: K split = max(1, ctas / row
+  // blocks) (the grid fits `ctas` CTAs) unless ksplit is set; 0 = gemv_ksplit's rule.
   int ctas = 0;
   int row_bytes = 0;  // stream: bytes of each weight row per stage, 256 (0) or 512 (two stages)
   bool tma =
       false;  // stream: weights by 2-D tensor copies (one per warp and stage) instead of one copy per row
+  // Register ring (non-balanced): K split forced to this many CTAs per 128-row block (clamped by
+  // gemv_ring_ksplit); 0 = gemv_ksplit's rule. A function of the variant only, so per shape the
+  // split is still the same at every m.
+  int ksplit = 0;
 };
+
+// K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped
+// to [1, k / 256] (chunks of at least 2 steps) and to what kGemvWorkspaceFloats holds
+// (split * 16 * n floats); every split is non-empty.
+int gemv_ring_ksplit(int64_t n, int64_t k, int want);
+// Steps of 128 k per split for gemv_ring_ksplit(n, k, want).
+int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
+
+// The kernel a (weight dtype, n, k) takes by default: ONE pure function of the shape (never of m
+// or the tier, which the bit identity across tiers needs). See gemv.cu for the measured table.
+GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:bits][:tma]" (kernel: default|stream|ring|ringbal), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:bits][:tma]" (kernel: default|stream|ring|ringbal), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

@@ -307,12 +307,41 @@ TEST(GemvPolicy, StreamSegmentsDependOnlyOnShape) {
   EXPECT_LE(264, cuda::kGemvCounterCount);
 }
 
+TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
+  // A forced K split (GemvVariant::ksplit) is clamped to chunks of >= 2 steps and to the
+  // workspace, every split is non-empty, and 0 keeps gemv_ksplit's rule.
+  for (int64_t n : {200, 1024, 4096, 6144, 24576, 51200, 151936}) {
+    for (int64_t k : {256, 1024, 4096, 5120, 12288, 25600}) {
+      EXPECT_EQ(cuda::gemv_ring_ksplit(n, k, 0), cuda::gemv_ksplit(n, k));
+      EXPECT_EQ(cuda::gemv_ring_chunk_steps(n, k, 0), cuda::gemv_chunk_steps(n, k));
+      const int64_t ksteps = k / 128;
+      for (int want : {1, 2, 3, 4, 6, 8, 16, 64}) {
+        const int split = cuda::gemv_ring_ksplit(n, k, want), chunk = cuda::gemv_ring_chunk_steps(n, k, want);
+        EXPECT_GE(split, 1);
+        EXPECT_LE(split, want);
+        EXPECT_GE(chunk, 2) << n << "x" << k << " want " << want;
+        EXPECT_GE(split * chunk, ksteps);
+        EXPECT_LT((split - 1) * chunk, ksteps) << "every split non-empty";
+        if (split > 1) {
+          EXPECT_LE(static_cast<size_t>(split) * 16 * n, cuda::kGemvWorkspaceFloats);
+          EXPECT_LE((n + 127) / 128, cuda::kGemvCounterCount);
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cuda::gemv_ring_ksplit(4096, 4096, 8), 8);
+  EXPECT_EQ(cuda::gemv_ring_chunk_steps(4096, 4096, 8), 4);
+  EXPECT_EQ(cuda::gemv_ring_ksplit(151936, 4096, 4), 1) << "more row blocks than counters";
+}
+
 TEST(GemvPolicy, VariantNamesRoundTrip) {
-  for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma"}) {
+  for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
+                           "ring:s4:k8", "ring:k3"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("stream:x2"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
 }
 
 }  // namespace
