@@ -5,14 +5,14 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden latency profile serve hf eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 bundle=$root/perf-bundle
 out=${OUT:-/tmp/lathe-perf-out}
 mkdir -p "$out"
-steps="golden latency profile serve hf eager fp8kv latency32"
+steps="golden determinism latency profile serve hf eager fp8kv latency32"
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --steps) steps=$2; shift ;;
@@ -62,6 +62,9 @@ if has golden; then
   done
   grep -E "decode graphs" "$out/gpu_golden_qwen3.log" | head -3 >>"$summary"
 fi
+if has quick; then
+  latency quick_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
+fi
 if has latency; then
   latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64
   latency latency_8b_bf16 120 configs/Qwen3-8B --batch-sizes 1,4,16,64 --output-len 64
@@ -72,31 +75,57 @@ if has profile; then
     --batch-sizes 1,16 --input-len 1024 --output-len 32 >"$out/profile_8b_fp8.txt" 2>"$out/profile_8b_fp8.log"
   note "profile 8b fp8 (eager)" "rc=$? $((SECONDS - start))s"
 fi
-if has serve; then
-  start=$SECONDS
-  "$lathe" serve configs/Qwen3-8B-FP8 --load-format dummy --tokenizer "$tok" --device cuda --port 8011 \
-    --max-model-len 4096 --max-num-seqs 64 --served-model-name qwen3-8b-fp8 >"$out/serve_8b_fp8.log" 2>&1 &
+# Starts `lathe serve` of a dummy model on a port (extra flags after the name) and waits for
+# /health; sets $server to its pid.
+serve_start() {  # model dir, port, served name, extra flags...
+  local model=$1 port=$2 name=$3
+  shift 3
+  local start=$SECONDS
+  "$lathe" serve "$model" --load-format dummy --tokenizer "$tok" --device cuda --port "$port" \
+    --max-model-len 4096 --max-num-seqs 64 --served-model-name "$name" "$@" >"$out/serve_$name.log" 2>&1 &
   server=$!
-  for _ in $(seq 1 120); do
-    curl -sf http://127.0.0.1:8011/health >/dev/null 2>&1 && break
+  for _ in $(seq 1 180); do
+    curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
     sleep 1
   done
-  note "serve 8b fp8 ready" "$((SECONDS - start))s: $(grep -E 'start-up took|decode graphs' "$out/serve_8b_fp8.log" | tr '\n' ' ' | cut -c1-200)"
-  # Batch invariance of the served model (decode graphs on): alone vs beside 31 others, 32 requests
-  # in flight at most, so every decode step stays on the GEMV tiers (<= 32 rows).
-  start=$SECONDS
-  timeout 120 python3 tools/serve_determinism_check.py --url http://127.0.0.1:8011 --model qwen3-8b-fp8 --others 31 \
-    >"$out/determinism_8b_fp8.txt" 2>&1
-  note "determinism 8b fp8 (31 others)" "rc=$? $((SECONDS - start))s"
-  tail -4 "$out/determinism_8b_fp8.txt" >>"$summary"
-  start=$SECONDS
-  timeout 240 "$lathe" bench serve --url http://127.0.0.1:8011 --concurrency 1,4,16,64 --input-len 1024 \
-    --output-len 256 --tokenizer "$tok" --out "$out/serve_8b_fp8.json" \
-    --plot "$out/serve_8b_fp8.svg" >"$out/serve_bench_8b_fp8.txt" 2>&1
-  note "bench serve 8b fp8" "rc=$? $((SECONDS - start))s"
-  tail -8 "$out/serve_bench_8b_fp8.txt" >>"$summary"
-  kill -INT $server 2>/dev/null
-  wait $server 2>/dev/null
+  note "serve $name ready" "$((SECONDS - start))s: $(grep -E 'start-up took|decode graphs' "$out/serve_$name.log" | tr '\n' ' ' | cut -c1-200)"
+}
+serve_stop() {
+  kill -INT "$server" 2>/dev/null
+  wait "$server" 2>/dev/null
+}
+# Batch invariance of a served model: alone vs beside `others` requests (others + 1 in flight).
+determinism() {  # port, served name, others
+  local start=$SECONDS
+  timeout 150 python3 tools/serve_determinism_check.py --url "http://127.0.0.1:$1" --model "$2" --others "$3" \
+    >"$out/determinism_$2.txt" 2>&1
+  note "determinism $2 ($(( $3 + 1 )) in flight)" "rc=$? $((SECONDS - start))s"
+  tail -3 "$out/determinism_$2.txt" >>"$summary"
+}
+bench_serve() {  # port, served name, time limit
+  local start=$SECONDS
+  timeout "$3" "$lathe" bench serve --url "http://127.0.0.1:$1" --concurrency 1,4,16,64 --input-len 1024 \
+    --output-len 256 --tokenizer "$tok" --out "$out/serve_$2.json" --plot "$out/serve_$2.svg" \
+    >"$out/serve_bench_$2.txt" 2>&1
+  note "bench serve $2" "rc=$? $((SECONDS - start))s"
+  tail -8 "$out/serve_bench_$2.txt" >>"$summary"
+}
+
+if has determinism; then
+  # Decode graphs on, 32 requests in flight at most: every decode step stays on the GEMV tiers.
+  serve_start configs/Qwen3-8B-FP8 8011 det-8b-fp8
+  determinism 8011 det-8b-fp8 31
+  serve_stop
+fi
+if has serve; then
+  serve_start configs/Qwen3-8B-FP8 8012 qwen3-8b-fp8
+  bench_serve 8012 qwen3-8b-fp8 240
+  serve_stop
+fi
+if has serve32; then
+  serve_start configs/Qwen3-32B-FP8 8014 qwen3-32b-fp8
+  bench_serve 8014 qwen3-32b-fp8 300
+  serve_stop
 fi
 if has hf; then
   start=$SECONDS
@@ -104,6 +133,13 @@ if has hf; then
     --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_8b.json" >"$out/hf_8b.txt" 2>&1
   note "hf peer 8b static-compiled" "rc=$? $((SECONDS - start))s"
   tail -5 "$out/hf_8b.txt" >>"$summary"
+fi
+if has hf32; then
+  start=$SECONDS
+  timeout 300 python3 tools/peers/hf_generate.py configs/Qwen3-32B --batch-sizes 1,4,16 --prompt-len 1024 \
+    --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_32b.json" >"$out/hf_32b.txt" 2>&1
+  note "hf peer 32b static-compiled" "rc=$? $((SECONDS - start))s"
+  tail -5 "$out/hf_32b.txt" >>"$summary"
 fi
 if has eager; then
   latency eager_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --enforce-eager
@@ -114,26 +150,14 @@ if has fp8kv; then
 fi
 if has latency32; then
   latency latency_32b_fp8 150 configs/Qwen3-32B-FP8 --batch-sizes 1,4,16,64 --output-len 32
-  latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,16 --output-len 32
+  latency latency_32b_bf16 150 configs/Qwen3-32B --batch-sizes 1,4,16,64 --output-len 32
 fi
 if has wide; then
   # LATHE_FFN_DECODE_WIDE=gemv: decode steps wider than 32 rows on the GEMV tiers in 32-row chunks.
   LATHE_FFN_DECODE_WIDE=gemv latency wide_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 16,64 --output-len 32
-  start=$SECONDS
-  LATHE_FFN_DECODE_WIDE=gemv "$lathe" serve configs/Qwen3-8B-FP8 --load-format dummy --tokenizer "$tok" \
-    --device cuda --port 8013 --max-model-len 4096 --max-num-seqs 64 --served-model-name wide \
-    >"$out/serve_wide.log" 2>&1 &
-  server=$!
-  for _ in $(seq 1 120); do
-    curl -sf http://127.0.0.1:8013/health >/dev/null 2>&1 && break
-    sleep 1
-  done
-  timeout 120 python3 tools/serve_determinism_check.py --url http://127.0.0.1:8013 --model wide --others 47 \
-    >"$out/determinism_wide.txt" 2>&1
-  note "determinism wide (48 in flight)" "rc=$? $((SECONDS - start))s"
-  tail -3 "$out/determinism_wide.txt" >>"$summary"
-  kill -INT $server 2>/dev/null
-  wait $server 2>/dev/null
+  LATHE_FFN_DECODE_WIDE=gemv serve_start configs/Qwen3-8B-FP8 8013 wide
+  determinism 8013 wide 47
+  serve_stop
 fi
 echo
 cat "$summary"
