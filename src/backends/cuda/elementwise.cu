@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdint>
 
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/elementwise.h"
 
@@ -65,6 +66,7 @@ __device__ float block_sum(float v) {
 
 __global__ void embedding_kernel(const int32_t* ids, const void* table, RowType table_type, int64_t vocab,
                                  int64_t hidden, void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t t = blockIdx.x;
   const int32_t id = ids[t];
   const bool valid = id >= 0 && id < vocab;
@@ -76,6 +78,7 @@ __global__ void embedding_kernel(const int32_t* ids, const void* table, RowType 
 
 __global__ void rms_norm_kernel(const void* x, RowType x_type, int64_t x_stride, int64_t cols, const float* weight,
                                 float eps, void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float ss = 0.0f;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -93,6 +96,7 @@ __global__ void rms_norm_kernel(const void* x, RowType x_type, int64_t x_stride,
 __global__ void add_rms_norm_kernel(void* residual, RowType res_type, int64_t res_stride, const void* delta,
                                     RowType delta_type, int64_t delta_stride, int64_t cols, const float* weight,
                                     float eps, void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float ss = 0.0f;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -146,6 +150,7 @@ __device__ __forceinline__ void store_normed(__nv_bfloat16* out, const float (&v
 __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bfloat16* x, int64_t x_stride, int cols,
                                                                   const float* weight, float eps, __nv_bfloat16* out,
                                                                   int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   const int vecs = cols / kVecElems;
   float v[kMaxVecs][kVecElems];
@@ -181,6 +186,7 @@ __global__ void __launch_bounds__(kThreads)
     add_rms_norm_bf16_kernel(__nv_bfloat16* residual, int64_t res_stride, const __nv_bfloat16* delta,
                              int64_t delta_stride, int cols, const float* weight, float eps, __nv_bfloat16* out,
                              int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   const int vecs = cols / kVecElems;
   float v[kMaxVecs][kVecElems];
@@ -229,6 +235,7 @@ bool vector_row_ok(const void* p, RowType type, int64_t stride, int64_t cols) {
 
 __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in_stride, int64_t inter, void* out,
                                 RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.y;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < inter;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -240,6 +247,7 @@ __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in
 
 __global__ void gather_kernel(const void* x, RowType x_type, int64_t x_stride, const int32_t* indices, int64_t cols,
                               void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t i = blockIdx.x;
   const int64_t src = indices[i];
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) store(out, out_type, i * out_stride + c, load(x, x_type, src * x_stride + c));
@@ -265,8 +273,8 @@ unsigned column_blocks(int64_t cols) { return static_cast<unsigned>(std::min<int
 void launch_embedding(const int32_t* ids, int64_t tokens, const void* table, RowType table_type, int64_t vocab,
                       int64_t hidden, void* out, RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (tokens <= 0) return;
-  embedding_kernel<<<static_cast<unsigned>(tokens), kThreads, 0, stream>>>(ids, table, table_type, vocab, hidden, out,
-                                                                          out_type, out_stride);
+  launch_chained(embedding_kernel, dim3(static_cast<unsigned>(tokens)), dim3(kThreads), 0, stream, ids, table, table_type,
+                 vocab, hidden, out, out_type, out_stride);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 
@@ -274,14 +282,14 @@ void launch_rms_norm(const void* x, RowType x_type, int64_t x_stride, int64_t ro
                      float eps, void* out, RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (rows <= 0 || cols <= 0) return;
   if (vector_row_ok(x, x_type, x_stride, cols) && vector_row_ok(out, out_type, out_stride, cols) && aligned16(weight)) {
-    rms_norm_bf16_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-        static_cast<const __nv_bfloat16*>(x), x_stride, static_cast<int>(cols), weight, eps,
-        static_cast<__nv_bfloat16*>(out), out_stride);
+    launch_chained(rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
+                   static_cast<const __nv_bfloat16*>(x), x_stride, static_cast<int>(cols), weight, eps,
+                   static_cast<__nv_bfloat16*>(out), out_stride);
     LATHE_CUDA_CHECK_LAUNCH();
     return;
   }
-  rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(x, x_type, x_stride, cols, weight, eps, out,
-                                                                       out_type, out_stride);
+  launch_chained(rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, x, x_type, x_stride, cols,
+                 weight, eps, out, out_type, out_stride);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 
@@ -291,30 +299,30 @@ void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual
   if (rows <= 0 || cols <= 0) return;
   if (vector_row_ok(residual, residual_type, residual_stride, cols) && vector_row_ok(delta, delta_type, delta_stride, cols) &&
       vector_row_ok(out, out_type, out_stride, cols) && aligned16(weight)) {
-    add_rms_norm_bf16_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-        static_cast<__nv_bfloat16*>(residual), residual_stride, static_cast<const __nv_bfloat16*>(delta), delta_stride,
-        static_cast<int>(cols), weight, eps, static_cast<__nv_bfloat16*>(out), out_stride);
+    launch_chained(add_rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
+                   static_cast<__nv_bfloat16*>(residual), residual_stride, static_cast<const __nv_bfloat16*>(delta),
+                   delta_stride, static_cast<int>(cols), weight, eps, static_cast<__nv_bfloat16*>(out), out_stride);
     LATHE_CUDA_CHECK_LAUNCH();
     return;
   }
-  add_rms_norm_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
-      residual, residual_type, residual_stride, delta, delta_type, delta_stride, cols, weight, eps, out, out_type, out_stride);
+  launch_chained(add_rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, residual, residual_type,
+                 residual_stride, delta, delta_type, delta_stride, cols, weight, eps, out, out_type, out_stride);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_silu_mul(const void* gate_up, RowType in_type, int64_t in_stride, int64_t rows, int64_t inter, void* out,
                      RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (rows <= 0 || inter <= 0) return;
-  silu_mul_kernel<<<dim3(column_blocks(inter), static_cast<unsigned>(rows)), kThreads, 0, stream>>>(
-      gate_up, in_type, in_stride, inter, out, out_type, out_stride);
+  launch_chained(silu_mul_kernel, dim3(column_blocks(inter), static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
+                 gate_up, in_type, in_stride, inter, out, out_type, out_stride);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_gather_rows(const void* x, RowType x_type, int64_t x_stride, const int32_t* indices, int64_t count,
                         int64_t cols, void* out, RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (count <= 0) return;
-  gather_kernel<<<static_cast<unsigned>(count), kThreads, 0, stream>>>(x, x_type, x_stride, indices, cols, out, out_type,
-                                                                      out_stride);
+  launch_chained(gather_kernel, dim3(static_cast<unsigned>(count)), dim3(kThreads), 0, stream, x, x_type, x_stride, indices,
+                 cols, out, out_type, out_stride);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 

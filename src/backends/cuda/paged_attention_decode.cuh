@@ -18,6 +18,7 @@
 // and at the end the per-row-slot accumulators are summed in slot order 0..kRows-1. Chunks start
 // at position 0, so the reduction tree depends only on the sequence's own length and the chunk
 // size.
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention_common.cuh"
 
 namespace lathe::cuda::attn {
@@ -57,6 +58,7 @@ struct DecodeGeometry {
 
 template <typename Kv, int HD, int G>
 __global__ void __launch_bounds__(kDecodeThreads) paged_decode_kernel(const DecodeParams p) {
+  chained_kernel_begin();
   using Geo = DecodeGeometry<HD>;
   using Frag = typename Kv::Frag;
   constexpr int kTpr = Geo::kTpr, kRows = Geo::kRows, kChunk = Geo::kChunk;
@@ -213,8 +215,7 @@ template <typename Kv, int HD, int G>
 cudaError_t launch_decode_nonsplit(const DecodeParams& p, int32_t num_seqs, cudaStream_t stream) {
   if (num_seqs <= 0) return cudaSuccess;
   const dim3 grid(p.num_heads / G, num_seqs);
-  paged_decode_kernel<Kv, HD, G><<<grid, kDecodeThreads, 0, stream>>>(p);
-  return cudaGetLastError();
+  return launch_chained_status(paged_decode_kernel<Kv, HD, G>, grid, dim3(kDecodeThreads), 0, stream, p);
 }
 
 // Shared by both launchers: the DecodeParams of a rows/kv pair.

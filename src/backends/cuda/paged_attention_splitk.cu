@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
 
@@ -17,6 +18,7 @@ namespace {
 template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv_bfloat16* out, int64_t out_stride,
                                                     int32_t num_heads, int32_t num_splits) {
+  chained_kernel_begin();
   // Merges the records of one (sequence, head) in split order 0..num_splits-1:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
@@ -39,10 +41,9 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv
 
 template <int HD>
 cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
-  splitk_reduce<HD><<<dim3(sp.base.num_heads, num_seqs), HD, 0, stream>>>(sp.base.workspace, sp.base.out,
-                                                                          sp.base.out_stride, sp.base.num_heads,
-                                                                          sp.base.num_splits);
-  return cudaGetLastError();
+  return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream,
+                               sp.base.workspace, sp.base.out, sp.base.out_stride, sp.base.num_heads,
+                               sp.base.num_splits);
 }
 
 // The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch. Variant

@@ -39,6 +39,7 @@
 #include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_common.cuh"
 #include "backends/cuda/paged_attention_decode.cuh"
@@ -98,6 +99,7 @@ struct SplitLayout {
 
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
+  chained_kernel_begin();  // a no-op unless launched chained (the non-cluster variants are)
   using L = SplitLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kThreads;
@@ -440,8 +442,8 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   if (opt_in != cudaSuccess) return opt_in;
   const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
-    paged_decode_splitk_mma<Kv, HD, Cfg><<<grid, Cfg::kThreads, L::kBytes, stream>>>(sp);
-    return cudaGetLastError();
+    return launch_chained_status(paged_decode_splitk_mma<Kv, HD, Cfg>, grid, dim3(Cfg::kThreads), L::kBytes, stream,
+                                 sp);
   } else {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;

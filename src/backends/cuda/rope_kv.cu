@@ -1,6 +1,7 @@
 #include <cuda_bf16.h>
 #include <cuda_fp8.h>
 
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/rope_kv.h"
 
@@ -11,6 +12,7 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kMaxHeadDim = 512;
 
 __global__ void qk_norm_rope_kv_kernel(QkNormRopeArgs a) {
+  chained_kernel_begin();
   __shared__ float head_buf[kWarpsPerBlock][kMaxHeadDim];
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -95,8 +97,7 @@ void launch_qk_norm_rope_kv_write(const QkNormRopeArgs& args, cudaStream_t strea
     throw_error("qk_norm_rope_kv_write: head_dim must be in 1..512 and rotary_dim even and <= head_dim");
   const int64_t items = args.tokens * (args.num_heads + 2 * args.num_kv_heads);
   const unsigned blocks = static_cast<unsigned>((items + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  qk_norm_rope_kv_kernel<<<blocks, kWarpsPerBlock * 32, 0, stream>>>(args);
-  LATHE_CUDA_CHECK_LAUNCH();
+  launch_chained(qk_norm_rope_kv_kernel, dim3(blocks), dim3(kWarpsPerBlock * 32), 0, stream, args);
 }
 
 }  // namespace lathe::cuda

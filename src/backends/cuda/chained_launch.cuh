@@ -1,0 +1,55 @@
+#pragma once
+// Chained launches: programmatic dependent launch (PDL, sm_90+) for the small kernels of the
+// decode step, so a kernel's launch and CTA start-up overlap the tail of the kernel before it.
+//
+// Contract, for every kernel launched through launch_chained:
+//   - its first statement, in every thread, is chained_kernel_begin(): it waits until the
+//     previous grid of the stream has COMPLETED and its memory is visible, then lets the next
+//     chained grid start launching. Nothing is read or written before it.
+//   - Because every chained kernel waits for its predecessor's completion before it can itself
+//     complete, "complete" is transitive along the stream: a kernel also sees the results of
+//     every earlier kernel, chained or not. Kernels launched the ordinary way (<<<>>>, cuBLASLt)
+//     keep full stream order on both sides.
+// Results are bit-identical to ordinary launches (same kernels, same order of memory effects);
+// only the idle gap between kernels shrinks. Launches are ordinary unless the backend switched
+// chaining on (chained_launch.h: sm_90+, LATHE_CHAINED_LAUNCH not off).
+#include <cuda_runtime.h>
+
+#include "backends/cuda/chained_launch.h"
+#include "backends/cuda/check.h"
+
+namespace lathe::cuda {
+
+__device__ __forceinline__ void chained_kernel_begin() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
+// Launches `kernel` chained to the previous grid of `stream` (when enabled) and returns the
+// launch status; the kernel must begin with chained_kernel_begin().
+template <typename... Params, typename... Args>
+cudaError_t launch_chained_status(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
+                                  cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t config{};
+  config.gridDim = grid;
+  config.blockDim = block;
+  config.dynamicSmemBytes = smem_bytes;
+  config.stream = stream;
+  config.attrs = &attribute;
+  config.numAttrs = chained_launch_enabled() ? 1 : 0;
+  return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
+}
+
+// As launch_chained_status, throwing lathe::Error on a failed launch.
+template <typename... Params, typename... Args>
+void launch_chained(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes, cudaStream_t stream,
+                    Args... args) {
+  LATHE_CUDA_CHECK(launch_chained_status(kernel, grid, block, smem_bytes, stream, args...));
+}
+
+}  // namespace lathe::cuda
