@@ -8,22 +8,28 @@
 #   --sweep LIST: lathe_bench_kernels --variants --shapes decode --variant-list LIST (the Qwen3
 #       8B/32B decode-layer shapes, m = 1, 4, 16, every variant beside cuBLASLt/cuBLAS), then a
 #       table of the best variant per (shape, dtype, m).
-#   --bench: the full benchmark on the default kernels, with the old default (ring) re-measured
-#       beside it at m = 1, 4, 16.
+#   --pick-fp8 A,B / --pick-bf16 A,B: after the tests and the sweep, the candidate of each dtype
+#       with the best sweep score (geometric mean of % of the read ceiling over the decode shapes,
+#       m = 1 counted twice, m = 4 and 16 once) among those whose --test pair passed; "ring" (the
+#       old default) when none did. The picks are what --bench then measures as "ours".
+#   --bench: the full benchmark (ours = the picks, else the library default), with the old
+#       default (ring) re-measured beside it at m = 1, 4, 16.
 #
-# Usage: bench/kernels/device_run.sh [--test F/B]... [--sweep LIST] [--bench]
-#                                    [--test-s N] [--sweep-s N] [--bench-s N]
+# Usage: bench/kernels/device_run.sh [--test F/B]... [--sweep LIST] [--pick-fp8 L] [--pick-bf16 L]
+#                                    [--bench] [--test-s N] [--sweep-s N] [--bench-s N]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bundle=$root/gemv-bundle
 out=${OUT:-/tmp/gemv-out}
 mkdir -p "$out"
-tests=() sweep="" bench=0 test_s=40 sweep_s=100 bench_s=100
+tests=() sweep="" bench=0 test_s=40 sweep_s=100 bench_s=100 pick_fp8="" pick_bf16="" passed=" "
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --test) tests+=("$2"); shift ;;
     --sweep) sweep=$2; shift ;;
     --bench) bench=1 ;;
+    --pick-fp8) pick_fp8=$2; shift ;;
+    --pick-bf16) pick_bf16=$2; shift ;;
     --test-s) test_s=$2; shift ;;
     --sweep-s) sweep_s=$2; shift ;;
     --bench-s) bench_s=$2; shift ;;
@@ -43,6 +49,7 @@ for pair in "${tests[@]}"; do
   LATHE_GEMV_TEST_VARIANT_FP8=$f LATHE_GEMV_TEST_VARIANT_BF16=$b timeout "$test_s" "$bundle/bin/gpu_cuda_gemv_test" \
     >"$out/gemv_test_$i.txt" 2>&1
   rc=$?
+  [[ $rc == 0 ]] && passed="$passed fp8=$f bf16=$b "
   echo "gemv_test fp8=$f bf16=$b rc=$rc ($(( $(date +%s) - start )) s): $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$out/gemv_test_$i.txt" | tr '\n' ' ')" \
     | tee -a "$out/device.txt"
   i=$((i + 1))
@@ -55,9 +62,33 @@ if [[ -n $sweep ]]; then
   echo "sweep rc=$? ($(( $(date +%s) - start )) s)" | tee -a "$out/device.txt"
 fi
 
+# score DTYPE NAME: weighted geometric mean of the sweep's % for variant NAME (0 if absent).
+score() {
+  awk -v dt="$1" -v nm="v:$2" '$5 == dt && $7 == nm { pct = $NF; sub(/%/, "", pct); w = ($6 == 1) ? 2 : 1
+      if (pct > 0) { s += w * log(pct); n += w } }
+    END { printf "%.2f\n", n > 0 ? exp(s / n) : 0 }' "$out/variants.txt" 2>/dev/null
+}
+pick() {  # DTYPE LIST -> best tested candidate, else ring
+  local best=ring best_s=0 c sc
+  for c in ${2//,/ }; do
+    [[ $passed == *" $1=$c "* ]] || { echo "pick $1: $c not tested or failed" >&2; continue; }
+    sc=$(score "$1" "$c")
+    echo "pick $1: $c score $sc" >&2
+    if awk -v a="$sc" -v b="$best_s" 'BEGIN { exit !(a > b) }'; then best=$c best_s=$sc; fi
+  done
+  echo "$best"
+}
+ours=()
+if [[ -n $pick_fp8 ]]; then
+  f=$(pick fp8 "$pick_fp8" 2>>"$out/device.txt")
+  b=$(pick bf16 "$pick_bf16" 2>>"$out/device.txt")
+  echo "picked fp8=$f bf16=$b" | tee -a "$out/device.txt"
+  ours=(--variant-fp8 "$f" --variant-bf16 "$b")
+fi
+
 if [[ $bench == 1 ]]; then
   start=$(date +%s)
-  timeout "$bench_s" "$bundle/bin/lathe_bench_kernels" --out "$out" >"$out/bench_stdout.txt" 2>&1
+  timeout "$bench_s" "$bundle/bin/lathe_bench_kernels" "${ours[@]}" --out "$out" >"$out/bench_stdout.txt" 2>&1
   echo "bench rc=$? ($(( $(date +%s) - start )) s)" | tee -a "$out/device.txt"
 fi
 

@@ -90,7 +90,8 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 // kStream: bulk-copy smem ring, persistent byte-balanced grid (132 CTAs; sm_90+).
 // kRegisterRing: register ring, one CTA per (128-row block, K split) (the pre-sm_90 path).
 // kRingBalanced: the register ring on a persistent byte-balanced grid (264 CTAs).
-enum class GemvKernel { kDefault, kStream, kRegisterRing, kRingBalanced };
+// kAuto: gemv_auto_variant's per-shape choice of the register-ring kernels.
+enum class GemvKernel { kDefault, kStream, kRegisterRing, kRingBalanced, kAuto };
 struct GemvVariant {
   // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1).
   // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
@@ -109,7 +110,20 @@ struct GemvVariant {
   // gemv_ring_ksplit); 0 = gemv_ksplit's rule. A function of the variant only, so per shape the
   // split is still the same at every m.
   int ksplit = 0;
+  // Register ring and ringbal, fp8 weights: the f16 path (weights to f16 with one conversion per
+  // two codes, activations to f16 with a power-of-two scale per token row and 128-k step, f16
+  // MMA; gemv.cu). Ignored for bf16 weights. With kAuto: the auto choice on the f16 path.
+  bool f16 = false;
 };
+
+// The per-shape choice ("auto", "auto:h16"), a pure function of (dtype, n, k):
+//   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
+//   persistent grid; the row blocks alone would leave a partial second wave);
+//   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, ksteps / 6)):
+//   as many splits as fill one wave of 264 CTAs while every split keeps >= 6 steps (768 k),
+//   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4).
+// f16: the f16 path for fp8 weights.
+GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k, bool f16);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped
 // to [1, k / 256] (chunks of at least 2 steps) and to what kGemvWorkspaceFloats holds
@@ -126,7 +140,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:bits][:tma]" (kernel: default|stream|ring|ringbal), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:bits][:tma][:h16]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

@@ -245,8 +245,9 @@ std::vector<Case> cases() {
   // Stream-kernel coverage (132 CTAs): 384x1024 and 200x2048 one unit per CTA (many segments
   // per block, ragged n); 1536x4096 ~11 segments per block; 17000x256 CTA ranges of 3 steps that
   // cross blocks (odd fp8 stages); 5120x640 two-step ranges straddling blocks of 5 steps.
+  // 34000x384: 266 row blocks, more than one wave of 264 CTAs (the auto choice takes ringbal).
   const std::vector<std::pair<int64_t, int64_t>> shapes = {
-      {384, 1024}, {200, 2048}, {1536, 4096}, {17000, 256}, {5120, 640}};
+      {384, 1024}, {200, 2048}, {1536, 4096}, {17000, 256}, {5120, 640}, {34000, 384}};
   unsigned seed = 1;
   for (const auto& [n, k] : shapes) {
     for (GemvScale s : {GemvScale::kPerTensor, GemvScale::kPerChannel, GemvScale::kBlock128})
@@ -334,9 +335,107 @@ TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
   EXPECT_EQ(cuda::gemv_ring_ksplit(151936, 4096, 4), 1) << "more row blocks than counters";
 }
 
+TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
+  // Measured on the H200 (2026-11-30, bench/results/gemv_sweep_2026-11-30.txt): K splits that
+  // fill one wave of 264 CTAs won on every split shape of the Qwen3 8B/32B decode layer except
+  // 4096x4096 (4 steps per split lost 18% at m = 16; the >= 6-step floor keeps its 5 splits);
+  // ringbal won on 51200x5120 (400 row blocks) at every m; s4 on fp8 24576x4096 at m <= 4.
+  struct Want {
+    int64_t n, k;
+    bool fp8;
+    const char* name;
+  };
+  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5"},
+                                         {4096, 4096, true, "ring:k5"},
+                                         {24576, 4096, true, "ring:s4:k1"},
+                                         {24576, 4096, false, "ring:k1"},
+                                         {4096, 12288, true, "ring:k8"},
+                                         {10240, 5120, false, "ring:k3"},
+                                         {5120, 8192, true, "ring:k6"},
+                                         {51200, 5120, true, "ringbal"},
+                                         {51200, 5120, false, "ringbal"},
+                                         {5120, 25600, true, "ring:s4:k6"},
+                                         {1024, 4096, true, "ring:k8"},
+                                         {151936, 4096, false, "ringbal"}}) {
+    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k, false)), w.name) << w.n << "x" << w.k;
+    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k, true)),
+              std::string(w.name) + (w.fp8 ? ":h16" : ""));
+  }
+  for (int64_t n : {1, 200, 1024, 4096, 24576, 33792, 33793, 151936}) {
+    for (int64_t k : {128, 256, 4096, 25600}) {
+      for (const bool fp8 : {true, false}) {
+        const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k, true);
+        EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k, true)));
+        EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, (n + 127) / 128 > 264) << n;
+        if (v.kernel == cuda::GemvKernel::kRegisterRing) {
+          EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
+          EXPECT_LE(cuda::gemv_ring_ksplit(n, k, v.ksplit) * ((n + 127) / 128), std::max<int64_t>(264, cuda::gemv_ksplit(n, k) * ((n + 127) / 128)));
+        }
+      }
+    }
+  }
+}
+
+// The f16 path scales each (token row, 128-k step) of x by a power of two before rounding to
+// f16: activations far beyond the f16 range (2^30) and far below it (2^-30) in one step must
+// still give the float64 product, on both kernels that take the path, and stay byte-equal
+// across tiers.
+TEST(GemvF16, WideRangeActivationsMatchFloat64) {
+  const int64_t n = 384, k = 1024, kb = k / 128;
+  std::mt19937 rng(77);
+  const std::vector<uint8_t> w8 = gpu_test::random_fp8(static_cast<size_t>(n * k), rng);
+  const std::vector<float> scale = gpu_test::random_f32(static_cast<size_t>(3 * kb), rng, 0.25f, 2.0f);
+  std::uniform_real_distribution<float> expo(-30.0f, 30.0f), sign(-1.0f, 1.0f);
+  std::vector<uint16_t> x(static_cast<size_t>(16 * k));
+  for (auto& v : x) v = to_bf16(std::copysign(std::exp2(expo(rng)), sign(rng))).bits;
+  DeviceBuffer dw(w8.size()), ds(scale.size() * 4), dx(x.size() * 2), dy(static_cast<size_t>(16 * n) * 4);
+  dw.upload(w8);
+  ds.upload(scale);
+  dx.upload(x);
+  DeviceBuffer partials(cuda::kGemvWorkspaceFloats * 4), counters(cuda::kGemvCounterCount * 4);
+  LATHE_CUDA_CHECK(cudaMemset(counters.get(), 0, cuda::kGemvCounterCount * 4));
+  const cuda::GemvWorkspace ws{partials.as<float>(), cuda::kGemvWorkspaceFloats, counters.as<int>(), cuda::kGemvCounterCount};
+  auto launch = [&](const char* variant, int tier, int first, int rows) {
+    GemvProblem p;
+    p.w = dw.get();
+    p.n = n;
+    p.k = k;
+    p.scale_kind = GemvScale::kBlock128;
+    p.scale = ds.as<float>();
+    p.x = dx.as<uint16_t>() + first * k;
+    p.x_stride = k;
+    p.y = dy.as<float>() + first * n;
+    p.y_stride = n;
+    p.y_f32 = true;
+    p.m = rows;
+    cuda::gemv_launch(tier, p, ws, nullptr, cuda::gemv_variant_from_name(variant));
+  };
+  for (const char* variant : {"ring:h16", "ringbal:h16", "ring:s4:k2:h16", "auto:h16", "default"}) {
+    dy.poison();
+    for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
+    const auto single = dy.download<float>(static_cast<size_t>(16 * n));
+    std::vector<double> got, ref;
+    for (int r = 0; r < 16; ++r) {
+      for (int64_t i = 0; i < n; ++i) {
+        double sum = 0;
+        for (int64_t j = 0; j < k; ++j)
+          sum += static_cast<double>(fp8_e4m3_to_float(w8[i * k + j])) * scale[(i / 128) * kb + j / 128] *
+                 gpu_test::bf16_value(x[r * k + j]);
+        got.push_back(single[r * n + i]);
+        ref.push_back(sum);
+      }
+    }
+    EXPECT_LT(gpu_test::normalized_error(got, ref), 1e-5) << variant;
+    dy.poison();
+    launch(variant, 16, 0, 16);
+    const auto wide = dy.download<float>(static_cast<size_t>(16 * n));
+    EXPECT_EQ(std::memcmp(wide.data(), single.data(), wide.size() * 4), 0) << variant << ": tier 16 vs m = 1";
+  }
+}
+
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3"}) {
+                           "ring:s4:k8", "ring:k3", "auto", "auto:h16", "ring:s4:k8:h16", "ringbal:h16"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
