@@ -66,7 +66,7 @@ fi
 score() {
   awk -v dt="$1" -v nm="v:$2" '$5 == dt && $7 == nm { pct = $NF; sub(/%/, "", pct); w = ($6 == 1) ? 2 : 1
       if (pct > 0) { s += w * log(pct); n += w } }
-    END { printf "%.2f\n", n > 0 ? exp(s / n) : 0 }' "$out/variants.txt" 2>/dev/null
+    END { printf "%.2f\n", (n > 0 ? exp(s / n) : 0) }' "$out/variants.txt" 2>/dev/null
 }
 pick() {  # DTYPE LIST -> best tested candidate, else ring
   local best=ring best_s=0 c sc

@@ -1,6 +1,7 @@
 // The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument): the
-// launcher, and the register-ring kernel (the default; with kBalanced, the ringbal variant).
-// The bulk-copy stream variants are in gemv_stream.cu.
+// launcher, the register-ring kernel (with kBalanced, the ringbal variant) and the per-shape
+// default choice between them (gemv_auto_variant). The bulk-copy stream variants are in
+// gemv_stream.cu.
 //
 // Register-ring work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
 // K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
@@ -12,7 +13,6 @@
 // buffered) are read with the same permutation, so the dot products are exact sums over the
 // right pairs. The permutation is the same in every tier.
 #include <cuda_bf16.h>
-#include <cuda_fp16.h>
 
 #include <algorithm>
 
@@ -26,12 +26,14 @@ namespace {
 
 using namespace gemv_detail;
 
-// Default kernel per weight dtype (gemv_variant_name syntax). Chosen on the H200 (2026-11-30,
-// bench/kernels/device_run.sh --variants): best geometric mean of % of the read ceiling over
-// every benchmark shape at m = 1, 4, 16, and the one the device run then passed the GEMV test
-// with. Change only together with a device run of gpu_cuda_gemv_test on the new choice.
-constexpr const char* kDefaultFp8 = "ring";
-constexpr const char* kDefaultBf16 = "ring";
+// Default kernel per weight dtype (gemv_variant_name syntax): "auto" = gemv_auto_variant's
+// per-shape choice. On the H200 (2026-11-30, bundle d11ca55, bench/results/gemv_sweep2_2026-11-30.txt)
+// it beat the former default "ring" on every Qwen3-8B/32B decode-layer shape at m = 1 and 4
+// (fp8 m = 1: +5% to +30%; 4096x4096 unchanged) and passed gpu_cuda_gemv_test (93/93) as
+// LATHE_GEMV_TEST_VARIANT_FP8=auto and _BF16=auto in the same call. Change only together with a
+// device run of gpu_cuda_gemv_test on the new choice.
+constexpr const char* kDefaultFp8 = "auto";
+constexpr const char* kDefaultBf16 = "auto";
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
@@ -54,66 +56,17 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
 }
 
-// f16 path (kF16, fp8 weights only; GemvVariant::f16): once a group of x has landed in shared
-// memory it is rewritten in place as f16: for every (token row, 128-k step) the 128 bf16 values
-// are multiplied by 2^-e, e chosen from their largest magnitude so that it lands in [2^14, 2^15)
-// (e clamped to [-126, 114]), and rounded to f16; xscale gets 2^e. Scaling by a power of two is
-// exact, and every bf16 value whose magnitude is at least 2^-32 of that step's largest is exact in
-// f16 (smaller ones round: a relative change below 2^-24 of the step's largest term). The step's
-// partial is then multiplied back by 2^e together with the block scale (an exact power-of-two
-// product). Every quantity is a function of one token row and one step, so rows stay
-// bit-identical across tiers. Threads: 16 consecutive threads share one (row, step).
-template <int kMaxM>
-__device__ __forceinline__ void x_to_f16(uint8_t* xb, float (*xscale)[kGroupSteps], int m, int count) {
-  const int chunks = m * count * 16;  // 16 chunks of 8 values per (row, step)
-  for (int base = 0; base < chunks; base += kThreads) {
-    const int idx = base + threadIdx.x;
-    const bool active = idx < chunks;
-    const int rs = idx >> 4;
-    const int r = rs / count;
-    const int t = rs - r * count;
-    uint4* ptr = reinterpret_cast<uint4*>(xb + r * kXPitch + (t * kStepK + (idx & 15) * 8) * 2);
-    const uint4 v = active ? *ptr : make_uint4(0, 0, 0, 0);
-    float f[8];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const uint32_t u = word(v, j);
-      f[2 * j] = __uint_as_float(u << 16);
-      f[2 * j + 1] = __uint_as_float(u & 0xffff0000u);
-    }
-    float amax = 0.0f;
-#pragma unroll
-    for (int j = 0; j < 8; ++j) amax = fmaxf(amax, fabsf(f[j]));
-#pragma unroll
-    for (int off = 8; off >= 1; off >>= 1) amax = fmaxf(amax, __shfl_xor_sync(0xffffffffu, amax, off));
-    const int e = max(static_cast<int>((__float_as_uint(amax) >> 23) & 0xffu) - 141, -126);
-    const float down = __uint_as_float(static_cast<uint32_t>(127 - e) << 23);
-    uint32_t h[4];
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const __half2 pair = __floats2half2_rn(__fmul_rn(f[2 * j], down), __fmul_rn(f[2 * j + 1], down));
-      h[j] = *reinterpret_cast<const uint32_t*>(&pair);
-    }
-    if (active) {
-      *ptr = make_uint4(h[0], h[1], h[2], h[3]);
-      if ((idx & 15) == 0) xscale[r][t] = __uint_as_float(static_cast<uint32_t>(127 + e) << 23);
-    }
-  }
-}
-
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
-template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, bool kF16 = false>
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced>
 __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
-  static_assert(!kF16 || (kFp8 && !kBitTrick), "the f16 path takes fp8 weights and the exact conversion");
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
-  __shared__ float xscale[kF16 ? 2 : 1][kMaxM][kGroupSteps];
   __shared__ int last_arrival;
 
   const int lane = threadIdx.x & 31;
@@ -180,10 +133,6 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
       asm volatile("cp.async.commit_group;");
       asm volatile("cp.async.wait_group 1;");
       __syncthreads();
-      if constexpr (kF16) {
-        x_to_f16<kMaxM>(xs[grp & 1], xscale[grp & 1], m, min(kGroupSteps, nsteps - grp * kGroupSteps));
-        __syncthreads();
-      }
       const uint8_t* xb = xs[grp & 1];
 #pragma unroll
       for (int t = 0; t < kGroupSteps; ++t) {
@@ -213,28 +162,11 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
                 xv[cg][1] = make_uint4(0, 0, 0, 0);
               }
             }
-            if constexpr (kF16) {
-              gemv_half_f16<kColGroups>(part, &cur[h * (kLoads / 2)], xv);
-            } else {
-              gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
-            }
+            gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
           }
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
-          if constexpr (kF16) {
-            // acc[cg][i] is column cg * 8 + 2c + (i & 1); 2^e of that column and step (exact).
-#pragma unroll
-            for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-              for (int i = 0; i < 4; ++i) {
-                const int col = cg * 8 + 2 * c + (i & 1);
-                const float up = col < m ? xscale[grp & 1][col][t] : 1.0f;
-                acc[cg][i] = __fmaf_rn(part[cg][i], __fmul_rn(sc, up), acc[cg][i]);
-              }
-            }
-          } else {
-            accumulate_step<kColGroups>(acc, part, sc);
-          }
+          accumulate_step<kColGroups>(acc, part, sc);
         }
       }
       __syncthreads();
@@ -312,14 +244,8 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
 }
 
 template <int kMaxM, bool kBalanced>
-void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, bool f16, cudaStream_t stream) {
-  if (fp8 && f16) {
-    if (stages == 4) {
-      gemv_kernel<kMaxM, true, 4, false, kBalanced, true><<<grid, kThreads, 0, stream>>>(params);
-    } else {
-      gemv_kernel<kMaxM, true, 2, false, kBalanced, true><<<grid, kThreads, 0, stream>>>(params);
-    }
-  } else if (fp8) {
+void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
+  if (fp8) {
     if (bit_trick) {
       gemv_kernel<kMaxM, true, 2, true, kBalanced><<<grid, kThreads, 0, stream>>>(params);
     } else if (stages == 4) {
@@ -411,7 +337,7 @@ constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H20
 // below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
   GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
-  if (v.kernel == GemvKernel::kAuto) v = gemv_auto_variant(fp8, n, k, v.f16);
+  if (v.kernel == GemvKernel::kAuto) v = gemv_auto_variant(fp8, n, k);
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
   return v;
@@ -523,16 +449,16 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, v.f16, stream)
-               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, v.f16, stream);
+      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
     case 4:
-      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, v.f16, stream)
-               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, v.f16, stream);
+      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
     default:
-      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, v.f16, stream)
-               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, v.f16, stream);
+      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, stream)
+               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, stream);
       break;
   }
 }
@@ -550,7 +476,6 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
-  if (v.f16) out += ":h16";
   return out;
 }
 
@@ -579,8 +504,6 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.bit_trick = true;
     } else if (part == "tma") {
       v.tma = true;
-    } else if (part == "h16") {
-      v.f16 = true;
     } else if (part.size() >= 2 && part.size() <= 6 &&
                (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {
@@ -594,11 +517,10 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
   return v;
 }
 
-GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k, bool f16) {
+GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   GemvVariant v;
-  v.f16 = fp8 && f16;
   if (blocks > kRingBalancedCtas) {
     v.kernel = GemvKernel::kRingBalanced;
     return v;
@@ -614,7 +536,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
   static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
   static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
   const GemvVariant v = fp8 ? fp8_default : bf16_default;
-  return v.kernel == GemvKernel::kAuto ? gemv_auto_variant(fp8, n, k, v.f16) : v;
+  return v.kernel == GemvKernel::kAuto ? gemv_auto_variant(fp8, n, k) : v;
 }
 
 void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream) {

@@ -11,19 +11,17 @@
 // mma.sync.m16n8k16 (bf16 in, fp32 accumulate) as the A operand, with up to 8 (or 16) token rows
 // as the B columns. Each B column has its own fp32 accumulators; the K order (128-wide steps, two
 // 64-wide halves, four MMAs each), the K segments across CTAs (a function of (n, k) only:
-// gemv_ksplit for the default register ring, gemv_stream_cta_steps-style ranges for the balanced
+// gemv_ring_ksplit for the register ring, gemv_stream_cta_steps-style ranges for the balanced
 // variants) and the fixed-order segment reduction do not depend on m or on the tier. So each row
 // of any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
 //
-// Kernels (GemvKernel). The default for both dtypes is the register ring (gemv.cu): on the H200
-// on 2026-11-30 it had the best geometric mean of % of the read ceiling over all 18 benchmark
-// shapes at m = 1, 4, 16 (fp8 41.5%, bf16 56.4%), chiefly because it is the fastest on the small
-// q/k/v/o shapes and at m = 16. The balanced variants are opt-in (GemvVariant, benchmark):
-// ringbal (the ring on a byte-balanced persistent grid) is faster on large shapes at m <= 4
-// (e.g. fp8 34816x5120 m=1 75% vs 51%), stream:tma (bulk tensor copies into a shared-memory
-// ring, gemv_stream.cu) on large bf16 shapes (lm_head 91-93%). Per-shape numbers:
-// bench/results/gemv_variants_2026-11-30.txt. Only the default is covered by the bit-identity
-// test on the device so far (the variants only by a numerical check against it).
+// Kernels (GemvKernel). The default for both dtypes is "auto" (gemv_auto_variant): per shape,
+// ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs) when the weight has
+// more than 264 row blocks, else the register ring with a K split that fills one wave of 264
+// CTAs (two per SM). Same shape => same kernel at every m, which the bit identity needs. Measured
+// on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits, stages, ringbal)
+// and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). stream:tma (bulk tensor
+// copies, gemv_stream.cu) stays opt-in.
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
 // aligned, x row stride a multiple of 8 elements, m in [1, tier].
@@ -110,20 +108,15 @@ struct GemvVariant {
   // gemv_ring_ksplit); 0 = gemv_ksplit's rule. A function of the variant only, so per shape the
   // split is still the same at every m.
   int ksplit = 0;
-  // Register ring and ringbal, fp8 weights: the f16 path (weights to f16 with one conversion per
-  // two codes, activations to f16 with a power-of-two scale per token row and 128-k step, f16
-  // MMA; gemv.cu). Ignored for bf16 weights. With kAuto: the auto choice on the f16 path.
-  bool f16 = false;
 };
 
-// The per-shape choice ("auto", "auto:h16"), a pure function of (dtype, n, k):
+// The per-shape choice ("auto"), a pure function of (dtype, n, k):
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
 //   persistent grid; the row blocks alone would leave a partial second wave);
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, ksteps / 6)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 6 steps (768 k),
 //   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4).
-// f16: the f16 path for fp8 weights.
-GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k, bool f16);
+GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped
 // to [1, k / 256] (chunks of at least 2 steps) and to what kGemvWorkspaceFloats holds
@@ -140,7 +133,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:bits][:tma][:h16]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

@@ -1,6 +1,6 @@
 #pragma once
-// Device pieces shared by the two decode GEMV kernels (gemv.cu: the register-ring kernel kept as
-// a benchmark variant; gemv_stream.cu: the default bulk-copy stream kernel). Both compute one
+// Device pieces shared by the two decode GEMV kernels (gemv.cu: the register-ring kernel, the
+// default in its ring and ringbal forms; gemv_stream.cu: the opt-in bulk-copy stream kernel). Both compute one
 // 128-k step of 16 weight rows x up to 16 token columns with the SAME instruction sequence
 // (gemv_step below), which is what keeps every row's fp32 sum identical across tiers.
 //
@@ -98,45 +98,6 @@ __device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const ui
       const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);
       const uint32_t b1 = word(xv[cg][q >> 1], (q & 1) * 2 + 1);
       mma_bf16(part[cg], a0, a1, a2, a3, b0, b1);
-    }
-  }
-}
-
-__device__ __forceinline__ void mma_f16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
-                                        uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// Two E4M3 codes (bits 0..15) -> f16x2, exact (every E4M3 value, NaN included, is an f16 value);
-// element order as fp8x2_to_bf16x2.
-__device__ __forceinline__ uint32_t fp8x2_to_f16x2(uint32_t two_codes) {
-  uint32_t halves;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(static_cast<unsigned short>(two_codes & 0xffffu)));
-  return halves;
-}
-
-// gemv_half on the f16 path (register ring, fp8 weights, GemvVariant::f16): the weight codes
-// become f16 with one conversion per two codes instead of bf16 through f32 (four instructions
-// per two codes), and xv holds f16 activations (scaled per row and step, see gemv.cu). Same K
-// permutation and MMA order as gemv_half.
-template <int kColGroups>
-__device__ __forceinline__ void gemv_half_f16(float (&part)[kColGroups][4], const uint4* w,
-                                              const uint4 (&xv)[kColGroups][2]) {
-#pragma unroll
-  for (int q = 0; q < 4; ++q) {
-    const uint32_t r0 = word(w[0], q);
-    const uint32_t r1 = word(w[1], q);
-    const uint32_t a0 = fp8x2_to_f16x2(r0), a2 = fp8x2_to_f16x2(r0 >> 16);
-    const uint32_t a1 = fp8x2_to_f16x2(r1), a3 = fp8x2_to_f16x2(r1 >> 16);
-#pragma unroll
-    for (int cg = 0; cg < kColGroups; ++cg) {
-      const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);
-      const uint32_t b1 = word(xv[cg][q >> 1], (q & 1) * 2 + 1);
-      mma_f16(part[cg], a0, a1, a2, a3, b0, b1);
     }
   }
 }

@@ -3,7 +3,9 @@
 // not, ragged n) and seeds, for fp8 with each scale kind and bf16; (2) the m = 1 results match a
 // float64 host reference of the dequantized product; (3) the register-ring variant (the
 // pre-sm_90 path) keeps its own per-row byte equality; (4) the K segmentation of both kernels is
-// a pure function of the shape that covers every unit exactly once.
+// a pure function of the shape that covers every unit exactly once; (5) the default's per-shape
+// kernel choice (gemv_auto_variant) is a pure function of the shape; (6) activations spanning
+// 2^-30..2^30 in one step match float64. LATHE_GEMV_TEST_VARIANT_FP8/_BF16 name another kernel.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -357,15 +359,14 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
                                          {5120, 25600, true, "ring:s4:k6"},
                                          {1024, 4096, true, "ring:k8"},
                                          {151936, 4096, false, "ringbal"}}) {
-    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k, false)), w.name) << w.n << "x" << w.k;
-    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k, true)),
-              std::string(w.name) + (w.fp8 ? ":h16" : ""));
+    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k)), w.name) << w.n << "x" << w.k;
+    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(w.fp8, w.n, w.k)), w.name) << "the default is auto";
   }
   for (int64_t n : {1, 200, 1024, 4096, 24576, 33792, 33793, 151936}) {
     for (int64_t k : {128, 256, 4096, 25600}) {
       for (const bool fp8 : {true, false}) {
-        const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k, true);
-        EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k, true)));
+        const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k);
+        EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k)));
         EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, (n + 127) / 128 > 264) << n;
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
           EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
@@ -376,11 +377,10 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   }
 }
 
-// The f16 path scales each (token row, 128-k step) of x by a power of two before rounding to
-// f16: activations far beyond the f16 range (2^30) and far below it (2^-30) in one step must
-// still give the float64 product, on both kernels that take the path, and stay byte-equal
-// across tiers.
-TEST(GemvF16, WideRangeActivationsMatchFloat64) {
+// Activations far beyond the f16 range (2^30) and far below it (2^-30) in one 128-k step give the
+// float64 product on the kernels the default chooses from, byte-equal across tiers. (Written for
+// the f16 path, measured slower on the H200 and removed; the test stays for the bf16 path.)
+TEST(GemvWideRange, ActivationsMatchFloat64) {
   const int64_t n = 384, k = 1024, kb = k / 128;
   std::mt19937 rng(77);
   const std::vector<uint8_t> w8 = gpu_test::random_fp8(static_cast<size_t>(n * k), rng);
@@ -410,7 +410,7 @@ TEST(GemvF16, WideRangeActivationsMatchFloat64) {
     p.m = rows;
     cuda::gemv_launch(tier, p, ws, nullptr, cuda::gemv_variant_from_name(variant));
   };
-  for (const char* variant : {"ring:h16", "ringbal:h16", "ring:s4:k2:h16", "auto:h16", "default"}) {
+  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default"}) {
     dy.poison();
     for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
     const auto single = dy.download<float>(static_cast<size_t>(16 * n));
@@ -435,7 +435,7 @@ TEST(GemvF16, WideRangeActivationsMatchFloat64) {
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3", "auto", "auto:h16", "ring:s4:k8:h16", "ringbal:h16"}) {
+                           "ring:s4:k8", "ring:k3", "auto"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
