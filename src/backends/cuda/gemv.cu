@@ -16,6 +16,7 @@
 
 #include <algorithm>
 
+#include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
@@ -68,6 +69,7 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
+  chained_kernel_begin();  // before any read of x, the workspace or the counters
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -247,20 +249,19 @@ template <int kMaxM, bool kBalanced>
 void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
   if (fp8) {
     if (bit_trick) {
-      gemv_kernel<kMaxM, true, 2, true, kBalanced><<<grid, kThreads, 0, stream>>>(params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     } else if (stages == 4) {
-      gemv_kernel<kMaxM, true, 4, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
+      launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     } else {
-      gemv_kernel<kMaxM, true, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     }
   } else {
     if (stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      gemv_kernel<kMaxM, false, 2, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
+      launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     } else {
-      gemv_kernel<kMaxM, false, 1, false, kBalanced><<<grid, kThreads, 0, stream>>>(params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     }
   }
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
