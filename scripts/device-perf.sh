@@ -86,7 +86,8 @@ serve_start() {  # model dir, port, served name, extra flags...
   shift 3
   local start=$SECONDS
   "$lathe" serve "$model" --load-format dummy --tokenizer "$tok" --device cuda --port "$port" \
-    --max-model-len 4096 --max-num-seqs 64 --served-model-name "$name" "$@" >"$out/serve_$name.log" 2>&1 &
+    --max-model-len "${MAX_MODEL_LEN:-4096}" --max-num-seqs 64 --served-model-name "$name" "$@" \
+    >"$out/serve_$name.log" 2>&1 &
   server=$!
   for _ in $(seq 1 180); do
     curl -sf "http://127.0.0.1:$port/health" >/dev/null 2>&1 && break
@@ -119,6 +120,13 @@ if has determinism; then
   # Decode graphs on, 32 requests in flight at most: every decode step stays on the GEMV tiers.
   serve_start configs/Qwen3-8B-FP8 8011 det-8b-fp8
   determinism 8011 det-8b-fp8 31
+  serve_stop
+  # The same under a KV pool far too small for the crowd (preemptions, then replay) and a
+  # 64-token step budget (prompts cut into different chunks in the crowd than alone).
+  MAX_MODEL_LEN=512 serve_start configs/Qwen3-8B-FP8 8015 det-preempt --num-kv-blocks 64 \
+    --max-num-batched-tokens 64
+  determinism 8015 det-preempt 31
+  curl -s http://127.0.0.1:8015/metrics | grep -E '^lathe_(preemptions|num_preemptions)' >>"$summary"
   serve_stop
 fi
 if has serve; then

@@ -143,7 +143,7 @@ ScheduledStep Scheduler::schedule() {
   for (size_t i = 0; i < running_.size() && budget > 0; ++i) {
     const Sequence& s = seq(running_[i]);
     if (s.is_prefilling()) {
-      planned[i] = std::min(s.num_uncomputed(), budget);
+      planned[i] = std::min(s.num_prefill_left(), budget);
       budget -= planned[i];
     }
   }
@@ -177,7 +177,7 @@ ScheduledStep Scheduler::schedule() {
   if (step.preempted.empty()) {
     while (!waiting_.empty() && num_running() < config_.max_num_seqs && budget > 0) {
       Sequence& s = seq(waiting_.front());
-      const int32_t n = std::min(s.num_uncomputed(), budget);
+      const int32_t n = std::min(s.num_prefill_left(), budget);
       if (!blocks_.ensure_capacity(s.id(), n)) break;
       waiting_.pop_front();
       running_.push_back(s.id());

@@ -8,12 +8,15 @@
 // one and goes back to the waiting head.
 //
 // One step (schedule()), vLLM-v1 style, under a token budget of max_num_batched_tokens:
-//  1. every running decoding sequence gets one row (decode rows first);
+//  1. every running sequence past its prompt gets one decode row (decode rows first): its newest
+//     token, or, when it is replaying after a preemption, the next generated token to put back
+//     into the cache (an unsampled row);
 //  2. running sequences still prefilling get prompt chunks, oldest first, from what is left;
 //  3. KV blocks for those rows are allocated on demand, oldest first. When the pool runs dry
 //     the NEWEST running sequence is preempted by recompute: its blocks are freed, its
-//     generated tokens kept, and it returns to the waiting head to re-prefill prompt+generated
-//     later (if the newest is the one asking, it preempts itself). The oldest sequence therefore
+//     generated tokens kept, and it returns to the waiting head to prefill its prompt and
+//     replay its generated tokens later (sequence.h; if the newest is the one asking, it
+//     preempts itself). The oldest sequence therefore
 //     always progresses, and the constructor checks that one max_model_len sequence fits the
 //     pool, so every admitted request finishes;
 //  4. when nothing was preempted, waiting sequences are admitted from the head while
@@ -28,7 +31,9 @@
 // guarantee that a row's result depends on neither its batch neighbours (batch invariance) nor
 // the chunk boundaries (KV tiles anchored at position 0, not at the chunk start); the scheduler
 // never splits a sequence differently because of others in any other way. Preemption replays
-// the same tokens at the same positions, so a resumed sequence produces the same tokens.
+// the same tokens at the same positions through the same kind of row (prefill rows for the
+// prompt, decode rows after it), so a resumed sequence's cache holds the same bytes and it
+// produces the same tokens, on CUDA too.
 #include <cstdint>
 #include <deque>
 #include <memory>

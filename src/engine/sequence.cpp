@@ -9,8 +9,7 @@ Sequence::Sequence(SeqId id, std::vector<int32_t> prompt, SequenceParams params,
       tokens_(std::move(prompt)),
       prompt_len_(static_cast<int32_t>(tokens_.size())),
       params_(std::move(params)),
-      rules_(std::move(rules)),
-      prefill_target_(prompt_len_) {
+      rules_(std::move(rules)) {
   if (prompt_len_ <= 0) fail("internal: sequence {} has an empty prompt", id);
 }
 
@@ -37,7 +36,6 @@ std::optional<FinishReason> Sequence::append_token(int32_t token) {
 
 void Sequence::reset_for_recompute() {
   num_computed_ = 0;
-  prefill_target_ = num_tokens();
   ++num_preemptions_;
 }
 

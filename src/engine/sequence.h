@@ -5,15 +5,18 @@
 // Token bookkeeping. tokens() = prompt followed by every generated token (num_tokens() in all).
 // The KV cache holds positions [0, num_computed()). The newest generated token is never in the
 // cache until the next step computes it, so a decoding sequence always has exactly one
-// uncomputed token; a prefilling one has more. A step computes positions
-// [num_computed, num_computed + n) and, when that reaches num_tokens(), the last row's logits
-// produce the next token.
+// uncomputed token. A step computes positions [num_computed, num_computed + n) and, when that
+// reaches num_tokens(), the last row's logits produce the next token.
 //
-// Phase. A sequence is prefilling while num_computed < prefill_target, where prefill_target is
-// the number of tokens it had when it was (re)admitted: the prompt for a fresh sequence, the
-// prompt plus everything generated so far for one resumed after preemption (recompute). Its
-// rows are decode rows only after that, even if a prefill chunk happens to be one token long
-// (ARCHITECTURE rule 7: a prefill chunk's short tail never takes a decode arm by accident).
+// Phase. A sequence is prefilling while num_computed < prompt_len: its rows are prefill rows,
+// even when a chunk happens to be one token long (ARCHITECTURE rule 7: a prefill chunk's short
+// tail never takes a decode arm by accident). Every position from prompt_len on is computed by a
+// decode row, one position per step, exactly as it was when that token was generated. After a
+// preemption by recompute this means a REPLAY: the prompt is prefilled again, then each
+// generated token but the newest is fed back as a decode row whose logits are not sampled, so
+// the cache holds the same bytes as before the preemption on every backend (a decode row's bits
+// differ from a prefill row's on CUDA), and the continuation is the one the sequence would have
+// produced unpreempted. The cost is one step per generated token to catch up.
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -51,7 +54,12 @@ class Sequence {
   std::span<const int32_t> output() const { return std::span<const int32_t>(tokens_).subspan(prompt_len_); }
   int32_t num_computed() const { return num_computed_; }
   int32_t num_uncomputed() const { return num_tokens() - num_computed_; }
-  bool is_prefilling() const { return num_computed_ < prefill_target_; }
+  bool is_prefilling() const { return num_computed_ < prompt_len_; }
+  // Prompt positions still to prefill (0 once the prompt is in the cache).
+  int32_t num_prefill_left() const { return is_prefilling() ? prompt_len_ - num_computed_ : 0; }
+  // Past the prompt with more than the newest token uncomputed: resumed after a preemption and
+  // replaying generated tokens as unsampled decode rows.
+  bool is_replaying() const { return !is_prefilling() && num_uncomputed() > 1; }
   int32_t num_preemptions() const { return num_preemptions_; }
   const SequenceParams& params() const { return params_; }
   const TokenStopRules& stop_rules() const { return rules_; }
@@ -64,8 +72,8 @@ class Sequence {
   void mark_computed(int32_t n);
   // Appends a generated token; returns the token rule that ends the sequence, if any.
   std::optional<FinishReason> append_token(int32_t token);
-  // Preemption by recompute: the cache contents are gone; every token (prompt and generated) is
-  // prefilled again when the sequence is readmitted.
+  // Preemption by recompute: the cache contents are gone; when readmitted the sequence prefills
+  // its prompt and replays its generated tokens (see "Phase" above).
   void reset_for_recompute();
 
  private:
@@ -76,7 +84,6 @@ class Sequence {
   TokenStopRules rules_;
   SeqStatus status_ = SeqStatus::kWaiting;
   int32_t num_computed_ = 0;
-  int32_t prefill_target_;
   int32_t num_preemptions_ = 0;
 };
 

@@ -47,7 +47,7 @@ struct Tracked {
   TokenStopRules rules;
   std::vector<int32_t> output;
   int32_t computed = 0;        // tokens the cache should hold
-  int32_t prefill_target = 0;  // rows below this are prefill rows
+  int32_t prefill_target = 0;  // rows below this are prefill rows: the prompt, also after a preemption
   bool preempted = false;
   bool cancelled = false;
   std::optional<FinishReason> finish;
@@ -137,6 +137,7 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
   SeqId next_id = 1;
   int64_t rejected = 0;
   int64_t steps_run = 0;
+  int64_t replayed_rows = 0;  // decode rows that put a generated token back after a preemption
   const int drain_limit = 200000;
 
   for (int i = 0;; ++i) {
@@ -201,8 +202,7 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
     for (SeqId id : step.preempted) {
       Tracked& t = tracked.at(id);
       t.preempted = true;
-      t.computed = 0;
-      t.prefill_target = t.num_tokens();
+      t.computed = 0;  // the prompt is prefilled again, the generated tokens replayed as decode rows
       ASSERT_FALSE(blocks.has(id));
     }
     ASSERT_LE(step.num_tokens, config.max_num_batched_tokens);
@@ -226,10 +226,15 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
       if (rows.decode) {
         ASSERT_EQ(rows.num_tokens(), 1);
         ASSERT_FALSE(seen_prefill) << "a decode row after a prefill chunk";
+        if (!rows.samples) {  // a replayed generated token: only after a preemption
+          ASSERT_TRUE(t.preempted) << "sequence " << rows.id;
+          ++replayed_rows;
+        }
       } else {
         seen_prefill = true;
+        ASSERT_LE(rows.context_len(), t.prefill_target) << "a prefill chunk crossed the end of the prompt";
+        if (!rows.samples && rows.context_len() < t.prefill_target) cut_short = true;
       }
-      if (!rows.samples) cut_short = true;
       if (rows.samples) {
         ASSERT_EQ(rows.sampling.step, t.output.size());
         ASSERT_EQ(rows.sampling.seed, t.params.sampling.seed);
@@ -296,6 +301,9 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
     }
   }
   EXPECT_GT(finished, 50);
+  if (fc.expect_preemption) {
+    EXPECT_GT(replayed_rows, 0);
+  }
   EXPECT_GT(cancelled, 0);
   EXPECT_GT(rejected, 0);
   if (fc.expect_preemption) {
@@ -305,10 +313,11 @@ TEST_P(SchedulerFuzz, EveryRequestEndsWithItsOwnTokensAndNothingLeaks) {
   RecordProperty("steps", static_cast<int>(steps_run));
   std::printf(
       "[%s] steps %lld, requests %lld finished / %lld cancelled / %lld rejected, preemptions %lld, resumed "
-      "%lld\n",
+      "%lld, replayed rows %lld\n",
       fc.name, static_cast<long long>(steps_run), static_cast<long long>(finished),
       static_cast<long long>(cancelled), static_cast<long long>(rejected),
-      static_cast<long long>(scheduler.num_preemptions()), static_cast<long long>(resumed));
+      static_cast<long long>(scheduler.num_preemptions()), static_cast<long long>(resumed),
+      static_cast<long long>(replayed_rows));
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <numeric>
@@ -190,20 +191,26 @@ TEST(Scheduler, PreemptsTheNewestByRecomputeAndResumesWithTheSameTokens) {
   EXPECT_EQ(victim->num_computed(), 0);
   EXPECT_EQ(scheduler.waiting_ids().front(), 3);
 
-  bool resumed_as_prefill = false;
+  // Resumption: the prompt alone as a prefill chunk (nothing sampled: the generated token is
+  // already known), then every later position as a one-token decode row, as when it was generated.
+  bool resumed_prompt = false;
   for (int guard = 0; guard < 100 && scheduler.has_unfinished(); ++guard) {
     step = run_step(scheduler, model, &outputs);
     for (const ScheduledSeq& rows : step.seqs) {
       if (rows.id == 3 && rows.start == 0) {
-        resumed_as_prefill = true;
+        resumed_prompt = true;
         EXPECT_FALSE(rows.decode);
-        EXPECT_TRUE(rows.samples);
-        EXPECT_EQ(rows.token_ids.size(), 5u);  // prompt 4 + the generated token, recomputed
+        EXPECT_FALSE(rows.samples);
+        EXPECT_EQ(rows.token_ids.size(), 4u);
+      }
+      if (rows.id == 3 && rows.start >= 4) {
+        EXPECT_TRUE(rows.decode) << "position " << rows.start;
+        EXPECT_EQ(rows.token_ids.size(), 1u);
       }
     }
     for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
   }
-  EXPECT_TRUE(resumed_as_prefill);
+  EXPECT_TRUE(resumed_prompt);
   EXPECT_FALSE(scheduler.has_unfinished());
   EXPECT_EQ(scheduler.blocks().num_used(), 0);
   for (SeqId id = 1; id <= 3; ++id) {
@@ -212,6 +219,70 @@ TEST(Scheduler, PreemptsTheNewestByRecomputeAndResumesWithTheSameTokens) {
     EXPECT_EQ(produced[id], expected.output) << "sequence " << id;
   }
   EXPECT_GE(scheduler.num_preemptions(), 1);
+}
+
+TEST(Scheduler, AResumedSequenceReplaysItsGeneratedTokensAsUnsampledDecodeRows) {
+  // 6 usable blocks of 2. Sequence 1 (prompt 4, 4 tokens) and sequence 2 (prompt 2, 8 tokens)
+  // grow until the pool runs dry and 2, the newest, is preempted with generated tokens kept.
+  SchedulerConfig config{
+      .max_num_seqs = 2, .max_num_batched_tokens = 16, .max_model_len = 12, .vocab_size = kVocab};
+  Scheduler scheduler(config, 7, 2);
+  FakeModel model(7, 2, kVocab);
+  scheduler.add(1, iota_prompt(4, 10), with_max_tokens(4));
+  scheduler.add(2, iota_prompt(2, 40), with_max_tokens(8));
+  std::map<SeqId, std::vector<int32_t>> produced;
+  std::vector<SeqOutput> outputs;
+  ScheduledStep step;
+  for (int guard = 0; guard < 20 && step.preempted.empty(); ++guard) {
+    step = run_step(scheduler, model, &outputs);
+    for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
+  }
+  ASSERT_EQ(step.preempted, (std::vector<SeqId>{2}));
+  const auto generated = static_cast<int32_t>(produced[2].size());
+  ASSERT_GE(generated, 3) << "the scenario needs tokens to replay";
+
+  // Readmitted: the prompt alone as a prefill chunk, nothing sampled.
+  for (int guard = 0; guard < 20; ++guard) {
+    step = run_step(scheduler, model, &outputs);
+    for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
+    if (std::any_of(step.seqs.begin(), step.seqs.end(), [](const ScheduledSeq& r) { return r.id == 2; })) break;
+  }
+  auto rows_of_2 = [&]() -> const ScheduledSeq& {
+    const auto it =
+        std::find_if(step.seqs.begin(), step.seqs.end(), [](const ScheduledSeq& r) { return r.id == 2; });
+    EXPECT_NE(it, step.seqs.end());
+    return *it;
+  };
+  EXPECT_FALSE(rows_of_2().decode);
+  EXPECT_FALSE(rows_of_2().samples);
+  EXPECT_EQ(rows_of_2().start, 0);
+  EXPECT_EQ(rows_of_2().num_tokens(), 2);
+
+  // Every generated token but the newest goes back into the cache through a decode row whose
+  // logits are not gathered; then the newest is an ordinary, sampled decode row.
+  for (int32_t i = 0; i + 1 < generated; ++i) {
+    step = run_step(scheduler, model, &outputs);
+    for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
+    EXPECT_TRUE(rows_of_2().decode);
+    EXPECT_FALSE(rows_of_2().samples);
+    EXPECT_EQ(rows_of_2().start, 2 + i);
+    EXPECT_EQ(rows_of_2().token_ids, (std::vector<int32_t>{produced[2][static_cast<size_t>(i)]}));
+    EXPECT_EQ(build_forward_batch(step, scheduler.blocks()).logits_rows.size(), static_cast<size_t>(step.num_sampling()));
+  }
+  step = run_step(scheduler, model, &outputs);
+  for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
+  EXPECT_TRUE(rows_of_2().decode);
+  EXPECT_TRUE(rows_of_2().samples);
+  EXPECT_EQ(rows_of_2().start, 2 + generated - 1);
+
+  for (int guard = 0; guard < 100 && scheduler.has_unfinished(); ++guard) {
+    run_step(scheduler, model, &outputs);
+    for (const SeqOutput& out : outputs) produced[out.id].push_back(out.token);
+  }
+  EXPECT_FALSE(scheduler.has_unfinished());
+  EXPECT_EQ(scheduler.blocks().num_used(), 0);
+  EXPECT_EQ(produced[1], reference_generate(iota_prompt(4, 10), {.max_tokens = 4, .max_model_len = 12}, {}, kVocab).output);
+  EXPECT_EQ(produced[2], reference_generate(iota_prompt(2, 40), {.max_tokens = 8, .max_model_len = 12}, {}, kVocab).output);
 }
 
 TEST(Scheduler, TheNewestPreemptsItselfWhenItIsTheOneShortOfBlocks) {
