@@ -139,20 +139,20 @@ if has serve32; then
   bench_serve 8014 qwen3-32b-fp8 300
   serve_stop
 fi
+# Hugging Face transformers, static cache + torch.compile, on the BF16 shape of a config dir.
+# torch.compile per batch size took up to ~100 s (8B) and ~150 s (32B) on the H200 here.
+hf_peer() {  # label, model dir, time limit
+  local start=$SECONDS
+  timeout "$3" python3 tools/peers/hf_generate.py "$2" --batch-sizes 1,4,16 --prompt-len 1024 \
+    --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_$1.json" >"$out/hf_$1.txt" 2>&1
+  note "hf peer $1 static-compiled" "rc=$? $((SECONDS - start))s"
+  tail -5 "$out/hf_$1.txt" >>"$summary"
+}
 if has hf; then
-  start=$SECONDS
-  # torch.compile per batch size took up to ~100 s (8B) and ~150 s (32B) on the H200 here.
-  timeout 330 python3 tools/peers/hf_generate.py configs/Qwen3-8B --batch-sizes 1,4,16 --prompt-len 1024 \
-    --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_8b.json" >"$out/hf_8b.txt" 2>&1
-  note "hf peer 8b static-compiled" "rc=$? $((SECONDS - start))s"
-  tail -5 "$out/hf_8b.txt" >>"$summary"
+  hf_peer 8b configs/Qwen3-8B 330
 fi
 if has hf32; then
-  start=$SECONDS
-  timeout 480 python3 tools/peers/hf_generate.py configs/Qwen3-32B --batch-sizes 1,4,16 --prompt-len 1024 \
-    --new-tokens 32 --modes static-compiled --repeats 3 --out "$out/hf_32b.json" >"$out/hf_32b.txt" 2>&1
-  note "hf peer 32b static-compiled" "rc=$? $((SECONDS - start))s"
-  tail -5 "$out/hf_32b.txt" >>"$summary"
+  hf_peer 32b configs/Qwen3-32B 480
 fi
 if has eager; then
   latency eager_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32 --enforce-eager

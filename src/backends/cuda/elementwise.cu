@@ -147,6 +147,26 @@ __device__ __forceinline__ void store_normed(__nv_bfloat16* out, const float (&v
   store_vec(out + col, o);
 }
 
+// The row this thread holds (v[j]: vector threadIdx.x + j * kThreads, for those < vecs), scaled
+// by 1 / sqrt(mean of squares over the row + eps) and by the weight, stored to out_row.
+__device__ __forceinline__ void normalize_row_vectors(const float (&v)[kMaxVecs][kVecElems], int vecs, int cols,
+                                                      const float* weight, float eps, __nv_bfloat16* out_row) {
+  float ss = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kMaxVecs; ++j) {
+    if (threadIdx.x + j * kThreads < vecs) {
+#pragma unroll
+      for (int i = 0; i < kVecElems; ++i) ss = __fmaf_rn(v[j][i], v[j][i], ss);
+    }
+  }
+  const float inv = 1.0f / sqrtf(block_sum(ss) / static_cast<float>(cols) + eps);
+#pragma unroll
+  for (int j = 0; j < kMaxVecs; ++j) {
+    const int vi = threadIdx.x + j * kThreads;
+    if (vi < vecs) store_normed(out_row, v[j], inv, weight, static_cast<int64_t>(vi) * kVecElems);
+  }
+}
+
 __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bfloat16* x, int64_t x_stride, int cols,
                                                                   const float* weight, float eps, __nv_bfloat16* out,
                                                                   int64_t out_stride) {
@@ -166,20 +186,7 @@ __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bflo
       }
     }
   }
-  float ss = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j) {
-    if (threadIdx.x + j * kThreads < vecs) {
-#pragma unroll
-      for (int i = 0; i < kVecElems; ++i) ss = __fmaf_rn(v[j][i], v[j][i], ss);
-    }
-  }
-  const float inv = 1.0f / sqrtf(block_sum(ss) / static_cast<float>(cols) + eps);
-#pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j) {
-    const int vi = threadIdx.x + j * kThreads;
-    if (vi < vecs) store_normed(out + r * out_stride, v[j], inv, weight, static_cast<int64_t>(vi) * kVecElems);
-  }
+  normalize_row_vectors(v, vecs, cols, weight, eps, out + r * out_stride);
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -208,20 +215,7 @@ __global__ void __launch_bounds__(kThreads)
       store_vec(residual + r * res_stride + col, sum);
     }
   }
-  float ss = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j) {
-    if (threadIdx.x + j * kThreads < vecs) {
-#pragma unroll
-      for (int i = 0; i < kVecElems; ++i) ss = __fmaf_rn(v[j][i], v[j][i], ss);
-    }
-  }
-  const float inv = 1.0f / sqrtf(block_sum(ss) / static_cast<float>(cols) + eps);
-#pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j) {
-    const int vi = threadIdx.x + j * kThreads;
-    if (vi < vecs) store_normed(out + r * out_stride, v[j], inv, weight, static_cast<int64_t>(vi) * kVecElems);
-  }
+  normalize_row_vectors(v, vecs, cols, weight, eps, out + r * out_stride);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
