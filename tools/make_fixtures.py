@@ -58,6 +58,12 @@ FIXTURES = [
          unquantized=["model.layers.1.mlp.down_proj"],
          covers=["Qwen block FP8 [128,128]", "weight_scale_inv F32", "GQA 2", "partial edge blocks",
                  "one linear left BF16 (modules_to_not_convert)", "tied"]),
+    dict(name="qwen3-fp8-block-k512", seed=909, hidden=512, inter=512, layers=1, heads=8, kv_heads=2,
+         head_dim=64, tied=False, prompt_len=40, quant="fp8_block", scale_dtype=torch.float32,
+         covers=["Qwen block FP8 [128,128] with every K = 512 and every N a multiple of 128: on CUDA the "
+                 "prefill linears take the cuBLASLt block-scaled W8A8 GEMM (the smaller FP8 fixtures take "
+                 "the dequantized BF16 route)", "fused q|k|v of whole 128-row scale blocks (512 + 128 + 128)",
+                 "GQA 4", "1 layer", "untied"]),
     dict(name="qwen3-fp8-channel", seed=606, hidden=128, inter=192, layers=2, heads=4, kv_heads=4,
          head_dim=64, tied=False, prompt_len=20, quant="fp8_channel", scale_dtype=torch.bfloat16,
          covers=["compressed-tensors FP8 per-channel (weight_scale BF16 [N,1])", "GQA 1", "untied"]),
