@@ -40,8 +40,12 @@ constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
 constexpr int kRowsPerCta = kWarps * 16;
 constexpr int kStepK = 128;
-constexpr int kGroupSteps = 4;                          // steps of x staged per buffer
-constexpr int kXPitch = kGroupSteps * kStepK * 2 + 16;  // bytes per staged x row (+16: no bank conflicts)
+// Steps of x staged per shared-memory buffer (a CTA-wide barrier pair per group): 4 by default;
+// the opt-in `:g16` stages 16 (fewer barriers) in the tiers of at most 4 rows, where 16 steps of
+// x still fit two CTAs per SM. The staging depth changes no row's arithmetic.
+constexpr int kDefaultGroupSteps = 4;
+constexpr int kWideGroupSteps = 16;
+constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
 constexpr int kTargetCtas = 132;
 
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
@@ -61,12 +65,13 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
-template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced>
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps>
 __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
+  constexpr int kXPitch = x_pitch(kGroupSteps);
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
   chained_kernel_begin();  // before any read of x, the workspace or the counters
@@ -109,7 +114,7 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
       }
     };
 
-    // Stages x[0..m) for steps [grp * 4, grp * 4 + 4) of this split into buffer `buf`.
+    // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
@@ -245,23 +250,38 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 
-template <int kMaxM, bool kBalanced>
-void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
+template <int kMaxM, bool kBalanced, int kGroupSteps>
+void launch_ring(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
   if (fp8) {
     if (bit_trick) {
-      launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, dim3(kThreads), 0, stream, params);
+      if constexpr (kGroupSteps == kDefaultGroupSteps)  // launch_tier never asks for bits with :g16
+        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     } else if (stages == 4) {
-      launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
     }
   } else {
     if (stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
     }
   }
+}
+
+// `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick;
+// every other launch stages 4 steps (rows are the same bytes either way).
+template <int kMaxM, bool kBalanced>
+void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, int group_steps,
+                 cudaStream_t stream) {
+  if constexpr (kMaxM <= 4 && !kBalanced) {
+    if (group_steps == kWideGroupSteps && !bit_trick) {
+      launch_ring<kMaxM, kBalanced, kWideGroupSteps>(params, grid, fp8, stages, false, stream);
+      return;
+    }
+  }
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps>(params, grid, fp8, stages, bit_trick, stream);
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
@@ -338,7 +358,10 @@ constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H20
 // below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
   GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
-  if (v.kernel == GemvKernel::kAuto) v = gemv_auto_variant(fp8, n, k);
+  if (v.kernel == GemvKernel::kAuto) {
+    v = gemv_auto_variant(fp8, n, k);
+    v.group_steps = variant.group_steps;  // "auto:g16": the per-shape choice with deeper x staging
+  }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
   return v;
@@ -450,16 +473,16 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, stream)
-               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, stream);
+      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
+               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
       break;
     case 4:
-      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, stream)
-               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, stream);
+      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
+               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
       break;
     default:
-      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, stream)
-               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, stream);
+      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
+               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
       break;
   }
 }
@@ -475,6 +498,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ctas != 0) out += ":c" + std::to_string(v.ctas);
   if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
   if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
+  if (v.group_steps != 0) out += ":g" + std::to_string(v.group_steps);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   return out;
@@ -505,6 +529,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.bit_trick = true;
     } else if (part == "tma") {
       v.tma = true;
+    } else if (part == "g4" || part == "g16") {
+      v.group_steps = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
                (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {

@@ -108,6 +108,9 @@ struct GemvVariant {
   // gemv_ring_ksplit); 0 = gemv_ksplit's rule. A function of the variant only, so per shape the
   // split is still the same at every m.
   int ksplit = 0;
+  // Register ring (non-balanced), tiers 1 and 4: steps of x staged per shared-memory buffer,
+  // 4 (0) or 16 (fewer CTA barriers; opt-in, not yet measured). Changes no row's arithmetic.
+  int group_steps = 0;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -133,7 +136,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

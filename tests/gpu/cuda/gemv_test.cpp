@@ -410,7 +410,8 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     p.m = rows;
     cuda::gemv_launch(tier, p, ws, nullptr, cuda::gemv_variant_from_name(variant));
   };
-  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default"}) {
+  // ":g16" stages 16 steps of x per buffer at m = 1; tier 16 stages 4: the bytes must agree.
+  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g16"}) {
     dy.poison();
     for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
     const auto single = dy.download<float>(static_cast<size_t>(16 * n));
@@ -435,12 +436,13 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3", "auto"}) {
+                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "ring:s4:k2:g16"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("stream:x2"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
 }
 
 }  // namespace
