@@ -11,7 +11,8 @@
 #   --targets bundles only those targets; --bundle names the bundle directory (default
 #   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
 #   (the device machine sees only the repository, for `serve --tokenizer`); --gzip compresses the
-#   binaries (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks them there).
+#   binaries and the tokenizer (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks
+#   them there).
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -74,6 +75,9 @@ fi
 if [[ $tokenizer == 1 ]]; then
   mkdir -p "$bundle/tokenizer"
   cp "$root/../shared/tokenizers/qwen3/"tokenizer*.json "$bundle/tokenizer/"
+  # tokenizer.json is 11 MB of text (~2.5 MB gzipped): with the tree and the binaries it would
+  # pass the device tool's 64 MiB carry limit.
+  if [[ $compress == 1 ]]; then gzip -9 "$bundle"/tokenizer/*.json; fi
 fi
 source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt")
 git -C "${source_dir:-$root}" rev-parse --short HEAD >"$bundle/COMMIT" 2>/dev/null || true
