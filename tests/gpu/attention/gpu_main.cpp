@@ -1,8 +1,11 @@
 // main() of the attention GPU tests: exit 77 (ctest "skipped") when no CUDA device is usable.
+// Kernels launch chained on sm_90+, as the CUDA backend launches them in production.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
 #include <cstdio>
+
+#include "backends/cuda/chained_launch.h"
 
 int main(int argc, char** argv) {
   int count = 0;
@@ -11,6 +14,9 @@ int main(int argc, char** argv) {
     std::printf("no CUDA device (%s): skipping\n", status != cudaSuccess ? cudaGetErrorString(status) : "0 devices");
     return 77;
   }
+  int major = 0;
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess)
+    lathe::cuda::set_chained_launch(major >= 9);
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }

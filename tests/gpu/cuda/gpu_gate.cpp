@@ -1,8 +1,10 @@
 // Linked into every CUDA gpu test: without a usable device the binary exits 77 before any test
-// runs, which ctest reports as "skipped" (never as "passed").
+// runs, which ctest reports as "skipped" (never as "passed"). With one, kernels launch chained on
+// sm_90+ exactly as the CUDA backend launches them in production (backends/cuda/chained_launch.h).
 #include <cstdio>
 #include <cstdlib>
 
+#include "backends/cuda/chained_launch.h"
 #include "backends/cuda/device.h"
 #include "gpu_test_util.h"
 
@@ -13,7 +15,8 @@ void require_gpu_or_skip() {
     std::fprintf(stderr, "no CUDA device found: skipping (exit 77)\n");
     std::exit(77);
   }
-  cuda::select_device(0);
+  const cuda::DeviceInfo info = cuda::select_device(0);
+  cuda::set_chained_launch(info.sm_major >= 9);
 }
 
 namespace {
