@@ -1,6 +1,6 @@
 #pragma once
-// Chained launches: programmatic dependent launch (PDL, sm_90+) for the small kernels of the
-// decode step, so a kernel's launch and CTA start-up overlap the tail of the kernel before it.
+// Chained launches: programmatic dependent launch (PDL, sm_90+) for the kernels of the decode
+// step, so a kernel's launch and CTA start-up overlap the tail of the kernel before it.
 //
 // Contract, for every kernel launched through launch_chained:
 //   - its first statement, in every thread, is chained_kernel_begin(): it waits until the
@@ -10,8 +10,8 @@
 //     complete, "complete" is transitive along the stream: a kernel also sees the results of
 //     every earlier kernel, chained or not. Kernels launched the ordinary way (<<<>>>, cuBLASLt)
 //     keep full stream order on both sides.
-// Results are bit-identical to ordinary launches (same kernels, same order of memory effects);
-// only the idle gap between kernels shrinks. Launches are ordinary unless the backend switched
+// By construction the results are those of ordinary launches (same kernels, every read after the
+// writes it depends on); only the idle gap between kernels shrinks. Launches are ordinary unless the backend switched
 // chaining on (chained_launch.h: sm_90+, LATHE_CHAINED_LAUNCH not off).
 #include <cuda_runtime.h>
 
