@@ -269,7 +269,6 @@ void launch_embedding(const int32_t* ids, int64_t tokens, const void* table, Row
   if (tokens <= 0) return;
   launch_chained(embedding_kernel, dim3(static_cast<unsigned>(tokens)), dim3(kThreads), 0, stream, ids, table, table_type,
                  vocab, hidden, out, out_type, out_stride);
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_rms_norm(const void* x, RowType x_type, int64_t x_stride, int64_t rows, int64_t cols, const float* weight,
@@ -279,12 +278,10 @@ void launch_rms_norm(const void* x, RowType x_type, int64_t x_stride, int64_t ro
     launch_chained(rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                    static_cast<const __nv_bfloat16*>(x), x_stride, static_cast<int>(cols), weight, eps,
                    static_cast<__nv_bfloat16*>(out), out_stride);
-    LATHE_CUDA_CHECK_LAUNCH();
     return;
   }
   launch_chained(rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, x, x_type, x_stride, cols,
                  weight, eps, out, out_type, out_stride);
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual_stride, const void* delta,
@@ -296,12 +293,10 @@ void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual
     launch_chained(add_rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                    static_cast<__nv_bfloat16*>(residual), residual_stride, static_cast<const __nv_bfloat16*>(delta),
                    delta_stride, static_cast<int>(cols), weight, eps, static_cast<__nv_bfloat16*>(out), out_stride);
-    LATHE_CUDA_CHECK_LAUNCH();
     return;
   }
   launch_chained(add_rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, residual, residual_type,
                  residual_stride, delta, delta_type, delta_stride, cols, weight, eps, out, out_type, out_stride);
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_silu_mul(const void* gate_up, RowType in_type, int64_t in_stride, int64_t rows, int64_t inter, void* out,
@@ -309,7 +304,6 @@ void launch_silu_mul(const void* gate_up, RowType in_type, int64_t in_stride, in
   if (rows <= 0 || inter <= 0) return;
   launch_chained(silu_mul_kernel, dim3(column_blocks(inter), static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                  gate_up, in_type, in_stride, inter, out, out_type, out_stride);
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_gather_rows(const void* x, RowType x_type, int64_t x_stride, const int32_t* indices, int64_t count,
@@ -317,7 +311,6 @@ void launch_gather_rows(const void* x, RowType x_type, int64_t x_stride, const i
   if (count <= 0) return;
   launch_chained(gather_kernel, dim3(static_cast<unsigned>(count)), dim3(kThreads), 0, stream, x, x_type, x_stride, indices,
                  cols, out, out_type, out_stride);
-  LATHE_CUDA_CHECK_LAUNCH();
 }
 
 void launch_bias_add(void* y, RowType y_type, int64_t y_stride, int64_t rows, int64_t cols, const float* bias,
