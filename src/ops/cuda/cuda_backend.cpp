@@ -7,13 +7,10 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "backends/cuda/arena.h"
-#include "backends/cuda/chained_launch.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/elementwise.h"
@@ -25,8 +22,8 @@
 #include "backends/cuda/sampling.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "target/levers.h"
 #include "ops/cuda/attention_dispatch.h"
+#include "ops/cuda/chained_launch_lever.h"
 #include "ops/cuda/stream_recording.h"
 #include "ops/linear_dispatch.h"
 
@@ -122,7 +119,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     // split-K workspace wide enough for 256 decode sequences (--max-num-seqs' usual ceiling).
     attn_config_.max_decode_seqs = 256;
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
-    configure_chained_launch();
+    cuda::configure_chained_launch(info_.sm_major);
   }
 
   ~CudaBackend() override {
@@ -356,24 +353,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void sample(Act logits, const std::vector<SamplingParams>& params, int32_t* out_ids) override;
 
  private:
-  // Chained launches (backends/cuda/chained_launch.cuh) on sm_90+ unless LATHE_CHAINED_LAUNCH is
-  // off; a spelling that does not parse keeps them on, with a warning. Read once, here.
-  void configure_chained_launch() {
-    bool enabled = info_.sm_major >= 9;
-    bool from_env = false;
-    if (const char* raw = std::getenv("LATHE_CHAINED_LAUNCH")) {
-      if (const std::optional<bool> parsed = target::parse_on_off(raw)) {
-        enabled = enabled && *parsed;
-        from_env = true;
-      } else {
-        spdlog::warn("LATHE_CHAINED_LAUNCH='{}' is not on/off; keeping the default", raw);
-      }
-    }
-    kc::set_chained_launch(enabled);
-    spdlog::info("cuda backend: chained launches (programmatic dependent launch) {}{}", enabled ? "on" : "off",
-                 from_env ? " (env)" : "");
-  }
-
   static void check_same_shape(const char* op, const Act& a, const Act& b) {
     if (a.rows != b.rows || a.cols != b.cols)
       fail("cuda {}: shapes [{}, {}] and [{}, {}] differ", op, a.rows, a.cols, b.rows, b.cols);
