@@ -55,4 +55,27 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
+// One online-softmax step of an m16 MMA row pair (rows a = lane/4 and b = lane/4 + 8): sums this
+// tile's probabilities over the 4 lanes that share a row, folds them into the running
+// denominators l (l = l * alpha + sum) and rescales the running output o by alpha. sum_a/sum_b
+// hold this lane's partial sums on entry; the order of operations is fixed (bit-reproducible).
+template <int kCols>
+__device__ __forceinline__ void online_softmax_rescale(float sum_a, float sum_b, float alpha_a, float alpha_b,
+                                                       float& l_a, float& l_b, float (&o)[kCols][4]) {
+#pragma unroll
+  for (int offset = 1; offset < 4; offset *= 2) {
+    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(0xffffffffu, sum_a, offset));
+    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(0xffffffffu, sum_b, offset));
+  }
+  l_a = __fmaf_rn(l_a, alpha_a, sum_a);
+  l_b = __fmaf_rn(l_b, alpha_b, sum_b);
+#pragma unroll
+  for (int j = 0; j < kCols; ++j) {
+    o[j][0] = __fmul_rn(o[j][0], alpha_a);
+    o[j][1] = __fmul_rn(o[j][1], alpha_a);
+    o[j][2] = __fmul_rn(o[j][2], alpha_b);
+    o[j][3] = __fmul_rn(o[j][3], alpha_b);
+  }
+}
+
 }  // namespace lathe::cuda::attn

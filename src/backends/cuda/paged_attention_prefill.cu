@@ -189,20 +189,7 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
       pa[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
       pa[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
     }
-#pragma unroll
-    for (int offset = 1; offset < 4; offset *= 2) {
-      sum_a = __fadd_rn(sum_a, __shfl_xor_sync(0xffffffffu, sum_a, offset));
-      sum_b = __fadd_rn(sum_b, __shfl_xor_sync(0xffffffffu, sum_b, offset));
-    }
-    l_a = __fmaf_rn(l_a, alpha_a, sum_a);
-    l_b = __fmaf_rn(l_b, alpha_b, sum_b);
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) {
-      o[j][0] = __fmul_rn(o[j][0], alpha_a);
-      o[j][1] = __fmul_rn(o[j][1], alpha_a);
-      o[j][2] = __fmul_rn(o[j][2], alpha_b);
-      o[j][3] = __fmul_rn(o[j][3], alpha_b);
-    }
+    online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
 
     // O += P V.
 #pragma unroll
