@@ -6,4 +6,4 @@
 set -euo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 exec "$root/scripts/device-bundle.sh" --build "${1:-$root/build-gemv}" --bundle gemv-bundle \
-  --targets "gpu_cuda_gemv_test lathe_bench_kernels"
+  --targets "gpu_cuda_gemv_test lathe_bench_kernels lathe_probe_gemv_access"
