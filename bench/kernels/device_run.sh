@@ -14,20 +14,28 @@
 #       old default) when none did. The picks are what --bench then measures as "ours".
 #   --bench: the full benchmark (ours = the picks, else the library default), with the old
 #       default (ring) re-measured beside it at m = 1, 4, 16.
+#   --probe "N K" (repeatable): lathe_probe_gemv_access on that fp8 weight shape (the ring's
+#       access pattern without the arithmetic, beside a linear read of the same bytes).
+#   --ncu SHAPE[:M[:VARIANT]] (repeatable): Nsight Compute's full section set for one fp8 launch of
+#       our kernel (VARIANT, default "auto") and one of cuBLASLt FP8 on that shape (a
+#       lathe_bench_kernels --only text, e.g. qwen3-8b/gate_up) at width M (default 1); the
+#       reports go to $OUT/ncu_*.txt, the headline counters into the summary.
 #
 # Usage: bench/kernels/device_run.sh [--test F/B]... [--sweep LIST] [--pick-fp8 L] [--pick-bf16 L]
-#                                    [--bench] [--test-s N] [--sweep-s N] [--bench-s N]
+#                                    [--bench] [--ncu SHAPE[:M[:VARIANT]]]... [--test-s N] [--sweep-s N] [--bench-s N]
 set -uo pipefail
 root=$(cd "$(dirname "$0")/../.." && pwd)
 bundle=$root/gemv-bundle
 out=${OUT:-/tmp/gemv-out}
 mkdir -p "$out"
-tests=() sweep="" bench=0 test_s=40 sweep_s=100 bench_s=100 pick_fp8="" pick_bf16="" passed=" "
+tests=() ncu_targets=() probes=() sweep="" bench=0 test_s=40 sweep_s=100 bench_s=100 pick_fp8="" pick_bf16="" passed=" "
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --test) tests+=("$2"); shift ;;
     --sweep) sweep=$2; shift ;;
     --bench) bench=1 ;;
+    --ncu) ncu_targets+=("$2"); shift ;;
+    --probe) probes+=("$2"); shift ;;
     --pick-fp8) pick_fp8=$2; shift ;;
     --pick-bf16) pick_bf16=$2; shift ;;
     --test-s) test_s=$2; shift ;;
@@ -92,6 +100,55 @@ if [[ $bench == 1 ]]; then
   echo "bench rc=$? ($(( $(date +%s) - start )) s)" | tee -a "$out/device.txt"
 fi
 
+for shape in "${probes[@]}"; do
+  # shellcheck disable=SC2086
+  timeout 60 "$bundle/bin/lathe_probe_gemv_access" $shape >"$out/probe_${shape// /x}.txt" 2>&1
+  echo "probe $shape rc=$?" | tee -a "$out/device.txt"
+done
+
+# Headline counters of an ncu details report: duration, DRAM throughput, issue activity, occupancy
+# and the warp stall reasons (cycles per issued instruction) above 0.5.
+ncu_headlines() {
+  grep -E "^  [a-zA-Z_0-9<>:, ()]+\(|^    (Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Issued Ipc Active|Achieved Occupancy|Registers Per Thread|No Eligible|Warp Cycles Per Issued Instruction|Active Warps Per Scheduler|Eligible Warps Per Scheduler|L2 Hit Rate|Mem Busy|Max Bandwidth|Grid Size|Block Size|Waves Per SM) " "$1" \
+    | cut -c1-150
+  grep -E "issue_stalled_" "$1" | awk '$NF + 0 >= 0.5 { sub(/smsp__average_warps_issue_stalled_/, "stall "); print }' | head -12
+}
+stalls=""
+for r in barrier branch_resolving dispatch_stall drain imc_miss lg_throttle long_scoreboard math_pipe_throttle \
+  membar mio_throttle misc no_instruction not_selected selected short_scoreboard sleeping tex_throttle wait; do
+  stalls+="${stalls:+,}smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+done
+command -v ncu >/dev/null || export PATH="$PATH:/usr/local/cuda/bin:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)"
+for target in "${ncu_targets[@]}"; do
+  IFS=: read -r shape width variant <<<"$target"
+  width=${width:-1} variant=${variant:-auto}
+  tag=$(echo "${shape}_m${width}_${variant}" | tr '/:()' '____')
+  for who in ours peer; do
+    if [[ $who == ours ]]; then
+      args=(--variants --variant-list "$variant" --no-peers) filter='regex:gemv_kernel|stream_kernel'
+    else
+      args=(--variants --variant-list "$variant") filter='regex:nvjet|gemm|cutlass|xmma'
+    fi
+    start=$(date +%s)
+    timeout 120 ncu --clock-control none --set full --metrics "$stalls" --kernel-name-base demangled -k "$filter" -s 4 -c 1 \
+      --export "$out/ncu_${tag}_$who" \
+      "$bundle/bin/lathe_bench_kernels" --shapes decode --only "$shape" --widths "$width" --dtype fp8 "${args[@]}" \
+      >"$out/ncu_${tag}_$who.txt" 2>&1
+    echo "ncu $shape m=$width $who ($variant) rc=$? ($(( $(date +%s) - start )) s)" | tee -a "$out/device.txt"
+    # Per-SASS-instruction stall samples of our kernel (the source page), for reading here.
+    [[ $who == ours ]] && ncu --import "$out/ncu_${tag}_$who.ncu-rep" --page source --print-source sass --csv \
+      >"$out/ncu_${tag}_sass.csv" 2>&1
+    rm -f "$out/ncu_${tag}_$who.ncu-rep"
+  done
+done
+
+for f in "$out"/probe_*.txt; do
+  [[ -f $f ]] && { echo "== $(basename "$f")"; cat "$f"; }
+done
+for f in "$out"/ncu_*.txt; do
+  [[ -f $f ]] || continue
+  echo "== $(basename "$f")"; ncu_headlines "$f"
+done
 for f in "$out"/gemv_test_*.txt; do
   [[ -f $f ]] || continue
   echo "== $f"; grep -E "^\[  FAILED  \]" "$f" | head -8
