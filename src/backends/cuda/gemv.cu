@@ -31,8 +31,11 @@ using namespace gemv_detail;
 // per-shape choice. On the H200 (2026-11-30, bundle d11ca55, bench/results/gemv_sweep2_2026-11-30.txt)
 // it beat the former default "ring" on every Qwen3-8B/32B decode-layer shape at m = 1 and 4
 // (fp8 m = 1: +5% to +30%; 4096x4096 unchanged) and passed gpu_cuda_gemv_test (93/93) as
-// LATHE_GEMV_TEST_VARIANT_FP8=auto and _BF16=auto in the same call. Change only together with a
-// device run of gpu_cuda_gemv_test on the new choice.
+// LATHE_GEMV_TEST_VARIANT_FP8=auto and _BF16=auto in the same call. Its register-ring shapes
+// stage 16 steps of x per buffer in tiers 1 and 4 since bundle 514cb15 measured that ("auto:g16",
+// bench/results/gemv_sweep3_2026-11-30.txt: fp8 m = 1 +3% to +7% on the 8B shapes) and passed
+// gpu_cuda_gemv_test 93/93 under that name. Change only together with a device run of
+// gpu_cuda_gemv_test on the new choice.
 constexpr const char* kDefaultFp8 = "auto";
 constexpr const char* kDefaultBf16 = "auto";
 
@@ -360,7 +363,7 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
   GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
   if (v.kernel == GemvKernel::kAuto) {
     v = gemv_auto_variant(fp8, n, k);
-    v.group_steps = variant.group_steps;  // "auto:g16": the per-shape choice with deeper x staging
+    if (variant.group_steps != 0) v.group_steps = variant.group_steps;  // "auto:g4": the old staging depth
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
@@ -556,6 +559,7 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   const int64_t fill = std::min<int64_t>(kRingBalancedCtas / blocks, ksteps / 6);
   v.ksplit = static_cast<int>(std::max<int64_t>(gemv_ksplit(n, k), std::max<int64_t>(1, fill)));
   if (fp8 && gemv_ring_chunk_steps(n, k, v.ksplit) >= 32) v.stages = 4;
+  v.group_steps = kWideGroupSteps;  // used by tiers 1 and 4 (the 16-row tier stages 4 steps)
   return v;
 }
 

@@ -109,7 +109,7 @@ struct GemvVariant {
   // split is still the same at every m.
   int ksplit = 0;
   // Register ring (non-balanced), tiers 1 and 4: steps of x staged per shared-memory buffer,
-  // 4 (0) or 16 (fewer CTA barriers; opt-in, not yet measured). Changes no row's arithmetic.
+  // 4 (0) or 16 (a quarter of the CTA barriers; what "auto" picks). Changes no row's arithmetic.
   int group_steps = 0;
 };
 
@@ -118,7 +118,8 @@ struct GemvVariant {
 //   persistent grid; the row blocks alone would leave a partial second wave);
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, ksteps / 6)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 6 steps (768 k),
-//   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4).
+//   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4);
+//   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16).
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

@@ -347,17 +347,17 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
     bool fp8;
     const char* name;
   };
-  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5"},
-                                         {4096, 4096, true, "ring:k5"},
-                                         {24576, 4096, true, "ring:s4:k1"},
-                                         {24576, 4096, false, "ring:k1"},
-                                         {4096, 12288, true, "ring:k8"},
-                                         {10240, 5120, false, "ring:k3"},
-                                         {5120, 8192, true, "ring:k6"},
+  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16"},
+                                         {4096, 4096, true, "ring:k5:g16"},
+                                         {24576, 4096, true, "ring:s4:k1:g16"},
+                                         {24576, 4096, false, "ring:k1:g16"},
+                                         {4096, 12288, true, "ring:k8:g16"},
+                                         {10240, 5120, false, "ring:k3:g16"},
+                                         {5120, 8192, true, "ring:k6:g16"},
                                          {51200, 5120, true, "ringbal"},
                                          {51200, 5120, false, "ringbal"},
-                                         {5120, 25600, true, "ring:s4:k6"},
-                                         {1024, 4096, true, "ring:k8"},
+                                         {5120, 25600, true, "ring:s4:k6:g16"},
+                                         {1024, 4096, true, "ring:k8:g16"},
                                          {151936, 4096, false, "ringbal"}}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k)), w.name) << w.n << "x" << w.k;
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(w.fp8, w.n, w.k)), w.name) << "the default is auto";
@@ -410,8 +410,9 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     p.m = rows;
     cuda::gemv_launch(tier, p, ws, nullptr, cuda::gemv_variant_from_name(variant));
   };
-  // ":g16" stages 16 steps of x per buffer at m = 1; tier 16 stages 4: the bytes must agree.
-  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g16"}) {
+  // ":g16" (and "auto", which picks it on ring shapes) stages 16 steps of x per buffer at m = 1;
+  // tier 16 stages 4: the bytes must agree. "auto:g4" keeps the 4-step staging everywhere.
+  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g4"}) {
     dy.poison();
     for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
     const auto single = dy.download<float>(static_cast<size_t>(16 * n));
@@ -436,7 +437,7 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "ring:s4:k2:g16"}) {
+                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
