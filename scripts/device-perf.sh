@@ -99,13 +99,15 @@ serve_stop() {
   kill -INT "$server" 2>/dev/null
   wait "$server" 2>/dev/null
 }
-# Batch invariance of a served model: alone vs beside `others` requests (others + 1 in flight).
-determinism() {  # port, served name, others
-  local start=$SECONDS
-  timeout 150 python3 tools/serve_determinism_check.py --url "http://127.0.0.1:$1" --model "$2" --others "$3" \
-    >"$out/determinism_$2.txt" 2>&1
-  note "determinism $2 ($(( $3 + 1 )) in flight)" "rc=$? $((SECONDS - start))s"
-  tail -3 "$out/determinism_$2.txt" >>"$summary"
+# Batch invariance of a served model: alone vs beside `others` requests (others + 1 in flight);
+# extra flags go to the tool (--watched-len, --save, --expect).
+determinism() {  # port, served name, others, extra tool flags...
+  local start=$SECONDS port=$1 name=$2 others=$3
+  shift 3
+  timeout 150 python3 tools/serve_determinism_check.py --url "http://127.0.0.1:$port" --model "$name" \
+    --others "$others" "$@" >"$out/determinism_$name.txt" 2>&1
+  note "determinism $name ($(( others + 1 )) in flight)" "rc=$? $((SECONDS - start))s"
+  grep -E "IDENTICAL|DIFFERENT|determinism:" "$out/determinism_$name.txt" >>"$summary"
 }
 bench_serve() {  # port, served name, time limit
   local start=$SECONDS
@@ -118,14 +120,16 @@ bench_serve() {  # port, served name, time limit
 
 if has determinism; then
   # Decode graphs on, 32 requests in flight at most: every decode step stays on the GEMV tiers.
+  # The watched prompt (150 tokens) is one prefill chunk here.
   serve_start configs/Qwen3-8B-FP8 8011 det-8b-fp8
-  determinism 8011 det-8b-fp8 31
+  determinism 8011 det-8b-fp8 31 --watched-len 150 --save "$out/det_alone.json"
   serve_stop
   # The same under a KV pool far too small for the crowd (preemptions, then replay) and a
-  # 64-token step budget (prompts cut into different chunks in the crowd than alone).
+  # 64-token step budget (the watched prompt is prefilled in 64-token chunks, cut differently in
+  # the crowd); its alone outputs must also equal the first server's.
   MAX_MODEL_LEN=512 serve_start configs/Qwen3-8B-FP8 8015 det-preempt --num-kv-blocks 64 \
     --max-num-batched-tokens 64
-  determinism 8015 det-preempt 31
+  determinism 8015 det-preempt 31 --watched-len 150 --expect "$out/det_alone.json"
   curl -s http://127.0.0.1:8015/metrics | grep -E '^lathe_(preemptions|num_preemptions)' >>"$summary"
   serve_stop
 fi

@@ -10,7 +10,11 @@ On CUDA a decode step wider than the GEMV tiers (ffn_gemv_max_m, 32) takes the G
 differ: run the server with --max-num-seqs <= 32, or keep N + 1 <= 32, to check the invariance the
 engine promises (the default N = 31 puts exactly 32 requests in flight).
 
+--save FILE writes the alone outputs; --expect FILE compares this server's alone outputs with a
+file another server (other flags: step budget, KV pool) saved for the same --watched-len.
+
     python3 tools/serve_determinism_check.py --url http://127.0.0.1:8000 --model NAME [--others 31]
+        [--watched-len 37] [--save FILE | --expect FILE]
 """
 import argparse
 import json
@@ -35,15 +39,30 @@ def main():
     parser.add_argument("--others", type=int, default=31)
     parser.add_argument("--max-tokens", type=int, default=48)
     parser.add_argument("--vocab", type=int, default=300, help="token ids for random prompts are drawn below this")
+    parser.add_argument("--watched-len", type=int, default=37, help="prompt tokens of the watched requests")
+    parser.add_argument("--save", help="write the alone outputs here (JSON)")
+    parser.add_argument("--expect", help="compare the alone outputs with this file (written by --save)")
     args = parser.parse_args()
     rng = random.Random(1234)
-    watched_ids = [rng.randrange(3, args.vocab) for _ in range(37)]
+    watched_ids = [rng.randrange(3, args.vocab) for _ in range(args.watched_len)]
     greedy = {"model": args.model, "prompt": watched_ids, "max_tokens": args.max_tokens, "temperature": 0,
               "ignore_eos": True}
     seeded = dict(greedy, temperature=0.8, top_p=0.9, seed=77)
 
     alone_greedy = complete(args.url, greedy)
     alone_seeded = complete(args.url, seeded)
+    ok = True
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"greedy": alone_greedy, "seeded": alone_seeded}, f)
+    if args.expect:
+        with open(args.expect) as f:
+            other = json.load(f)
+        for key, alone in (("greedy", alone_greedy), ("seeded", alone_seeded)):
+            same = list(alone) == other[key]
+            ok = ok and same
+            print(f"{key}: alone here vs alone on the server that wrote {args.expect}: "
+                  f"{'IDENTICAL' if same else 'DIFFERENT'} ({alone[1]} tokens)")
 
     results = {}
     def run(key, body):
@@ -61,7 +80,6 @@ def main():
     for thread in threads:
         thread.join()
 
-    ok = True
     for key, alone in (("greedy", alone_greedy), ("seeded", alone_seeded)):
         same = results[key] == alone
         ok = ok and same
