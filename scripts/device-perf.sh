@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick nochain nofuse latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick nochain latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,10 +68,6 @@ fi
 if has nochain; then
   # The same quick measurement with chained launches (programmatic dependent launch) off.
   LATHE_CHAINED_LAUNCH=off latency nochain_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
-fi
-if has nofuse; then
-  # The same quick measurement with SwiGLU back in its own kernel before the down projection.
-  LATHE_FUSE_SWIGLU_DOWN=off latency nofuse_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
 fi
 if has latency; then
   latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64

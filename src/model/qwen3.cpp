@@ -263,16 +263,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
       linear(decode_rows, normed, w.gate_proj, gate);
       linear(decode_rows, normed, w.up_proj, up);
     }
-    // delta = down_proj(silu(gate) * up), decode rows and prefill rows on their own arms.
-    if (decode_rows > 0) {
-      be.silu_mul_linear(ops::Phase::kDecode, gate_up.slice_rows(0, decode_rows), w.down_proj,
-                         mlp.slice_rows(0, decode_rows), delta.slice_rows(0, decode_rows));
-    }
-    if (decode_rows < tokens) {
-      const int64_t rest = tokens - decode_rows;
-      be.silu_mul_linear(ops::Phase::kPrefill, gate_up.slice_rows(decode_rows, rest), w.down_proj,
-                         mlp.slice_rows(decode_rows, rest), delta.slice_rows(decode_rows, rest));
-    }
+    be.silu_mul(gate_up, mlp);
+    linear(decode_rows, mlp, w.down_proj, delta);
     // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.
     const bool last = l + 1 == device_.layers.size();
     const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;

@@ -159,12 +159,6 @@ class Backend {
   // out[t, i] = silu(gate_up[t, i]) * gate_up[t, I + i] for gate_up [T, 2I], out [T, I].
   virtual void silu_mul(Act gate_up, Act out) = 0;
 
-  // out = linear(phase, silu_mul(gate_up), weight): the MLP's down projection of SwiGLU's product.
-  // act [T, I] is scratch for the product; a backend that fuses the two (CUDA's decode GEMV)
-  // may leave it unwritten. out's bytes are those of silu_mul then linear on every backend. The
-  // default body does exactly that.
-  virtual void silu_mul_linear(Phase phase, Act gate_up, const WeightView& weight, Act act, Act out);
-
   // out[i, :] = x[batch.logits_rows[i], :] for i < batch.num_logits_rows.
   virtual void gather_logits_rows(const DeviceBatch& batch, Act x, Act out) = 0;
 

@@ -157,9 +157,6 @@ int ProfilingBackend::linear_phase(Phase phase, const Act& x, const WeightView& 
     case Source::kSiluMul:
       from = " x=silu_mul";
       break;
-    case Source::kSwiGluInOp:
-      from = " x=gate|up (SwiGLU in the op)";
-      break;
     default:
       break;
   }
@@ -304,13 +301,6 @@ void ProfilingBackend::kv_write(const DeviceBatch& batch, Act k, Act v, const Kv
 void ProfilingBackend::silu_mul(Act gate_up, Act out) {
   timed(kSiluMul, [&] { inner_->silu_mul(gate_up, out); });
   source_ = Source::kSiluMul;
-}
-
-void ProfilingBackend::silu_mul_linear(Phase phase, Act gate_up, const WeightView& weight, Act act, Act out) {
-  source_ = Source::kSwiGluInOp;
-  const int id = open_ ? linear_phase(phase, act, weight, out) : 0;
-  timed(id, [&] { inner_->silu_mul_linear(phase, gate_up, weight, act, out); });
-  source_ = Source::kOther;
 }
 
 void ProfilingBackend::gather_logits_rows(const DeviceBatch& batch, Act x, Act out) {

@@ -9,9 +9,8 @@
 // op is bracketed by two marks and its time goes to a phase: embed, norm, rope+kv, attention,
 // silu_mul, gather, sampling, upload, kv_amax / kv_write (--calculate-kv-scales' calibration
 // step), and one phase per linear route
-// ("linear <phase> <arm> <N>x<K> x=<op that produced the input>"; "x=gate|up (SwiGLU in the op)"
-// for silu_mul_linear, whose time includes SwiGLU whether the backend fuses it or not) or
-// "lm_head ..." for the linear after gather_logits_rows. Host scheduling is host wall time from the previous step's end to
+// ("linear <phase> <arm> <N>x<K> x=<op that produced the input>") or "lm_head ..." for the linear
+// after gather_logits_rows. Host scheduling is host wall time from the previous step's end to
 // this step's upload_batch. Steps are grouped by kind: decode steps per width (tokens per step),
 // prefill steps and mixed steps one group each. Memory calls (alloc, upload, download, ...) and
 // ops issued outside a step are forwarded untimed.
@@ -102,13 +101,12 @@ class ProfilingBackend final : public Backend {
   void kv_write(const DeviceBatch& batch, Act k, Act v, const KvCacheShape& cache_shape,
                 const KvCacheLayer& cache) override;
   void silu_mul(Act gate_up, Act out) override;
-  void silu_mul_linear(Phase phase, Act gate_up, const WeightView& weight, Act act, Act out) override;
   void gather_logits_rows(const DeviceBatch& batch, Act x, Act out) override;
   void sample(Act logits, const std::vector<SamplingParams>& params, int32_t* out_ids) override;
 
  private:
   using Clock = std::chrono::steady_clock;
-  enum class Source { kNone, kNorm, kAttention, kSiluMul, kSwiGluInOp, kGather, kOther };
+  enum class Source { kNone, kNorm, kAttention, kSiluMul, kGather, kOther };
   // What names a linear's phase: weight N, K, dtype, scale kind; phase, rows, x stride; out
   // dtype, out stride; the input's source op.
   using LinearKey = std::array<int64_t, 10>;

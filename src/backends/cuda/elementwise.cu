@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "backends/cuda/activation.cuh"
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/elementwise.h"
@@ -236,7 +235,7 @@ __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float g = load(gate_up, in_type, r * in_stride + i);
     const float u = load(gate_up, in_type, r * in_stride + inter + i);
-    store(out, out_type, r * out_stride + i, silu_mul_value(g, u));
+    store(out, out_type, r * out_stride + i, g / (1.0f + expf(-g)) * u);
   }
 }
 

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 
-#include "backends/cuda/activation.cuh"
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv.h"
@@ -63,23 +62,6 @@ __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
 __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
-}
-
-// Writes the 8 bf16 values silu(gate[i]) * up[i] (activation.cuh) to 16 bytes of shared memory.
-__device__ __forceinline__ void stage_silu_mul8(void* smem, const __nv_bfloat16* gate, const __nv_bfloat16* up) {
-  const uint4 gv = __ldg(reinterpret_cast<const uint4*>(gate));
-  const uint4 uv = __ldg(reinterpret_cast<const uint4*>(up));
-  const __nv_bfloat162* g2 = reinterpret_cast<const __nv_bfloat162*>(&gv);
-  const __nv_bfloat162* u2 = reinterpret_cast<const __nv_bfloat162*>(&uv);
-  uint4 out;
-  __nv_bfloat162* o2 = reinterpret_cast<__nv_bfloat162*>(&out);
-#pragma unroll
-  for (int j = 0; j < 4; ++j) {
-    const float2 g = __bfloat1622float2(g2[j]);
-    const float2 u = __bfloat1622float2(u2[j]);
-    o2[j] = __floats2bfloat162_rn(silu_mul_value(g.x, u.x), silu_mul_value(g.y, u.y));
-  }
-  *reinterpret_cast<uint4*>(smem) = out;
 }
 
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
@@ -145,13 +127,7 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
       for (int i = threadIdx.x; i < total; i += kThreads) {
         const int r = i / chunks_per_row;
         const int ch = i - r * chunks_per_row;
-        const __nv_bfloat16* src = p.x + r * p.x_stride + k0 + ch * 8;
-        if (p.x_silu_mul) {
-          // Synchronous loads of 8 gate and 8 up values (the weight ring stays in flight meanwhile).
-          stage_silu_mul8(&xs[buf][r * kXPitch + ch * 16], src, src + p.k);
-        } else {
-          cp_async16(&xs[buf][r * kXPitch + ch * 16], src);
-        }
+        cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
       }
     };
 
@@ -433,9 +409,8 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
   if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0)
     return "weights and activations must be 16-byte aligned";
-  if (p.x_stride % 8 != 0 || p.x_stride < (p.x_silu_mul ? 2 * p.k : p.k))
-    return p.x_silu_mul ? "gate|up row stride must be a multiple of 8 and >= 2k"
-                        : "activation row stride must be a multiple of 8 and >= k";
+  if (p.x_stride % 8 != 0 || p.x_stride < p.k)
+    return "activation row stride must be a multiple of 8 and >= k";
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
@@ -473,11 +448,9 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
-  params.x_silu_mul = problem.x_silu_mul ? 1 : 0;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
-    if (problem.x_silu_mul) throw_error("gemv: the stream kernel does not stage silu(gate) * up (x_silu_mul)");
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
     launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, stream);
     return;

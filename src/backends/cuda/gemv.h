@@ -48,10 +48,6 @@ struct GemvProblem {
   const float* bias = nullptr;  // f32 [n] or null
   const void* x = nullptr;      // bf16 [m, k], row stride x_stride elements
   int64_t x_stride = 0;
-  // x holds SwiGLU's input instead, gate|up rows [m, 2k] (row stride x_stride >= 2k): the
-  // activations are silu(x[:, :k]) * x[:, k:] rounded to bf16 (activation.cuh, the same value
-  // the silu_mul kernel stores), made while x is staged. Register-ring kernels only.
-  bool x_silu_mul = false;
   void* y = nullptr;  // bf16 or f32 [m, n], row stride y_stride elements
   int64_t y_stride = 0;
   bool y_f32 = false;

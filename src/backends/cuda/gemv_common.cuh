@@ -35,7 +35,6 @@ struct Params {
   int chunk_steps;  // register-ring kernel: steps per split
   int scale_kind;   // GemvScale
   int y_f32;
-  int x_silu_mul;   // x is gate|up [m, 2k]: stage silu(gate) * up (GemvProblem::x_silu_mul)
   int64_t ksteps;       // stream kernel: k / 128
   int64_t total_units;  // stream kernel: 128-row blocks x ksteps
   int64_t cta_units;    // stream kernel: units per CTA (the last CTA may get fewer)

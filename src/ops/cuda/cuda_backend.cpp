@@ -23,7 +23,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "ops/cuda/attention_dispatch.h"
-#include "ops/cuda/backend_levers.h"
+#include "ops/cuda/chained_launch_lever.h"
 #include "ops/cuda/stream_recording.h"
 #include "ops/linear_dispatch.h"
 
@@ -120,7 +120,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     attn_config_.max_decode_seqs = 256;
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
     cuda::configure_chained_launch(info_.sm_major);
-    fuse_swiglu_down_ = cuda::resolve_fused_swiglu_down();
   }
 
   ~CudaBackend() override {
@@ -342,8 +341,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
                         out.data, row_type(out.dtype, "silu_mul", "out"), out.stride, stream_);
   }
 
-  void silu_mul_linear(Phase phase, Act gate_up, const WeightView& w, Act act, Act out) override;
-
   void gather_logits_rows(const DeviceBatch& batch, Act x, Act out) override {
     if (out.rows < batch.num_logits_rows || out.cols != x.cols)
       fail("cuda gather_logits_rows: out [{}, {}] cannot hold {} rows of width {}", out.rows, out.cols,
@@ -374,10 +371,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
-  // One log line per (phase, weight kind, arm), once per process.
-  void log_route(Phase phase, int64_t rows, const WeightView& w, const LinearRoute& route) const;
-  // x_silu_mul: x is gate|up [rows, 2 * w.cols] and the GEMV stages silu(gate) * up.
-  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out, bool x_silu_mul = false);
+  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -388,7 +382,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   std::unique_ptr<kc::LtGemm> lt_;
   kc::GemvWorkspace gemv_ws_;
   LinearLevers levers_;
-  bool fuse_swiglu_down_ = true;
   AttentionConfig attn_config_;
   void* attn_ws_ = nullptr;
   size_t attn_ws_bytes_ = 0;
@@ -408,8 +401,10 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
   if (out.dtype != DType::kBF16 && out.dtype != DType::kF32)
     fail("cuda linear: out dtype {} (expected BF16 or F32)", dtype_name(out.dtype));
   if (x.rows == 0) return;
+  const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
   const LinearRoute route = plan_linear(phase, x, w, out);
-  log_route(phase, x.rows, w, route);
+  if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
+    spdlog::info("{}", describe_route(phase, x.rows, kind, route, levers_));
   switch (route.arm) {
     case LinearArm::kGemv:
     case LinearArm::kGemvBatch4:
@@ -428,12 +423,6 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
       run_gemm(route.arm, x, w, out);
       break;
   }
-}
-
-void CudaBackend::log_route(Phase phase, int64_t rows, const WeightView& w, const LinearRoute& route) const {
-  const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
-  if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
-    spdlog::info("{}", describe_route(phase, rows, kind, route, levers_));
 }
 
 LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out) {
@@ -464,29 +453,7 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
-// Decode rows on a GEMV tier take SwiGLU inside the GEMV's staging (one launch, act unwritten);
-// everything else composes silu_mul and linear. The route is the one linear() takes for act.
-void CudaBackend::silu_mul_linear(Phase phase, Act gate_up, const WeightView& w, Act act, Act out) {
-  const bool fusable = fuse_swiglu_down_ && act.rows > 0 && gate_up.rows == act.rows && gate_up.cols == 2 * act.cols &&
-                       gate_up.dtype == DType::kBF16 && gate_up.stride % 8 == 0 &&
-                       reinterpret_cast<uintptr_t>(gate_up.data) % 16 == 0;
-  const LinearRoute route = fusable ? plan_linear(phase, act, w, out) : LinearRoute{};
-  const bool tier = route.arm == LinearArm::kGemv || route.arm == LinearArm::kGemvBatch4 ||
-                    route.arm == LinearArm::kGemvBatch16 || route.arm == LinearArm::kGemvBatch16Halves;
-  if (route.arm == LinearArm::kGemvChunks) {
-    for (int64_t first = 0; first < act.rows; first += route.chunk_rows) {
-      const int64_t rows = std::min(route.chunk_rows, act.rows - first);
-      silu_mul_linear(phase, gate_up.slice_rows(first, rows), w, act.slice_rows(first, rows), out.slice_rows(first, rows));
-    }
-  } else if (tier && act.cols == w.cols && out.rows == act.rows && out.cols == w.rows) {
-    log_route(phase, act.rows, w, route);
-    run_gemv(route, gate_up, w, out, /*x_silu_mul=*/true);
-  } else {
-    Backend::silu_mul_linear(phase, gate_up, w, act, out);
-  }
-}
-
-void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out, bool x_silu_mul) {
+void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p;
     p.w = w.data;
@@ -500,7 +467,6 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     const Act ys = out.slice_rows(first, rows);
     p.x = xs.data;
     p.x_stride = x.stride;
-    p.x_silu_mul = x_silu_mul;
     p.y = ys.data;
     p.y_stride = out.stride;
     p.y_f32 = out.dtype == DType::kF32;

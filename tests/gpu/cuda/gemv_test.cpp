@@ -13,7 +13,6 @@
 #include <cstring>
 #include <string>
 
-#include "backends/cuda/elementwise.h"
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
 #include "gpu_test_util.h"
@@ -433,75 +432,6 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     launch(variant, 16, 0, 16);
     const auto wide = dy.download<float>(static_cast<size_t>(16 * n));
     EXPECT_EQ(std::memcmp(wide.data(), single.data(), wide.size() * 4), 0) << variant << ": tier 16 vs m = 1";
-  }
-}
-
-// SwiGLU staged inside the GEMV (x_silu_mul: x is gate|up and the kernel stages silu(gate) * up)
-// gives the bytes of the silu_mul kernel followed by the plain GEMV, for every width of every
-// tier, fp8 and bf16 weights, on a ring shape, a K-split shape and a ringbal shape (> 264 row
-// blocks); a gate|up stride below 2k is refused.
-TEST(GemvSwiGlu, StagedProductIsByteEqualToSiluMulThenGemv) {
-  std::mt19937 rng(91);
-  for (const bool fp8 : {true, false}) {
-    for (const auto& [n, k] : std::vector<std::pair<int64_t, int64_t>>{{512, 1536}, {256, 4096}, {33920, 256}}) {
-      SCOPED_TRACE(fmt::format("{} n={} k={}", fp8 ? "fp8" : "bf16", n, k));
-      const int64_t kb = k / 128, nb = (n + 127) / 128, stride = 2 * k + 64;
-      const std::vector<uint8_t> w8 = fp8 ? gpu_test::random_fp8(static_cast<size_t>(n * k), rng) : std::vector<uint8_t>{};
-      const std::vector<uint16_t> w16 = fp8 ? std::vector<uint16_t>{} : gpu_test::random_bf16(static_cast<size_t>(n * k), rng);
-      const std::vector<float> scale = gpu_test::random_f32(static_cast<size_t>(nb * kb), rng, 0.25f, 2.0f);
-      const std::vector<uint16_t> gate_up = gpu_test::random_bf16(static_cast<size_t>(16 * stride), rng, 4.0f);
-      DeviceBuffer dw(static_cast<size_t>(n * k) * (fp8 ? 1 : 2)), ds(scale.size() * 4), dg(gate_up.size() * 2),
-          dact(static_cast<size_t>(16 * k) * 2), dref(static_cast<size_t>(16 * n) * 4), dgot(static_cast<size_t>(16 * n) * 4);
-      if (fp8) dw.upload(w8); else dw.upload(w16);
-      ds.upload(scale);
-      dg.upload(gate_up);
-      DeviceBuffer partials(cuda::kGemvWorkspaceFloats * 4), counters(cuda::kGemvCounterCount * 4);
-      LATHE_CUDA_CHECK(cudaMemset(counters.get(), 0, cuda::kGemvCounterCount * 4));
-      const cuda::GemvWorkspace ws{partials.as<float>(), cuda::kGemvWorkspaceFloats, counters.as<int>(),
-                                   cuda::kGemvCounterCount};
-      cuda::launch_silu_mul(dg.get(), cuda::RowType::kBf16, stride, 16, k, dact.get(), cuda::RowType::kBf16, k, nullptr);
-      for (const int m : {1, 2, 3, 4, 5, 8, 13, 16}) {
-        const int tier = m == 1 ? 1 : m <= 4 ? 4 : 16;
-        GemvProblem p;
-        p.w = dw.get();
-        p.weight = fp8 ? GemvWeight::kFp8E4M3 : GemvWeight::kBf16;
-        p.n = n;
-        p.k = k;
-        p.scale_kind = fp8 ? GemvScale::kBlock128 : GemvScale::kNone;
-        p.scale = fp8 ? ds.as<float>() : nullptr;
-        p.y_stride = n;
-        p.y_f32 = true;
-        p.m = m;
-        p.x = dact.get();
-        p.x_stride = k;
-        p.y = dref.get();
-        dref.poison();
-        cuda::gemv_launch(tier, p, ws, nullptr);
-        p.x = dg.get();
-        p.x_stride = stride;
-        p.x_silu_mul = true;
-        p.y = dgot.get();
-        dgot.poison();
-        cuda::gemv_launch(tier, p, ws, nullptr);
-        const auto ref = dref.download<float>(static_cast<size_t>(m * n));
-        const auto got = dgot.download<float>(static_cast<size_t>(m * n));
-        EXPECT_EQ(std::memcmp(ref.data(), got.data(), ref.size() * 4), 0) << "m = " << m;
-      }
-      GemvProblem narrow;
-      narrow.w = dw.get();
-      narrow.weight = fp8 ? GemvWeight::kFp8E4M3 : GemvWeight::kBf16;
-      narrow.n = n;
-      narrow.k = k;
-      narrow.scale_kind = fp8 ? GemvScale::kBlock128 : GemvScale::kNone;
-      narrow.scale = fp8 ? ds.as<float>() : nullptr;
-      narrow.x = dg.get();
-      narrow.x_stride = 2 * k - 8;
-      narrow.x_silu_mul = true;
-      narrow.y = dgot.get();
-      narrow.y_stride = n;
-      narrow.m = 1;
-      EXPECT_NE(cuda::gemv_unsupported_reason(1, narrow, ws).find("2k"), std::string::npos);
-    }
   }
 }
 

@@ -40,7 +40,7 @@ TEST(ProfileCli, BenchLatencyPrintsThePhaseTableAtExit) {
   EXPECT_TRUE(has(o.err, "decode steps of 2 token(s): 3 steps")) << o.err;
   EXPECT_TRUE(has(o.err, "prefill steps (any width; mean 12.0 tokens): 2 steps")) << o.err;
   for (const std::string phase : {"calls/step", "%step", "attention", "norm", "rope+kv", "embed", "sampling", "upload",
-                                   "SwiGLU in the op", "gather", "lm_head decode 384x128", "linear decode 128x256 x=attention",
+                                   "silu_mul", "gather", "lm_head decode 384x128", "linear decode 128x256 x=attention",
                                    "host scheduling"}) {
     EXPECT_TRUE(has(o.err, phase)) << phase << "\n" << o.err;
   }

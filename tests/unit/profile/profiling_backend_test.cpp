@@ -151,17 +151,16 @@ TEST(ProfilingBackend, TimesEveryPhaseOfTheTinyModelsSteps) {
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "norm"), static_cast<double>(1 + 2 * layers));
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "rope+kv"), static_cast<double>(layers));
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "attention"), static_cast<double>(layers));
-    EXPECT_DOUBLE_EQ(calls_per_step(*g, "silu_mul"), 0);  // SwiGLU runs inside the down projection's op
+    EXPECT_DOUBLE_EQ(calls_per_step(*g, "silu_mul"), static_cast<double>(layers));
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "gather"), 1);
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "sampling"), 1);
-    // o_proj follows the attention, down_proj takes gate|up (silu_mul_linear); q/k/v and gate/up follow a norm, as five
+    // o_proj follows the attention, down_proj silu_mul; q/k/v and gate/up follow a norm, as five
     // linears or (backends that fuse them at upload) two.
     const double per_layer_after_norm = calls_per_step(*g, "linear decode") / static_cast<double>(layers) - 2;
     EXPECT_TRUE(per_layer_after_norm == 5 || per_layer_after_norm == 2) << per_layer_after_norm;
     EXPECT_DOUBLE_EQ(calls_per_step(*g, "linear prefill"), 0);
     const std::string o = fmt::format("linear decode {}x{} x=attention", hidden, config.num_attention_heads * config.head_dim);
-    const std::string down =
-        fmt::format("linear decode {}x{} x=gate|up (SwiGLU in the op)", hidden, config.intermediate_size);
+    const std::string down = fmt::format("linear decode {}x{} x=silu_mul", hidden, config.intermediate_size);
     const std::string lm_head = fmt::format("lm_head decode {}x{}", vocab, hidden);
     EXPECT_DOUBLE_EQ(calls_per_step(*g, o), static_cast<double>(layers));
     EXPECT_DOUBLE_EQ(calls_per_step(*g, down), static_cast<double>(layers));
