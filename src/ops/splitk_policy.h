@@ -35,8 +35,13 @@ using target::SplitkPolicy;
 // every extra split only adds partials for the reduce to merge and repeats the Q load.
 inline constexpr uint32_t kSplitkTargetWaves = 2;
 
-// The fewest KV positions one split covers (the kernel's floor on the split length).
-inline constexpr int32_t kMinKvPerSplit = 128;
+// The fewest KV positions one split covers (the kernel's floor on the split length). 256, not
+// 128: on the H200 (2026-11-30, Qwen3-8B-FP8 decode step at 1k context, `lathe bench latency`)
+// 256 took batch 4/16/64 from 4.286/5.963/10.141 ms to 4.134/5.748/9.317 ms at batch 1 within
+// noise (3.648 -> 3.675 ms); 512 gained a little more at batch 64 (9.036) but cost batch 1 3.6%.
+// Short splits pay a CTA's fixed start-up for little KV. LATHE_ATTN_MIN_KV_PER_SPLIT overrides
+// it for measurement (ops/cuda/attention_dispatch.cpp).
+inline constexpr int32_t kMinKvPerSplit = 256;
 
 // clamp(ceil(kSplitkTargetWaves * sm_count / num_q_heads), 1, kMaxDecodeSplits). Zero arguments
 // are treated as 1.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <cstdlib>
+
 #include "backends/cuda/paged_attention.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -25,6 +27,27 @@ void check_launch(cudaError_t status, AttentionArm arm) {
     fail("attention: {} launch failed: {} ({})", attention_arm_name(arm), cudaGetErrorName(status),
          cudaGetErrorString(status));
   }
+}
+
+// The split-K kernel's floor on a split's length: kMinKvPerSplit, or LATHE_ATTN_MIN_KV_PER_SPLIT
+// (a multiple of 16 in [16, 65536], for measurement; anything else keeps the default with a
+// warning). Read once per process. A pure constant either way, so a sequence's splits stay a
+// function of its own length.
+int32_t min_kv_per_split() {
+  static const int32_t value = [] {
+    const char* raw = std::getenv("LATHE_ATTN_MIN_KV_PER_SPLIT");
+    if (raw == nullptr) return kMinKvPerSplit;
+    char* end = nullptr;
+    const long parsed = std::strtol(raw, &end, 10);
+    if (end == raw || *end != '\0' || parsed < 16 || parsed > 65536 || parsed % 16 != 0) {
+      spdlog::warn("LATHE_ATTN_MIN_KV_PER_SPLIT='{}' is not a multiple of 16 in [16, 65536]; keeping {}", raw,
+                   kMinKvPerSplit);
+      return kMinKvPerSplit;
+    }
+    spdlog::info("attention: split-K minimum split length {} (env)", parsed);
+    return static_cast<int32_t>(parsed);
+  }();
+  return value;
 }
 
 // DeviceBatch::num_decode_rows (the leading decode sequences of a mixed step), or 0 where the op
@@ -133,7 +156,7 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
       return;
     case AttentionArm::kDecodeSplitK:
-      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, kMinKvPerSplit, plan.gqa_group,
+      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, min_kv_per_split(), plan.gqa_group,
                                                        static_cast<float*>(workspace), stream),
                    plan.arm);
       return;
