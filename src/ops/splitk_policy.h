@@ -35,13 +35,13 @@ using target::SplitkPolicy;
 // every extra split only adds partials for the reduce to merge and repeats the Q load.
 inline constexpr uint32_t kSplitkTargetWaves = 2;
 
-// The fewest KV positions one split covers (the kernel's floor on the split length). 256, not
-// 128: on the H200 (2026-11-30, Qwen3-8B-FP8 decode step at 1k context, `lathe bench latency`)
-// 256 took batch 4/16/64 from 4.286/5.963/10.141 ms to 4.134/5.748/9.317 ms at batch 1 within
-// noise (3.648 -> 3.675 ms); 512 gained a little more at batch 64 (9.036) but cost batch 1 3.6%.
-// Short splits pay a CTA's fixed start-up for little KV. LATHE_ATTN_MIN_KV_PER_SPLIT overrides
-// it for measurement (ops/cuda/attention_dispatch.cpp).
-inline constexpr int32_t kMinKvPerSplit = 256;
+// The fewest KV positions one split covers (the kernel's floor on the split length). Measured on
+// the H200 (2026-11-30, decode step at 1k context, bench/results/attn_min_split_2026-11-30.txt):
+// 256 helps Qwen3-8B (9 splits; batch 4/16/64 -3.5/-3.6/-8.1%) but hurts Qwen3-32B (5 splits;
+// batch 16 +4% FP8, +11% BF16), because a floor above ceil(len / splits) leaves a ragged last
+// split; 512 helps both at batch >= 16 and costs 8B batch 1 3.6%. No constant wins everywhere, so
+// 128 stays. LATHE_ATTN_MIN_KV_PER_SPLIT overrides it for measurement (ops/cuda/attention_dispatch.cpp).
+inline constexpr int32_t kMinKvPerSplit = 128;
 
 // clamp(ceil(kSplitkTargetWaves * sm_count / num_q_heads), 1, kMaxDecodeSplits). Zero arguments
 // are treated as 1.
