@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/probe.h"
+
 namespace {
 
 #define PROBE_CHECK(call)                                                                  \
@@ -112,25 +114,6 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-__global__ void linear_kernel(const uint4* data, size_t count, unsigned* sink) {
-  constexpr int kUnroll = 8;
-  const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
-  size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned acc = 0;
-  for (; i + (kUnroll - 1) * stride < count; i += kUnroll * stride) {
-    uint4 v[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = __ldcs(data + i + u * stride);
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
-  }
-  for (; i < count; i += stride) {
-    const uint4 v = __ldcs(data + i);
-    acc ^= v.x ^ v.y ^ v.z ^ v.w;
-  }
-  if (acc == 0x9e3779b9u) *sink = acc;
-}
-
 // Median microseconds per launch over `replays` replays of a CUDA graph of `per_graph` launches,
 // each on the next of the rotating copies (the way lathe_bench_kernels times the GEMV, so the two
 // tools' figures compare).
@@ -197,10 +180,10 @@ int main(int argc, char** argv) {
               static_cast<long long>(n), static_cast<long long>(k), bytes / 1e6, copies, sms, launches);
   std::printf("%-44s %6s %9s %8s %7s\n", "pattern", "ctas", "us", "GB/s", "%lin");
   const double lin_us = median_us(
-      [&](int c) { linear_kernel<<<sms * 4, 512, 0, g_stream>>>(reinterpret_cast<const uint4*>(w[c]), bytes / 16, sink); }, copies,
+      [&](int c) { lathe::cuda::read_probe(w[c], bytes, sink, g_stream); }, copies,
       launches);
   const double lin_gbs = bytes / (lin_us * 1e-6) / 1e9;
-  std::printf("%-44s %6d %9.2f %8.0f %6.1f%%\n", "linear read (same bytes)", sms * 4, lin_us, lin_gbs, 100.0);
+  std::printf("%-44s %6d %9.2f %8.0f %6.1f%%\n", "linear read (same bytes, read_probe)", sms * 4, lin_us, lin_gbs, 100.0);
 
   auto run = [&](const char* name, auto kernel, int64_t units) {
     const int64_t grid = (total + units - 1) / units;
