@@ -68,8 +68,10 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
-template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps>
-__global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1) gemv_kernel(Params p) {
+// kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps,
+          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1)>
+__global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
@@ -253,38 +255,64 @@ __global__ void __launch_bounds__(kThreads, (kStages * (kFp8 ? 4 : 8) <= 16) ? 2
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 
-template <int kMaxM, bool kBalanced, int kGroupSteps>
+// Launch configurations of the register ring (ring_config_supported says which exist):
+//   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
+//   three CTAs per SM (":b3", tiers 1 and 4; the 16-row tier keeps the two-CTA budget, its
+//   accumulators would spill): fp8 s2, bf16 s1.
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas>
 void launch_ring(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, cudaStream_t stream) {
   if (fp8) {
     if (bit_trick) {
-      if constexpr (kGroupSteps == kDefaultGroupSteps)  // launch_tier never asks for bits with :g16
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2)  // launch_tier never asks for bits with :g16
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, dim3(kThreads), 0, stream, params);
     } else if (stages == 4) {
-      launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
+      if constexpr (kMinCtas == 2)
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream,
+                       params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas>, grid, dim3(kThreads), 0,
+                     stream, params);
     }
   } else {
     if (stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
+      if constexpr (kMinCtas == 2)
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream,
+                       params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps>, grid, dim3(kThreads), 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas>, grid, dim3(kThreads), 0,
+                     stream, params);
     }
   }
 }
 
+// Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
+bool ring_config_supported(bool fp8, int stages, bool bit_trick, int ctas_per_sm) {
+  if (ctas_per_sm == 3) return !bit_trick && stages == (fp8 ? 2 : 1);
+  if (fp8) return bit_trick ? stages == 2 : (stages == 2 || stages == 4);
+  return stages == 1 || stages == 2;
+}
+
 // `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick;
-// every other launch stages 4 steps (rows are the same bytes either way).
+// every other launch stages 4 steps (rows are the same bytes either way). `ctas_per_sm` 3 cuts
+// the register budget of tiers 1 and 4 (same grid, same bytes).
 template <int kMaxM, bool kBalanced>
-void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, int group_steps,
+void launch_tier(const Params& params, dim3 grid, bool fp8, int stages, bool bit_trick, int group_steps, int ctas_per_sm,
                  cudaStream_t stream) {
+  [[maybe_unused]] const bool three = ctas_per_sm == 3 && kMaxM <= 4;
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (group_steps == kWideGroupSteps && !bit_trick) {
-      launch_ring<kMaxM, kBalanced, kWideGroupSteps>(params, grid, fp8, stages, false, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3>(params, grid, fp8, stages, false, stream)
+            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2>(params, grid, fp8, stages, false, stream);
       return;
     }
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps>(params, grid, fp8, stages, bit_trick, stream);
+  if constexpr (kMaxM <= 4) {
+    if (three) {
+      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3>(params, grid, fp8, stages, bit_trick, stream);
+      return;
+    }
+  }
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2>(params, grid, fp8, stages, bit_trick, stream);
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
@@ -356,14 +384,21 @@ bool device_has_bulk_copy() {
 }
 
 constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
+constexpr int kRingWaveSms = 132;       // SMs of an H100/H200 (a constant: grids are functions of the shape)
+
+GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 
 // Resolves kDefault (gemv_default_variant, per shape) and the hardware fallback (no bulk copies
 // below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
   GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
   if (v.kernel == GemvKernel::kAuto) {
-    v = gemv_auto_variant(fp8, n, k);
-    if (variant.group_steps != 0) v.group_steps = variant.group_steps;  // "auto:g4": the old staging depth
+    // "auto:g4" (the old staging depth), "auto:b3" (the choice for a wave of 3 CTAs per SM, rings
+    // of the depth that budget allows).
+    v = variant.ctas_per_sm == 3 ? auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms) : gemv_auto_variant(fp8, n, k);
+    if (variant.group_steps != 0) v.group_steps = variant.group_steps;
+    if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
+    if (v.ctas_per_sm == 3) v.stages = 0;
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
@@ -381,7 +416,8 @@ int ring_split_request(const GemvVariant& v, int64_t n) {
 
 int balanced_ctas(const GemvVariant& v) {
   if (v.ctas > 0) return v.ctas;
-  return v.kernel == GemvKernel::kStream ? kStreamCtas : kRingBalancedCtas;
+  if (v.kernel == GemvKernel::kStream) return kStreamCtas;
+  return v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
 }
 
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
@@ -459,6 +495,9 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   // keep registers under 128 so two CTAs (16 warps) share an SM, beat deeper rings at one CTA
   // per SM (fp8 gate_up m=1: 64% vs 48% of the read ceiling; bf16: 80% vs 61%).
   const int stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
+  if (!ring_config_supported(fp8, stages, v.bit_trick, v.ctas_per_sm))
+    throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
+                ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   dim3 grid;
   if (balanced) {
@@ -476,16 +515,16 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
-               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
+      balanced ? launch_tier<1, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream)
+               : launch_tier<1, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream);
       break;
     case 4:
-      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
-               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
+      balanced ? launch_tier<4, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream)
+               : launch_tier<4, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream);
       break;
     default:
-      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream)
-               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, stream);
+      balanced ? launch_tier<16, true>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream)
+               : launch_tier<16, false>(params, grid, fp8, stages, v.bit_trick, v.group_steps, v.ctas_per_sm, stream);
       break;
   }
 }
@@ -502,6 +541,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
   if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
   if (v.group_steps != 0) out += ":g" + std::to_string(v.group_steps);
+  if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   return out;
@@ -534,6 +574,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.tma = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
+    } else if (part == "b2" || part == "b3") {
+      v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
                (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {
@@ -547,20 +589,29 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
   return v;
 }
 
-GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
+namespace {
+
+// gemv_auto_variant's rule for a wave of `wave` resident CTAs.
+GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave) {
   const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   GemvVariant v;
-  if (blocks > kRingBalancedCtas) {
+  if (blocks > wave) {
     v.kernel = GemvKernel::kRingBalanced;
     return v;
   }
   v.kernel = GemvKernel::kRegisterRing;
-  const int64_t fill = std::min<int64_t>(kRingBalancedCtas / blocks, ksteps / 6);
+  const int64_t fill = std::min<int64_t>(wave / blocks, ksteps / 6);
   v.ksplit = static_cast<int>(std::max<int64_t>(gemv_ksplit(n, k), std::max<int64_t>(1, fill)));
   if (fp8 && gemv_ring_chunk_steps(n, k, v.ksplit) >= 32) v.stages = 4;
   v.group_steps = kWideGroupSteps;  // used by tiers 1 and 4 (the 16-row tier stages 4 steps)
   return v;
+}
+
+}  // namespace
+
+GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
+  return auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
 }
 
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {

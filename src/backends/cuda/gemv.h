@@ -111,6 +111,12 @@ struct GemvVariant {
   // Register ring (non-balanced), tiers 1 and 4: steps of x staged per shared-memory buffer,
   // 4 (0) or 16 (a quarter of the CTA barriers; what "auto" picks). Changes no row's arithmetic.
   int group_steps = 0;
+  // Register ring: CTAs per SM the registers of tiers 1 and 4 are budgeted for, 2 (0) or 3
+  // ("b3": fp8 s2 and bf16 s1 only; more resident warps per SM). Ringbal then takes 396 CTAs and
+  // "auto:b3" fills a wave of 396 with its K splits. Opt-in, built for the next measurement, not
+  // yet run on a GPU (ptxas: fp8 fits 72-80 registers with at most 28 bytes of spill loads in the
+  // 16-step staging; bf16 s1 spills ~160 bytes).
+  int ctas_per_sm = 0;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -137,7 +143,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

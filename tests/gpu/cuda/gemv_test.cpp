@@ -411,8 +411,10 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     cuda::gemv_launch(tier, p, ws, nullptr, cuda::gemv_variant_from_name(variant));
   };
   // ":g16" (and "auto", which picks it on ring shapes) stages 16 steps of x per buffer at m = 1;
-  // tier 16 stages 4: the bytes must agree. "auto:g4" keeps the 4-step staging everywhere.
-  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g4"}) {
+  // tier 16 stages 4: the bytes must agree. "auto:g4" keeps the 4-step staging everywhere. ":b3"
+  // budgets tiers 1 and 4 for three CTAs per SM while tier 16 keeps two (same grid, same bytes).
+  for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g4", "auto:b3",
+                              "ringbal:b3", "ring:g16:b3"}) {
     dy.poison();
     for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
     const auto single = dy.download<float>(static_cast<size_t>(16 * n));
@@ -437,13 +439,15 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16"}) {
+                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16", "auto:b3",
+                           "ringbal:c396:b3", "ring:s2:k4:g16:b3"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("stream:x2"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:b4"), Error);
 }
 
 }  // namespace
