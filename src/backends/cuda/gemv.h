@@ -91,7 +91,8 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 // kAuto: gemv_auto_variant's per-shape choice of the register-ring kernels.
 enum class GemvKernel { kDefault, kStream, kRegisterRing, kRingBalanced, kAuto };
 struct GemvVariant {
-  // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1).
+  // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1); built:
+  // fp8 2 or 4, bf16 1 or 2 (gemv_launch refuses others).
   // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
   int stages = 0;
   bool bit_trick =
