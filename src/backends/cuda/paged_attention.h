@@ -12,6 +12,8 @@
 
 #include <cstdint>
 
+#include "backends/cuda/split_length.h"
+
 namespace lathe::cuda {
 
 enum class KvDType { kBF16, kFP8E4M3 };
@@ -61,7 +63,7 @@ cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const Page
 // row once for all of them, and writes one record per (sequence, head, split) into `workspace`
 // (f32 [num_seqs * num_heads * num_splits, head_dim + 2]: partial output scaled by the split's own
 // running max, then that max (log2 domain) and the running sum). A sequence of length L uses
-// split length max(ceil(L / num_splits), min_kv_per_split), computed on the device; its empty
+// split length max(ceil(L / num_splits), min_kv_per_split) (or splitk_split_rule()'s), computed on the device; its empty
 // splits write a neutral record (output 0, max -inf, sum 0). Then the reduce merges the records of
 // each (sequence, head) in split order 0..num_splits-1 into BF16 `out`. The output bytes do not
 // depend on rows_per_cta (tensor-core rows are independent), only on num_splits, the sequence's
@@ -79,6 +81,11 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 inline constexpr int kSplitkKernelVariants = 10;
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
+
+// How a sequence's length is cut into splits (split_length.h): LATHE_ATTN_SPLIT_RULE=even selects
+// SplitRule::kEven (opt-in, for measurement; any other value or none: the seed's rule), read once
+// at the first call. Like the variant, a serve keeps one rule for its whole life.
+SplitRule splitk_split_rule();
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------
 // Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position

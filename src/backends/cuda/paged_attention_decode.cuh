@@ -41,6 +41,7 @@ struct DecodeParams {
   const int32_t* context_lens;
   int32_t num_splits;       // split-K (paged_attention_splitk.cu) only
   int32_t min_kv_per_split; // split-K only
+  int32_t split_rule;       // split-K only: SplitRule (split_length.h)
   float* workspace;         // split-K only
 };
 

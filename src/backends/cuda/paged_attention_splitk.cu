@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
@@ -95,6 +96,14 @@ std::atomic<int>& variant_slot() {
 
 int splitk_kernel_variant() { return attn::splitk::variant_slot().load(std::memory_order_relaxed); }
 
+SplitRule splitk_split_rule() {
+  static const SplitRule rule = [] {
+    const char* env = std::getenv("LATHE_ATTN_SPLIT_RULE");
+    return env != nullptr && std::strcmp(env, "even") == 0 ? SplitRule::kEven : SplitRule::kSeed;
+  }();
+  return rule;
+}
+
 bool set_splitk_kernel_variant(int variant) {
   if (variant < 0 || variant >= kSplitkKernelVariants) return false;
   attn::splitk::variant_slot().store(variant, std::memory_order_relaxed);
@@ -115,6 +124,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.base = attn::make_decode_params(rows, kv);
   sp.base.num_splits = num_splits;
   sp.base.min_kv_per_split = min_kv_per_split;
+  sp.base.split_rule = static_cast<int>(splitk_split_rule());
   sp.base.workspace = workspace;
   sp.group = rows.num_heads / kv.num_kv_heads;
   sp.rows_per_cta = std::min({rows_per_cta, sp.group, sk::kMaxRows});

@@ -18,8 +18,9 @@
 // independent; so rows_per_cta is free to follow the launch's occupancy. Different variants give
 // different (equally valid) bytes; a serve uses one variant for its whole life.
 //
-// Split s of a sequence of length L covers [s * n, min((s + 1) * n, L)), n = max(ceil(L / S),
-// min_kv_per_split), computed here from the sequence's own length; an empty split writes the
+// Split s of a sequence of length L covers [s * n, min((s + 1) * n, L)), n = split_length(L, S,
+// min_kv_per_split, rule) (split_length.h; by default max(ceil(L / S), min_kv_per_split)), computed
+// here from the sequence's own length; an empty split writes the
 // neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and widened to BF16 in
 // shared memory (exact); k_scale folds into the score scale, v_scale into the output.
 //
@@ -44,6 +45,7 @@
 #include "backends/cuda/paged_attention_common.cuh"
 #include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
+#include "backends/cuda/split_length.h"
 
 namespace lathe::cuda::attn::splitk {
 
@@ -121,7 +123,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   const int g = lane / 4, t = lane % 4;
 
   const int len = p.context_lens[seq];
-  const int per = max((len + p.num_splits - 1) / p.num_splits, p.min_kv_per_split);
+  const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule);
   const int64_t first = static_cast<int64_t>(split) * per;
   const int start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
   const int end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));

@@ -1,0 +1,75 @@
+// The split-K kernel's KV ranges (backends/cuda/split_length.h), checked on the host for every
+// length up to 5000 and the split counts and floors the policies produce: the splits of a
+// sequence cover [0, len) exactly once and in order; no more than `splits` are non-empty; the
+// seed rule is max(ceil(len / splits), floor); the even rule uses exactly u = clamp(len / floor,
+// 1, splits) splits (true whenever splits <= floor + 1: (u - 1) * ceil(len / u) < len), whose
+// lengths differ by less than u (no ragged tail), none shorter than floor - u when len >= floor.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "backends/cuda/split_length.h"
+
+namespace {
+
+using lathe::cuda::split_length;
+using lathe::cuda::SplitRule;
+
+constexpr int kSeed = static_cast<int>(SplitRule::kSeed);
+constexpr int kEven = static_cast<int>(SplitRule::kEven);
+
+TEST(SplitLength, EverySplitRangeCoversTheSequenceOnceInOrder) {
+  for (const int rule : {kSeed, kEven}) {
+    for (const int splits : {1, 2, 5, 9, 16}) {
+      for (const int floor : {16, 128, 256, 512}) {
+        for (int len = 1; len <= 5000; ++len) {
+          const int n = split_length(len, splits, floor, rule);
+          ASSERT_GE(n, 1);
+          int covered = 0, non_empty = 0, shortest = len, longest = 0;
+          for (int s = 0; s < splits; ++s) {
+            const int64_t first = static_cast<int64_t>(s) * n;
+            const int start = static_cast<int>(std::min<int64_t>(first, len));
+            const int end = static_cast<int>(std::min<int64_t>(first + n, len));
+            ASSERT_EQ(start, covered) << "rule " << rule << " len " << len << " split " << s;
+            covered = end;
+            if (end > start) {
+              ++non_empty;
+              shortest = std::min(shortest, end - start);
+              longest = std::max(longest, end - start);
+            }
+          }
+          ASSERT_EQ(covered, len) << "rule " << rule << " splits " << splits << " floor " << floor << " len " << len;
+          ASSERT_LE(non_empty, splits);
+          if (rule == kSeed) {
+            ASSERT_EQ(n, std::max((len + splits - 1) / splits, floor));
+          } else {
+            // u = clamp(len / floor, 1, splits) splits of ceil(len / u): every split but the last
+            // is n long and the last is short by less than u positions.
+            const int used = std::clamp(len / floor, 1, splits);
+            ASSERT_EQ(non_empty, used) << "len " << len;
+            ASSERT_LT(longest - shortest, used) << "len " << len << " floor " << floor;
+            if (len >= floor) {
+              ASSERT_GE(shortest, floor - used) << "len " << len;
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(SplitLength, TheEvenRuleRemovesTheRaggedTailTheSeedRuleLeaves) {
+  // Qwen3-32B at 1k context: 5 splits; a floor of 256 leaves 4 x 256 + 16 under the seed rule,
+  // 4 x 260 under the even rule. Qwen3-8B: 9 splits, floor 128: 8 x 128 + 16 against 8 x 130.
+  EXPECT_EQ(split_length(1040, 5, 256, kSeed), 256);
+  EXPECT_EQ(split_length(1040, 5, 256, kEven), 260);
+  EXPECT_EQ(split_length(1040, 9, 128, kSeed), 128);
+  EXPECT_EQ(split_length(1040, 9, 128, kEven), 130);
+  // Short sequences take one split under both rules when shorter than the floor.
+  EXPECT_EQ(split_length(100, 9, 128, kSeed), 128);
+  EXPECT_EQ(split_length(100, 9, 128, kEven), 100);
+  // Long sequences: both rules use every split.
+  EXPECT_EQ(split_length(65536, 9, 128, kSeed), split_length(65536, 9, 128, kEven));
+}
+
+}  // namespace
