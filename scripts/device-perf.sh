@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick nochain latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -68,6 +68,20 @@ fi
 if has nochain; then
   # The same quick measurement with chained launches (programmatic dependent launch) off.
   LATHE_CHAINED_LAUNCH=off latency nochain_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
+fi
+if has splitrule; then
+  # The split-K rule and floor (LATHE_ATTN_SPLIT_RULE, LATHE_ATTN_MIN_KV_PER_SPLIT) at 1k context:
+  # the 9-split 8B shapes and the 5-split 32B shapes answer differently (docs/PERFORMANCE.md).
+  for rule in seed even; do
+    for floor in 128 256 512; do
+      LATHE_ATTN_SPLIT_RULE=$rule LATHE_ATTN_MIN_KV_PER_SPLIT=$floor latency "split_8b_fp8_${rule}_$floor" 90 \
+        configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 32
+    done
+    for floor in 128 256; do
+      LATHE_ATTN_SPLIT_RULE=$rule LATHE_ATTN_MIN_KV_PER_SPLIT=$floor latency "split_32b_fp8_${rule}_$floor" 120 \
+        configs/Qwen3-32B-FP8 --batch-sizes 1,16,64 --output-len 32
+    done
+  done
 fi
 if has latency; then
   latency latency_8b_fp8 120 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16,64 --output-len 64
