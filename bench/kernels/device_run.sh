@@ -136,8 +136,10 @@ for target in "${ncu_targets[@]}"; do
       >"$out/ncu_${tag}_$who.txt" 2>&1
     echo "ncu $shape m=$width $who ($variant) rc=$? ($(( $(date +%s) - start )) s)" | tee -a "$out/device.txt"
     # Per-SASS-instruction stall samples of our kernel (the source page), for reading here.
-    [[ $who == ours ]] && ncu --import "$out/ncu_${tag}_$who.ncu-rep" --page source --print-source sass --csv \
-      >"$out/ncu_${tag}_sass.csv" 2>&1
+    if [[ $who == ours ]]; then
+      ncu --import "$out/ncu_${tag}_$who.ncu-rep" --page source --print-source sass --csv >"$out/ncu_${tag}_sass.csv" 2>&1
+      python3 "$root/bench/kernels/sass_stalls.py" "$out/ncu_${tag}_sass.csv" --top 10 >"$out/ncu_${tag}_sass_top.txt" 2>&1
+    fi
     rm -f "$out/ncu_${tag}_$who.ncu-rep"
   done
 done
@@ -147,7 +149,8 @@ for f in "$out"/probe_*.txt; do
 done
 for f in "$out"/ncu_*.txt; do
   [[ -f $f ]] || continue
-  echo "== $(basename "$f")"; ncu_headlines "$f"
+  echo "== $(basename "$f")"
+  if [[ $f == *_sass_top.txt ]]; then head -14 "$f"; else ncu_headlines "$f"; fi
 done
 for f in "$out"/gemv_test_*.txt; do
   [[ -f $f ]] || continue
