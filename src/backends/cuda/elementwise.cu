@@ -167,18 +167,15 @@ __device__ __forceinline__ void normalize_row_vectors(const float (&v)[kMaxVecs]
   }
 }
 
-__global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bfloat16* x, int64_t x_stride, int cols,
-                                                                  const float* weight, float eps, __nv_bfloat16* out,
-                                                                  int64_t out_stride) {
-  chained_kernel_begin();
-  const int64_t r = blockIdx.x;
-  const int vecs = cols / kVecElems;
-  float v[kMaxVecs][kVecElems];
+// Fills v[j] with the 8 floats vector_at(col) returns for vector threadIdx.x + j * kThreads of
+// the row (col = its first column), for those below vecs; every load is issued before any use.
+template <typename VectorAt>
+__device__ __forceinline__ void gather_row_vectors(float (&v)[kMaxVecs][kVecElems], int vecs, VectorAt vector_at) {
 #pragma unroll
   for (int j = 0; j < kMaxVecs; ++j) {
     const int vi = threadIdx.x + j * kThreads;
     if (vi < vecs) {
-      const Bf16x8 a = load_vec(x + r * x_stride + static_cast<int64_t>(vi) * kVecElems);
+      const Bf16x8 a = vector_at(static_cast<int64_t>(vi) * kVecElems);
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         v[j][2 * i] = __low2float(a.h[i]);
@@ -186,36 +183,38 @@ __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bflo
       }
     }
   }
-  normalize_row_vectors(v, vecs, cols, weight, eps, out + r * out_stride);
 }
 
+__global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bfloat16* x, int64_t x_stride, int cols,
+                                                                  const float* weight, float eps, __nv_bfloat16* out,
+                                                                  int64_t out_stride) {
+  chained_kernel_begin();
+  const int64_t r = blockIdx.x;
+  float v[kMaxVecs][kVecElems];
+  gather_row_vectors(v, cols / kVecElems, [&](int64_t col) { return load_vec(x + r * x_stride + col); });
+  normalize_row_vectors(v, cols / kVecElems, cols, weight, eps, out + r * out_stride);
+}
+
+// residual += delta (rounded to bf16, stored back), then the norm of the new residual row.
 __global__ void __launch_bounds__(kThreads)
     add_rms_norm_bf16_kernel(__nv_bfloat16* residual, int64_t res_stride, const __nv_bfloat16* delta,
                              int64_t delta_stride, int cols, const float* weight, float eps, __nv_bfloat16* out,
                              int64_t out_stride) {
   chained_kernel_begin();
   const int64_t r = blockIdx.x;
-  const int vecs = cols / kVecElems;
   float v[kMaxVecs][kVecElems];
+  gather_row_vectors(v, cols / kVecElems, [&](int64_t col) {
+    const Bf16x8 a = load_vec(residual + r * res_stride + col);
+    const Bf16x8 d = load_vec(delta + r * delta_stride + col);
+    Bf16x8 sum;
 #pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j) {
-    const int vi = threadIdx.x + j * kThreads;
-    if (vi < vecs) {
-      const int64_t col = static_cast<int64_t>(vi) * kVecElems;
-      const Bf16x8 a = load_vec(residual + r * res_stride + col);
-      const Bf16x8 d = load_vec(delta + r * delta_stride + col);
-      Bf16x8 sum;
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        sum.h[i] = __floats2bfloat162_rn(__low2float(a.h[i]) + __low2float(d.h[i]),
-                                         __high2float(a.h[i]) + __high2float(d.h[i]));
-        v[j][2 * i] = __low2float(sum.h[i]);
-        v[j][2 * i + 1] = __high2float(sum.h[i]);
-      }
-      store_vec(residual + r * res_stride + col, sum);
-    }
-  }
-  normalize_row_vectors(v, vecs, cols, weight, eps, out + r * out_stride);
+    for (int i = 0; i < 4; ++i)
+      sum.h[i] = __floats2bfloat162_rn(__low2float(a.h[i]) + __low2float(d.h[i]),
+                                       __high2float(a.h[i]) + __high2float(d.h[i]));
+    store_vec(residual + r * res_stride + col, sum);
+    return sum;
+  });
+  normalize_row_vectors(v, cols / kVecElems, cols, weight, eps, out + r * out_stride);
 }
 
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
