@@ -35,6 +35,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
+#include "common/graph_timing.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
 
@@ -252,36 +253,10 @@ int main(int argc, char** argv) {
                 // One eager launch first: per-kernel one-time setup stays out of the capture.
                 launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
                 LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
-                cudaGraph_t graph;
-                cudaGraphExec_t exec;
-                LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-                for (int r = 0; r < rotations; ++r) {
-                  launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks, workspace.ptr);
-                }
-                LATHE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-                LATHE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
                 // Replays: one warm-up, then the median of 9.
-                const int reps = 9;
-                cudaEvent_t start, stop;
-                LATHE_CUDA_CHECK(cudaEventCreate(&start));
-                LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-                LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-                std::vector<double> times;
-                for (int i = 0; i < reps; ++i) {
-                  LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-                  LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-                  LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-                  LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-                  float ms = 0;
-                  LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-                  times.push_back(ms * 1000.0 / rotations);
-                }
-                std::sort(times.begin(), times.end());
-                measured[key] = times[(times.size() - 1) / 2];
-                cudaEventDestroy(start);
-                cudaEventDestroy(stop);
-                cudaGraphExecDestroy(exec);
-                cudaGraphDestroy(graph);
+                measured[key] = bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
+                  launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks, workspace.ptr);
+                });
               }
               const double us = measured[key];
               const double gbs = kv_bytes / (us * 1e-6) / 1e9;

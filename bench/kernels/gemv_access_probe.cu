@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "backends/cuda/probe.h"
+#include "common/graph_timing.h"
 
 namespace {
 
@@ -114,42 +115,18 @@ __global__ void __launch_bounds__(kThreads, kMinBlocks)
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
-// Median microseconds per launch over `replays` replays of a CUDA graph of `per_graph` launches,
-// each on the next of the rotating copies (the way lathe_bench_kernels times the GEMV, so the two
-// tools' figures compare).
+// Median microseconds per launch over `replays` replays of a graph of 20 launches, each on the
+// next of the rotating copies (bench/common/graph_timing.h, as lathe_bench_kernels times the GEMV,
+// so the two tools' figures compare).
 double median_us(const std::function<void(int)>& launch, int copies, int replays) {
-  constexpr int per_graph = 20;
   cudaStream_t stream;
   PROBE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  cudaGraph_t graph;
-  cudaGraphExec_t exec;
-  PROBE_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
   g_stream = stream;
-  for (int i = 0; i < per_graph; ++i) launch(i % copies);
-  PROBE_CHECK(cudaStreamEndCapture(stream, &graph));
-  PROBE_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start, stop;
-  PROBE_CHECK(cudaEventCreate(&start));
-  PROBE_CHECK(cudaEventCreate(&stop));
-  PROBE_CHECK(cudaGraphLaunch(exec, stream));  // warm-up
-  std::vector<float> times;
-  for (int r = 0; r < replays; ++r) {
-    PROBE_CHECK(cudaEventRecord(start, stream));
-    PROBE_CHECK(cudaGraphLaunch(exec, stream));
-    PROBE_CHECK(cudaEventRecord(stop, stream));
-    PROBE_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    PROBE_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms * 1000.0f / per_graph);
-  }
+  const double us = lathe::bench::graph_us_per_launch(stream, 20, replays, /*warmups=*/1,
+                                                      [&](int i) { launch(i % copies); });
   PROBE_CHECK(cudaGetLastError());
-  std::sort(times.begin(), times.end());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
   cudaStreamDestroy(stream);
-  return times[times.size() / 2];
+  return us;
 }
 
 }  // namespace

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "backends/cuda/check.h"
+#include "common/graph_timing.h"
 #include "core/error.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/gemm_lt.h"
@@ -98,34 +99,10 @@ struct Buffer {
   }
 };
 
-// Median microseconds per launch of `launch(copy)` over graph replays.
+// Median microseconds per launch of `launch(copy)` over graph replays (copies rotated).
 double time_graph(cudaStream_t stream, int copies, const std::function<void(int)>& launch) {
-  cudaGraph_t graph;
-  LATHE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-  for (int i = 0; i < kLaunchesPerGraph; ++i) launch(i % copies);
-  LATHE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
-  cudaGraphExec_t exec;
-  LATHE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
-  cudaEvent_t start, stop;
-  LATHE_CUDA_CHECK(cudaEventCreate(&start));
-  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-  for (int i = 0; i < 3; ++i) LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-  std::vector<float> times;
-  for (int i = 0; i < kTimedReplays; ++i) {
-    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-    LATHE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
-    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    times.push_back(ms);
-  }
-  std::sort(times.begin(), times.end());
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  cudaGraphExecDestroy(exec);
-  cudaGraphDestroy(graph);
-  return times[times.size() / 2] * 1000.0 / kLaunchesPerGraph;
+  return bench::graph_us_per_launch(stream, kLaunchesPerGraph, kTimedReplays, /*warmups=*/3,
+                                    [&](int i) { launch(i % copies); });
 }
 
 double measure_ceiling(cudaStream_t stream, std::string& log) {
