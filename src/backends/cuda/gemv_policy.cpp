@@ -1,0 +1,157 @@
+// The decode GEMV's per-shape policy, host only: the K split rules, the `auto` choice of kernel
+// per (dtype, n, k), the default per dtype, and the variant names benchmarks and tests use.
+// Every function here is a pure function of its arguments (never of m or the tier), which the
+// bit identity across tiers needs (gemv.h).
+#include <algorithm>
+#include <string>
+
+#include "backends/cuda/check.h"
+#include "backends/cuda/gemv.h"
+#include "backends/cuda/gemv_policy.h"
+
+namespace lathe::cuda {
+
+using namespace gemv_detail;
+
+namespace {
+
+// Default kernel per weight dtype (gemv_variant_name syntax): "auto" = gemv_auto_variant's
+// per-shape choice. On the H200 (2026-11-30, bundle d11ca55, bench/results/gemv_sweep2_2026-11-30.txt)
+// it beat the former default "ring" on every Qwen3-8B/32B decode-layer shape at m = 1 and 4
+// (fp8 m = 1: +5% to +30%; 4096x4096 unchanged) and passed gpu_cuda_gemv_test (93/93) as
+// LATHE_GEMV_TEST_VARIANT_FP8=auto and _BF16=auto in the same call. Its register-ring shapes
+// stage 16 steps of x per buffer in tiers 1 and 4 since bundle 514cb15 measured that ("auto:g16",
+// bench/results/gemv_sweep3_2026-11-30.txt: fp8 m = 1 +3% to +7% on the 8B shapes) and passed
+// gpu_cuda_gemv_test 93/93 under that name. Change only together with a device run of
+// gpu_cuda_gemv_test on the new choice.
+constexpr const char* kDefaultFp8 = "auto";
+constexpr const char* kDefaultBf16 = "auto";
+
+}  // namespace
+
+int gemv_ksplit(int64_t n, int64_t k) {
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  return static_cast<int>((ksteps + gemv_chunk_steps(n, k) - 1) / gemv_chunk_steps(n, k));
+}
+
+int gemv_chunk_steps(int64_t n, int64_t k) {
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  int64_t split = 1;
+  if (blocks < kTargetCtas) {
+    const int64_t want = (kTargetCtas + blocks - 1) / blocks;
+    split = std::clamp<int64_t>(want, 1, std::max<int64_t>(1, ksteps / 4));
+  }
+  return static_cast<int>((ksteps + split - 1) / split);
+}
+
+int gemv_ring_ksplit(int64_t n, int64_t k, int want) {
+  if (want <= 0) return gemv_ksplit(n, k);
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  int64_t split = std::min<int64_t>(want, std::max<int64_t>(1, ksteps / 2));
+  split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(kGemvWorkspaceFloats) / (16 * n)));
+  if (blocks > kGemvCounterCount) split = 1;
+  const int64_t chunk = (ksteps + split - 1) / split;
+  return static_cast<int>((ksteps + chunk - 1) / chunk);
+}
+
+int gemv_ring_chunk_steps(int64_t n, int64_t k, int want) {
+  if (want <= 0) return gemv_chunk_steps(n, k);
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  const int split = gemv_ring_ksplit(n, k, want);
+  return static_cast<int>((ksteps + split - 1) / split);
+}
+
+std::string gemv_variant_name(const GemvVariant& v) {
+  const char* kernel = v.kernel == GemvKernel::kDefault        ? "default"
+                       : v.kernel == GemvKernel::kStream       ? "stream"
+                       : v.kernel == GemvKernel::kRegisterRing ? "ring"
+                       : v.kernel == GemvKernel::kAuto         ? "auto"
+                                                               : "ringbal";
+  std::string out = kernel;
+  if (v.stages != 0) out += ":s" + std::to_string(v.stages);
+  if (v.ctas != 0) out += ":c" + std::to_string(v.ctas);
+  if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
+  if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
+  if (v.group_steps != 0) out += ":g" + std::to_string(v.group_steps);
+  if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
+  if (v.bit_trick) out += ":bits";
+  if (v.tma) out += ":tma";
+  return out;
+}
+
+GemvVariant gemv_variant_from_name(const std::string& name) {
+  GemvVariant v;
+  size_t pos = 0;
+  bool first = true;
+  while (pos <= name.size()) {
+    const size_t next = std::min(name.find(':', pos), name.size());
+    const std::string part = name.substr(pos, next - pos);
+    if (first) {
+      if (part == "default")
+        v.kernel = GemvKernel::kDefault;
+      else if (part == "stream")
+        v.kernel = GemvKernel::kStream;
+      else if (part == "ring")
+        v.kernel = GemvKernel::kRegisterRing;
+      else if (part == "ringbal")
+        v.kernel = GemvKernel::kRingBalanced;
+      else if (part == "auto")
+        v.kernel = GemvKernel::kAuto;
+      else
+        throw_error("gemv variant '" + name + "': unknown kernel '" + part + "'");
+      first = false;
+    } else if (part == "bits") {
+      v.bit_trick = true;
+    } else if (part == "tma") {
+      v.tma = true;
+    } else if (part == "g4" || part == "g16") {
+      v.group_steps = std::stoi(part.substr(1));
+    } else if (part == "b2" || part == "b3") {
+      v.ctas_per_sm = std::stoi(part.substr(1));
+    } else if (part.size() >= 2 && part.size() <= 6 &&
+               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
+               part.find_first_not_of("0123456789", 1) == std::string::npos) {
+      const int value = std::stoi(part.substr(1));
+      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : part[0] == 'r' ? v.row_bytes : v.ksplit) = value;
+    } else {
+      throw_error("gemv variant '" + name + "': bad field '" + part + "'");
+    }
+    pos = next + 1;
+  }
+  return v;
+}
+
+namespace gemv_detail {
+
+GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave) {
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
+  GemvVariant v;
+  if (blocks > wave) {
+    v.kernel = GemvKernel::kRingBalanced;
+    return v;
+  }
+  v.kernel = GemvKernel::kRegisterRing;
+  const int64_t fill = std::min<int64_t>(wave / blocks, ksteps / 6);
+  v.ksplit = static_cast<int>(std::max<int64_t>(gemv_ksplit(n, k), std::max<int64_t>(1, fill)));
+  if (fp8 && gemv_ring_chunk_steps(n, k, v.ksplit) >= 32) v.stages = 4;
+  v.group_steps = kWideGroupSteps;  // used by tiers 1 and 4 (the 16-row tier stages 4 steps)
+  return v;
+}
+
+}  // namespace gemv_detail
+
+GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
+  return auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
+}
+
+GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
+  static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
+  static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
+  const GemvVariant v = fp8 ? fp8_default : bf16_default;
+  return v.kernel == GemvKernel::kAuto ? gemv_auto_variant(fp8, n, k) : v;
+}
+
+}  // namespace lathe::cuda

@@ -1,0 +1,20 @@
+#pragma once
+// Host-side geometry shared by the decode GEMV launcher (gemv.cu) and its per-shape policy
+// (gemv_policy.cpp: K splits, the `auto` choice, variant names). Internal to backends/cuda.
+#include <cstdint>
+
+#include "backends/cuda/gemv.h"
+
+namespace lathe::cuda::gemv_detail {
+
+inline constexpr int kRowsPerCta = 128;  // weight rows per register-ring CTA (8 warps x 16)
+inline constexpr int kStepK = 128;       // k per step
+inline constexpr int kWideGroupSteps = 16;  // steps of x per shared-memory buffer under ":g16"
+inline constexpr int kTargetCtas = 132;     // gemv_ksplit's target grid (one CTA per SM)
+inline constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
+inline constexpr int kRingWaveSms = 132;  // SMs of an H100/H200 (a constant: grids are functions of the shape)
+
+// gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
+GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
+
+}  // namespace lathe::cuda::gemv_detail
