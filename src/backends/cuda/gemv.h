@@ -84,7 +84,7 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
 // Kernel variants the benchmark compares; production uses the default.
-// kDefault: the kernel measured best for the weight dtype (gemv.cu, default_variant).
+// kDefault: the kernel measured best for the weight dtype (gemv_policy.cpp, gemv_default_variant).
 // kStream: bulk-copy smem ring, persistent byte-balanced grid (132 CTAs; sm_90+).
 // kRegisterRing: register ring, one CTA per (128-row block, K split) (the pre-sm_90 path).
 // kRingBalanced: the register ring on a persistent byte-balanced grid (264 CTAs).
@@ -137,7 +137,7 @@ int gemv_ring_ksplit(int64_t n, int64_t k, int want);
 int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
 
 // The kernel a (weight dtype, n, k) takes by default: ONE pure function of the shape (never of m
-// or the tier, which the bit identity across tiers needs). See gemv.cu for the measured table.
+// or the tier, which the bit identity across tiers needs). See gemv_policy.cpp for the measured table.
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
