@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +64,27 @@ if has golden; then
 fi
 if has quick; then
   latency quick_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
+fi
+if has evenattn; then
+  # The opt-in equal-split rule through every attention test (determinism, split vs non-split).
+  start=$SECONDS
+  LATHE_FIXTURES_DIR=$root/tests/fixtures LATHE_ATTN_SPLIT_RULE=even timeout 120 "$bundle/bin/gpu_attention" \
+    >"$out/gpu_attention_even.log" 2>&1
+  note "gpu_attention (LATHE_ATTN_SPLIT_RULE=even)" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/gpu_attention_even.log" | tr '\n' ' ')"
+fi
+if has early; then
+  # Decode GEMV weights requested before the chained-launch wait (LATHE_GEMV_EARLY_WEIGHTS):
+  # off, the ring's first steps, and 16 more steps into L2; two rounds so drift shows.
+  for round in 1 2; do
+    for e in off on 16; do
+      LATHE_GEMV_EARLY_WEIGHTS=$e latency "early_8b_fp8_${e}_r$round" 90 configs/Qwen3-8B-FP8 \
+        --batch-sizes 1,4,16 --output-len 32
+    done
+  done
+  for e in off on 16; do
+    LATHE_GEMV_EARLY_WEIGHTS=$e latency "early_32b_fp8_$e" 120 configs/Qwen3-32B-FP8 --batch-sizes 1,16 --output-len 32
+    LATHE_GEMV_EARLY_WEIGHTS=$e latency "early_8b_bf16_$e" 90 configs/Qwen3-8B --batch-sizes 1,16 --output-len 32
+  done
 fi
 if has nochain; then
   # The same quick measurement with chained launches (programmatic dependent launch) off.

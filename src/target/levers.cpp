@@ -75,6 +75,15 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
+std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "off" || word == "false" || word == "no") return -1;
+  if (word == "on" || word == "true" || word == "yes") return 0;
+  std::optional<uint64_t> value = parse_decimal(word);
+  if (!value || *value > static_cast<uint64_t>(kMaxGemvEarlyWeights)) return std::nullopt;
+  return static_cast<int32_t>(*value);
+}
+
 Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
                                           std::string* note) {
   std::string why;

@@ -3,9 +3,11 @@
 // step, so a kernel's launch and CTA start-up overlap the tail of the kernel before it.
 //
 // Contract, for every kernel launched through launch_chained:
-//   - its first statement, in every thread, is chained_kernel_begin(): it waits until the
-//     previous grid of the stream has COMPLETED and its memory is visible, then lets the next
-//     chained grid start launching. Nothing is read or written before it.
+//   - every thread calls chained_kernel_begin() before anything else touches memory: it waits
+//     until the previous grid of the stream has COMPLETED and its memory is visible, then lets
+//     the next chained grid start launching. Nothing is written before it, and nothing is read
+//     before it that any kernel may write: the one exception is the decode GEMV reading its
+//     weights (written only when the model loads; gemv.h, gemv_early_weights).
 //   - Because every chained kernel waits for its predecessor's completion before it can itself
 //     complete, "complete" is transitive along the stream: a kernel also sees the results of
 //     every earlier kernel, chained or not. Kernels launched the ordinary way (<<<>>>, cuBLASLt)

@@ -65,7 +65,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXPitch = x_pitch(kGroupSteps);
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
-  chained_kernel_begin();  // before any read of x, the workspace or the counters
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -75,35 +74,58 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int m = p.m;
   const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
 
-  // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc.
-  auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
+  // This thread's weight bytes of segment (blk, s_begin): rows g and g + 8 of the warp's 16,
+  // at k offset c * 16 of the segment's first step.
+  struct Rows {
+    const uint8_t* w0;
+    const uint8_t* w1;
+  };
+  auto segment_rows = [&](int blk, int s_begin) {
     const int n_base = blk * kRowsPerCta + warp * 16;
-    const int row0 = min(n_base + g, p.n - 1);
-    const int row1 = min(n_base + g + 8, p.n - 1);
-
     const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
     const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
-    const uint8_t* w0 = p.w + row0 * row_bytes + k_offset;
-    const uint8_t* w1 = p.w + row1 * row_bytes + k_offset;
-
-    // Load order per step: [half][row] (fp8) or [half][row][2] (bf16).
-    auto load_step = [&](uint4(&dst)[kLoads], int s) {
-      if (s < nsteps) {
-        const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
+    return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
+                p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
+  };
+  // Loads step s (< nsteps) of the segment. Order: [half][row] (fp8) or [half][row][2] (bf16).
+  auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
+    if (s < nsteps) {
+      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          if constexpr (kFp8) {
-            dst[h * 2 + 0] = load_streaming(w0 + off + h * 64);
-            dst[h * 2 + 1] = load_streaming(w1 + off + h * 64);
-          } else {
-            dst[h * 4 + 0] = load_streaming(w0 + off + h * 128);
-            dst[h * 4 + 1] = load_streaming(w0 + off + h * 128 + 16);
-            dst[h * 4 + 2] = load_streaming(w1 + off + h * 128);
-            dst[h * 4 + 3] = load_streaming(w1 + off + h * 128 + 16);
-          }
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kFp8) {
+          dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
+          dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
+        } else {
+          dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
+          dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
+          dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
+          dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
         }
       }
-    };
+    }
+  };
+  // The register ring: steps s .. s + kStages - 1 of the current segment in flight.
+  uint4 ring[kStages][kLoads];
+  // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
+  // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
+  auto prime = [&](int blk, int s_begin, int nsteps, int extra) {
+    const Rows r = segment_rows(blk, s_begin);
+#pragma unroll
+    for (int u = 0; u < kStages; ++u) load_step(ring[u], r, u, nsteps);
+    if (extra > 0) {
+      const int row = min(blk * kRowsPerCta + warp * 16 + (lane & 15), p.n - 1);
+      const uint8_t* base = p.w + row * (static_cast<int64_t>(p.k) * kElem) + static_cast<int64_t>(s_begin) * kStepK * kElem;
+      const int last = min(nsteps, kStages + extra);
+      for (int line = (lane >> 4) + kStages * kElem; line < last * kElem; line += 2)
+        asm volatile("prefetch.global.L2::evict_normal [%0];" ::"l"(base + static_cast<int64_t>(line) * kStepK));
+    }
+  };
+
+  // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc; the ring must hold the
+  // segment's first steps (prime).
+  auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
+    const Rows rows = segment_rows(blk, s_begin);
 
     // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
@@ -118,10 +140,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
       }
     };
-
-    uint4 ring[kStages][kLoads];
-#pragma unroll
-    for (int u = 0; u < kStages; ++u) load_step(ring[u], u);
 
     const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
     stage_x(0, 0);
@@ -139,7 +157,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
           uint4 cur[kLoads];
 #pragma unroll
           for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
-          load_step(ring[t % kStages], s + kStages);
+          load_step(ring[t % kStages], rows, s + kStages, nsteps);
 
           float part[kColGroups][4];
 #pragma unroll
@@ -175,14 +193,27 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
 
+  // The weights are written only when the model loads, so their first steps may be requested
+  // before the wait for the previous kernel (p.early_steps >= 0, chained launches): they stream
+  // in while that kernel finishes. x, the workspace and the counters are touched only after it.
   if constexpr (kBalanced) {
     const int64_t begin = static_cast<int64_t>(blockIdx.x) * p.cta_units;
     const int64_t end = min(begin + p.cta_units, p.total_units);
+    auto segment_at = [&](int64_t f, int& blk, int& s0, int& cnt) {
+      blk = static_cast<int>(f / ksteps);
+      s0 = static_cast<int>(f - static_cast<int64_t>(blk) * ksteps);
+      cnt = static_cast<int>(min(static_cast<int64_t>(ksteps - s0), end - f));
+    };
+    int blk = 0, s0 = 0, cnt = 0;
+    const bool has_work = begin < end;
+    if (has_work) segment_at(begin, blk, s0, cnt);
+    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
+    chained_kernel_begin();
+    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
     for (int64_t f = begin; f < end;) {
-      const int64_t blk = f / ksteps;
-      const int s0 = static_cast<int>(f - blk * ksteps);
-      const int cnt = static_cast<int>(min(static_cast<int64_t>(ksteps - s0), end - f));
-      run_segment(static_cast<int>(blk), s0, cnt, acc);
+      segment_at(f, blk, s0, cnt);
+      if (f != begin) prime(blk, s0, cnt, 0);
+      run_segment(blk, s0, cnt, acc);
       flush_segment<kColGroups, kThreads>(p, acc, blk, begin, end, warp, lane, &last_arrival);
 #pragma unroll
       for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
@@ -193,7 +224,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
   {
     const int s_begin = blockIdx.y * p.chunk_steps;
-    run_segment(blockIdx.x, s_begin, min(s_begin + p.chunk_steps, ksteps) - s_begin, acc);
+    const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
+    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
+    chained_kernel_begin();
+    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
+    run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
@@ -431,6 +466,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
+  params.early_steps = gemv_early_weights();
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {

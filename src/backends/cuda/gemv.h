@@ -80,6 +80,18 @@ int gemv_chunk_steps(int64_t n, int64_t k);
 // function of the shape. A 128-row block whose units straddle CTA ranges is summed in segments.
 int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 
+// Weights read before a chained kernel's wait (chained_launch.cuh). The weights never change
+// after load, so the register ring may start streaming its first steps while the previous kernel
+// of the stream (a norm, SwiGLU, the attention reduce) is still running; x is read only after the
+// wait. steps < 0: nothing before the wait; 0: the ring's first steps (the loads it makes anyway);
+// N > 0: also N more steps of each CTA's rows prefetched into L2. Changes no arithmetic (the same
+// bytes reach the same instructions). Process-wide, set once at backend start
+// (LATHE_GEMV_EARLY_WEIGHTS, ops/cuda/chained_launch_lever.cpp); kernel benchmarks launch
+// unchained, where it has nothing to overlap.
+void set_gemv_early_weights(int steps);
+int gemv_early_weights();
+inline constexpr int kGemvEarlyWeightsMax = 64;
+
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 

@@ -38,6 +38,9 @@ struct Params {
   int64_t ksteps;       // stream kernel: k / 128
   int64_t total_units;  // stream kernel: 128-row blocks x ksteps
   int64_t cta_units;    // stream kernel: units per CTA (the last CTA may get fewer)
+  // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
+  // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
+  int early_steps = -1;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

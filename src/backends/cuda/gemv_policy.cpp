@@ -3,6 +3,7 @@
 // Every function here is a pure function of its arguments (never of m or the tier), which the
 // bit identity across tiers needs (gemv.h).
 #include <algorithm>
+#include <atomic>
 #include <string>
 
 #include "backends/cuda/check.h"
@@ -27,7 +28,18 @@ namespace {
 constexpr const char* kDefaultFp8 = "auto";
 constexpr const char* kDefaultBf16 = "auto";
 
+// Default of gemv_early_weights: the ring's first steps before the wait. Measured against "off"
+// and an L2 prefetch depth in the decode step (docs/PERFORMANCE.md, "Weights before the wait").
+constexpr int kDefaultEarlyWeights = 0;
+std::atomic<int> g_early_weights{kDefaultEarlyWeights};
+
 }  // namespace
+
+void set_gemv_early_weights(int steps) {
+  g_early_weights.store(std::clamp(steps, -1, kGemvEarlyWeightsMax), std::memory_order_relaxed);
+}
+
+int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed); }
 
 int gemv_ksplit(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);

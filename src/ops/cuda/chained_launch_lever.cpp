@@ -2,8 +2,10 @@
 
 #include <cstdlib>
 #include <optional>
+#include <string>
 
 #include "backends/cuda/chained_launch.h"
+#include "backends/cuda/gemv.h"
 #include "core/log.h"
 #include "target/levers.h"
 
@@ -22,6 +24,25 @@ void configure_chained_launch(int sm_major) {
   }
   lathe::cuda::set_chained_launch(enabled);
   spdlog::info("cuda backend: chained launches (programmatic dependent launch) {}{}", enabled ? "on" : "off",
+               from_env ? " (env)" : "");
+}
+
+void configure_gemv_early_weights() {
+  bool from_env = false;
+  if (const char* raw = std::getenv("LATHE_GEMV_EARLY_WEIGHTS")) {
+    if (const std::optional<int32_t> parsed = target::parse_gemv_early_weights(raw)) {
+      lathe::cuda::set_gemv_early_weights(*parsed);
+      from_env = true;
+    } else {
+      spdlog::warn("LATHE_GEMV_EARLY_WEIGHTS='{}' is not off/on/<steps 0..{}>; keeping the default", raw,
+                   target::kMaxGemvEarlyWeights);
+    }
+  }
+  const int steps = lathe::cuda::gemv_early_weights();
+  spdlog::info("cuda backend: decode GEMV weights before the chained-launch wait: {}{}",
+               steps < 0    ? std::string("off")
+               : steps == 0 ? std::string("ring")
+                            : "ring + " + std::to_string(steps) + " steps to L2",
                from_env ? " (env)" : "");
 }
 

@@ -8,4 +8,9 @@ namespace lathe::ops::cuda {
 // accordingly (process-wide) and logs the resolved value.
 void configure_chained_launch(int sm_major);
 
+// LATHE_GEMV_EARLY_WEIGHTS (target/levers.h grammar: off | on | a step count): how much weight
+// the decode GEMV reads before its chained-launch wait (backends/cuda/gemv.h). Unset or
+// unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
+void configure_gemv_early_weights();
+
 }  // namespace lathe::ops::cuda

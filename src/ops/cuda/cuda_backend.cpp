@@ -120,6 +120,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     attn_config_.max_decode_seqs = 256;
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
     cuda::configure_chained_launch(info_.sm_major);
+    cuda::configure_gemv_early_weights();
   }
 
   ~CudaBackend() override {

@@ -212,6 +212,36 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   EXPECT_LT(gpu_test::normalized_error(a, b), 1e-5);
 }
 
+// Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
+// which bytes reach which instruction: every depth gives the bytes of "off", for the default route
+// and for ringbal, tiers 1 and 16 (launched back to back, chained as in the backend).
+TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
+  const Case& c = GetParam();
+  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
+  const int saved = cuda::gemv_early_weights();
+  for (const cuda::GemvVariant& v :
+       {variant_under_test(c.fp8), cuda::GemvVariant{0, false, cuda::GemvKernel::kRingBalanced, 0}}) {
+    std::vector<uint8_t> ref;
+    for (const int early : {-1, 0, 8, cuda::kGemvEarlyWeightsMax}) {
+      cuda::set_gemv_early_weights(early);
+      DeviceBuffer y(kRows * row_bytes);
+      y.poison();
+      cuda::gemv_launch(1, problem(0, 1, y.get(), true), ws_, nullptr, v);
+      cuda::gemv_launch(16, problem(1, 16, y.get(), true), ws_, nullptr, v);
+      const auto got = y.download<uint8_t>(17 * row_bytes);
+      if (early == -1) {
+        ref = got;
+        continue;
+      }
+      for (int r = 0; r < 17; ++r) {
+        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+            << cuda::gemv_variant_name(v) << " early " << early << " row " << r;
+      }
+    }
+  }
+  cuda::set_gemv_early_weights(saved);
+}
+
 TEST_P(GemvTest, MatchesFloat64Reference) {
   const Case& c = GetParam();
   const std::vector<uint8_t> bytes = single_rows(true);

@@ -62,6 +62,18 @@ TEST(LeverGrammar, GemvMaxM) {
   }
 }
 
+TEST(LeverGrammar, GemvEarlyWeights) {
+  EXPECT_EQ(parse_gemv_early_weights("off"), -1);
+  EXPECT_EQ(parse_gemv_early_weights(" No "), -1);
+  EXPECT_EQ(parse_gemv_early_weights("ON"), 0);
+  EXPECT_EQ(parse_gemv_early_weights("0"), 0);  // a count: the ring's own steps, not off
+  EXPECT_EQ(parse_gemv_early_weights("16"), 16);
+  EXPECT_EQ(parse_gemv_early_weights("64"), 64);
+  for (const char* bad : {"65", "-1", "", "of", "8.0", "1 6"}) {
+    EXPECT_FALSE(parse_gemv_early_weights(bad).has_value()) << bad;
+  }
+}
+
 TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
   std::string note;
   Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);
