@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,6 +84,16 @@ if has early; then
   for e in off on 16; do
     LATHE_GEMV_EARLY_WEIGHTS=$e latency "early_32b_fp8_$e" 120 configs/Qwen3-32B-FP8 --batch-sizes 1,16 --output-len 32
     LATHE_GEMV_EARLY_WEIGHTS=$e latency "early_8b_bf16_$e" 90 configs/Qwen3-8B --batch-sizes 1,16 --output-len 32
+  done
+fi
+if has early32; then
+  # Qwen3-32B-FP8 at batch 4 and 16 under each early-weights setting and scope, alternated.
+  for round in 1 2; do
+    for cfg in off:all on:all on:ring on:narrow; do
+      e=${cfg%%:*} scope=${cfg##*:}
+      LATHE_GEMV_EARLY_WEIGHTS=$e LATHE_GEMV_EARLY_SCOPE=$scope latency "early32_${e}_${scope}_r$round" 90 \
+        configs/Qwen3-32B-FP8 --batch-sizes 4,16 --output-len 32
+    done
   done
 fi
 if has nochain; then

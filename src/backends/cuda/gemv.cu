@@ -466,7 +466,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
-  params.early_steps = gemv_early_weights();
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
@@ -482,6 +481,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
                 ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
+  params.early_steps = early_weights_apply(tier, balanced) ? gemv_early_weights() : -1;
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);
