@@ -87,12 +87,10 @@ if has early; then
   done
 fi
 if has early32; then
-  # Qwen3-32B-FP8 at batch 4 and 16 under each early-weights setting and scope, alternated.
+  # Qwen3-32B-FP8 at batch 4 and 16 with and without the early weight reads, alternated.
   for round in 1 2; do
-    for cfg in off:all on:all on:ring on:narrow; do
-      e=${cfg%%:*} scope=${cfg##*:}
-      LATHE_GEMV_EARLY_WEIGHTS=$e LATHE_GEMV_EARLY_SCOPE=$scope latency "early32_${e}_${scope}_r$round" 90 \
-        configs/Qwen3-32B-FP8 --batch-sizes 4,16 --output-len 32
+    for e in off on; do
+      LATHE_GEMV_EARLY_WEIGHTS=$e latency "early32_${e}_r$round" 90 configs/Qwen3-32B-FP8 --batch-sizes 4,16 --output-len 32
     done
   done
 fi

@@ -481,7 +481,10 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
                 ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
-  params.early_steps = early_weights_apply(tier, balanced) ? gemv_early_weights() : -1;
+  // Early weight reads in tiers 1 and 4 only: on the H200 they took 1.4% off the Qwen3-8B-FP8
+  // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8
+  // batch-16 step 9% (17.5 -> 19.2 ms, on either grid; not understood), docs/PERFORMANCE.md.
+  params.early_steps = tier <= 4 ? gemv_early_weights() : -1;
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);

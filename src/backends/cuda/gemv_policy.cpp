@@ -4,8 +4,6 @@
 // bit identity across tiers needs (gemv.h).
 #include <algorithm>
 #include <atomic>
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "backends/cuda/check.h"
@@ -138,18 +136,6 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
 }
 
 namespace gemv_detail {
-
-bool early_weights_apply(int tier, bool balanced) {
-  static const int scope = [] {
-    const char* env = std::getenv("LATHE_GEMV_EARLY_SCOPE");
-    if (env != nullptr && std::strcmp(env, "ring") == 0) return 1;
-    if (env != nullptr && std::strcmp(env, "narrow") == 0) return 2;
-    return 0;
-  }();
-  if (scope == 1) return !balanced;
-  if (scope == 2) return tier <= 4;
-  return true;
-}
 
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave) {
   const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);

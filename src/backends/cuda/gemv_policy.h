@@ -14,11 +14,6 @@ inline constexpr int kTargetCtas = 132;     // gemv_ksplit's target grid (one CT
 inline constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
 inline constexpr int kRingWaveSms = 132;  // SMs of an H100/H200 (a constant: grids are functions of the shape)
 
-// Whether gemv_early_weights applies to a launch of `tier` on the balanced (ringbal) grid or not.
-// Measurement scope, read once from LATHE_GEMV_EARLY_SCOPE: "all" (default), "ring" (not on the
-// balanced grid), "narrow" (tiers 1 and 4 only).
-bool early_weights_apply(int tier, bool balanced);
-
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 
