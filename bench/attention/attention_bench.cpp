@@ -12,8 +12,9 @@
 //    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
 //    timed out of L2.
 //
-// Usage: lathe_bench_attention [--out DIR] [--quick] [--kernels LIST] [--policies LIST]
+// Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
+//   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
 //              Non-split plans are measured once.
@@ -122,7 +123,18 @@ int main(int argc, char** argv) {
   };
   std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant()}};
   std::vector<std::string> policy_filter;
+  std::vector<int32_t> batch_filter;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
+      for (const std::string& b : split_list(argv[++i])) {
+        const int v = std::atoi(b.c_str());
+        if (v < 1 || v > 64 || b != std::to_string(v)) {
+          std::fprintf(stderr, "error: --batches: %s is not a batch size in 1..64\n", b.c_str());
+          return 2;
+        }
+        batch_filter.push_back(v);
+      }
+    }
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = split_list(argv[++i]);
@@ -150,7 +162,9 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
 
     const std::vector<Shape> shapes = {{24, 4, 256}, {32, 8, 128}, {64, 8, 128}};
-    const std::vector<int32_t> batches = quick ? std::vector<int32_t>{1, 16} : std::vector<int32_t>{1, 4, 16, 64};
+    const std::vector<int32_t> batches = !batch_filter.empty() ? batch_filter
+                                         : quick                ? std::vector<int32_t>{1, 16}
+                                                                : std::vector<int32_t>{1, 4, 16, 64};
     const std::vector<int32_t> contexts =
         quick ? std::vector<int32_t>{4096, 16384} : std::vector<int32_t>{1024, 4096, 16384, 65536};
     const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::kBF16} : std::vector<DType>{DType::kBF16, DType::kF8E4M3};

@@ -70,6 +70,23 @@ if [[ $sdpa == 1 ]]; then
     >"$out/sdpa.log" 2>&1
   echo "sdpa_decode.py rc=$? $((SECONDS - start))s" >>"$summary"
 fi
+# End-to-end decode step under each listed split-K variant (ATTN_LATENCY_VARIANTS, e.g. "5 11";
+# needs lathe in the bundle: ATTN_BUNDLE_LATHE=1 bench/attention/bundle.sh), Qwen3-8B-FP8 shape,
+# dummy weights, at 1k context (batch 1, 4) and 16k (batch 1); two rounds, alternated.
+if [[ -n "${ATTN_LATENCY_VARIANTS:-}" && -x $bundle/bin/lathe ]]; then
+  for round in 1 2; do
+    for v in $ATTN_LATENCY_VARIANTS; do
+      for case in "1024 1,4" "16384 1"; do
+        set -- $case
+        name="latency_k${v}_in$1_r$round"
+        LATHE_ATTN_SPLITK_KERNEL=$v timeout 90 "$bundle/bin/lathe" bench latency "$root/configs/Qwen3-8B-FP8" \
+          --load-format dummy --device cuda --input-len "$1" --output-len 32 --batch-sizes "$2" \
+          --out "$out/$name.json" >"$out/$name.txt" 2>"$out/$name.log"
+        echo "$name rc=$?: $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")" >>"$summary"
+      done
+    done
+  done
+fi
 echo "== bench: ceiling and auto rows (full table in attn_bench.log / attention_bench.csv)"
 grep -E 'ceiling' "$out/attn_bench.log" 2>/dev/null
 # Pivot of the split-K rows: per (shape, kv, B, L, policy) the % of ceiling of each kernel variant.

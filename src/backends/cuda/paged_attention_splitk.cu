@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
@@ -56,9 +57,12 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
 constexpr int kDefaultVariant = 5;
 
 int initial_variant() {
-  if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr && env[0] >= '0' && env[0] <= '9' &&
-                                                                   env[1] == '\0') {
-    return env[0] - '0';
+  if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr) {
+    const std::string spelling(env);
+    if (!spelling.empty() && spelling.size() <= 2 && spelling.find_first_not_of("0123456789") == std::string::npos &&
+        std::stoi(spelling) < kSplitkKernelVariants && std::to_string(std::stoi(spelling)) == spelling) {
+      return std::stoi(spelling);
+    }
   }
   return kDefaultVariant;
 }
@@ -79,7 +83,14 @@ int device_sm_count() {
 // (kv heads x parts x splits) x C >= the SM count, i.e. clusters only where one sequence's
 // (query rows, split) pairs cannot cover the SMs. A function of the shapes and the split count
 // (never of the batch), so a sequence's bytes stay independent of its co-batch.
-int resolve_variant(int variant, const SplitParams& sp) {
+// Variant 11: variant 5's geometry, with the 4-stage pipeline (10) when the grid puts at most one
+// CTA on each SM (then 5's second CTA slot would stay empty anyway). 5 and 10 give the same bytes,
+// so choosing by the launch's width keeps every sequence's bytes independent of its co-batch.
+int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
+  if (variant == 11) {
+    const int64_t ctas = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
+    return ctas <= device_sm_count() ? 10 : 5;
+  }
   if (variant != 9) return variant;
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits;
   if (units >= device_sm_count()) return 5;
@@ -134,7 +145,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp);
+  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);

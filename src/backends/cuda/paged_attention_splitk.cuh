@@ -12,7 +12,8 @@
 // warp order 0..W-1 at the end into the split's record. The softmax weights enter the P.V product
 // as a BF16 hi + lo pair, so the arm matches the f32-weight non-split arm to f32 rounding.
 //
-// Determinism: a query's bytes depend on its split boundaries, T and W (the warp rotation), all
+// Determinism: a query's bytes depend on its split boundaries, T and W (the warp rotation; not
+// S, the pipeline depth, nor the CTAs per SM, which only change when bytes arrive), all
 // compile-time per (variant, KV dtype, head dim) or computed from the sequence's own length:
 // never on which row of the tile (or which CTA) it occupies, since tensor-core rows are
 // independent; so rows_per_cta is free to follow the launch's occupancy. Different variants give
@@ -462,6 +463,9 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
 //   7: 5 in clusters of 2
 //   8: 5 in clusters of 4
 //   9: 5, 7 or 8 by shape (paged_attention_splitk.cu resolve_variant)
+//  10: 5 with 4 stages, 1 per SM (the same warps and tiles, so the same bytes as 5; twice the
+//      copies in flight per warp where an SM holds only one CTA anyway)
+//  11: 5, or 10 when the grid has at most one CTA per SM (resolve_variant); bytes of 5 either way
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -475,6 +479,7 @@ struct Variants {
                       (HD == 256 && kFp8 ? 2 : 3), true>;
   using V7 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 2>;
   using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
+  using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
 };
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
@@ -512,6 +517,9 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       break;
     case 8:
       if (staged_ids_ok<typename V::V8>(bs, shift)) return launch_main<Kv, HD, typename V::V8>(sp, num_seqs, stream);
+      break;
+    case 10:
+      if (staged_ids_ok<typename V::V10>(bs, shift)) return launch_main<Kv, HD, typename V::V10>(sp, num_seqs, stream);
       break;
     default:
       break;

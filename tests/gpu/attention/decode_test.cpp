@@ -96,6 +96,32 @@ TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
   }
 }
 
+// The 4-stage, one-CTA-per-SM geometry (variant 10) and the width-dependent choice between it and
+// variant 5 (variant 11) only change when bytes arrive: their outputs must equal variant 5's.
+TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
+  const int saved = cuda::splitk_kernel_variant();
+  for (const bool pack : {false, true}) {
+    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
+      for (int32_t batch : {1, 3, 8}) {
+        Step step = c.full_step();
+        step.resize(static_cast<size_t>(batch));
+        ASSERT_TRUE(cuda::set_splitk_kernel_variant(5));
+        const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
+        ASSERT_FALSE(any_nan(two_stages));
+        for (const int variant : {10, 11}) {
+          ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+          EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, pack)), two_stages)
+              << "variant " << variant << " " << target::splitk_policy_label(policy) << (pack ? " packed" : "")
+              << " batch " << batch;
+        }
+      }
+    }
+  }
+  cuda::set_splitk_kernel_variant(saved);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),
