@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 fused nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -93,30 +93,6 @@ if has early32; then
       LATHE_GEMV_EARLY_WEIGHTS=$e latency "early32_${e}_r$round" 90 configs/Qwen3-32B-FP8 --batch-sizes 4,16 --output-len 32
     done
   done
-fi
-if has fused; then
-  # Split-K attention with the reduce fused into the split kernel (default) or as its own kernel:
-  # the decode step at 1k (batch 1, 4, 16) and 16k context (batch 1), two rounds alternated, then
-  # the attention benchmark at batch 1 and 16 both ways (kernel variant 5, auto + packing).
-  for round in 1 2; do
-    for f in on off; do
-      LATHE_ATTN_FUSED_REDUCE=$f latency "fused_${f}_in1k_r$round" 90 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16 --output-len 32
-      LATHE_ATTN_FUSED_REDUCE=$f timeout 90 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
-        --input-len 16384 --batch-sizes 1 --output-len 32 --out "$out/fused_${f}_in16k_r$round.json" \
-        >"$out/fused_${f}_in16k_r$round.txt" 2>&1
-      note "latency fused_${f}_in16k_r$round" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms", $1, $4}' "$out/fused_${f}_in16k_r$round.txt")"
-    done
-  done
-  if [[ -x $bundle/bin/lathe_bench_attention ]]; then
-    for mode in fused separate; do
-      flag=""; [[ $mode == separate ]] && flag="--separate-reduce"
-      timeout 120 "$bundle/bin/lathe_bench_attention" --kernels 5 --policies auto+pack --batches 1,16 $flag \
-        >"$out/attn_bench_$mode.txt" 2>&1
-      note "lathe_bench_attention ($mode reduce)" "rc=$?"
-    done
-    paste <(awk '/ k5 /{print $1, $2, $3, $4, $(NF)}' "$out/attn_bench_fused.txt") \
-      <(awk '/ k5 /{print $(NF)}' "$out/attn_bench_separate.txt") | sed 's/^/  fused vs separate % of ceiling: /' >>"$summary"
-  fi
 fi
 if has nochain; then
   # The same quick measurement with chained launches (programmatic dependent launch) off.

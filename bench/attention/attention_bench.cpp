@@ -12,12 +12,9 @@
 //    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
 //    timed out of L2.
 //
-// Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--separate-reduce] [--kernels LIST]
-//                              [--policies LIST]
+// Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
 //   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
-//   --separate-reduce: split-K merges its splits in the reduce kernel (default: the fused reduce,
-//              as the CUDA backend runs it).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
 //              Non-split plans are measured once.
@@ -127,7 +124,6 @@ int main(int argc, char** argv) {
   std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant()}};
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
-  bool separate_reduce = false;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
       for (const std::string& b : split_list(argv[++i])) {
@@ -141,7 +137,6 @@ int main(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
-    if (!std::strcmp(argv[i], "--separate-reduce")) separate_reduce = true;
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
       kernels.clear();
@@ -194,10 +189,6 @@ int main(int argc, char** argv) {
     Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each);
     const int64_t max_rows = 64;
     Buffer q(static_cast<size_t>(max_rows) * 64 * 128 * 2), out(static_cast<size_t>(max_rows) * 64 * 128 * 2);
-    // The split-K fused reduce's arrival counters (every launch leaves them zero), as the backend.
-    const int64_t kCounters = max_rows * 64;
-    Buffer counters(static_cast<size_t>(kCounters) * sizeof(int));
-    LATHE_CUDA_CHECK(cudaMemset(counters.ptr, 0, static_cast<size_t>(kCounters) * sizeof(int)));
     cuda::fill_random(q.ptr, max_rows * 64 * 128, cuda::FillKind::kBf16Unit, 11, stream);
     std::mt19937_64 rng(5);
     std::vector<Row> rows;
@@ -269,8 +260,7 @@ int main(int argc, char** argv) {
                 db.context_lens = static_cast<const int32_t*>(meta_dev.ptr) + batch + 1;
                 db.block_tables = table_base;
                 ops::cuda::attention_forward(db, q_act, attn, cache, layer, out_act, workspace_ptr, plan.workspace_bytes,
-                                             config, stream,
-                                             {separate_reduce ? nullptr : static_cast<int*>(counters.ptr), kCounters});
+                                             config, stream);
               };
               if (!measured.count(key)) {
                 Buffer workspace(plan.workspace_bytes);

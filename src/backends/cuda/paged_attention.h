@@ -68,14 +68,9 @@ cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const Page
 // each (sequence, head) in split order 0..num_splits-1 into BF16 `out`. The output bytes do not
 // depend on rows_per_cta (tensor-core rows are independent), only on num_splits, the sequence's
 // own length and the kernel variant (below).
-// Fused reduce: with `counters` (>= splitk_counter_count(num_seqs, num_heads) ints, zeroed once
-// when allocated; every launch leaves them zero) the split CTA that finishes a (sequence, heads)
-// group last merges its splits, with the reduce kernel's arithmetic, and no reduce kernel is
-// launched (the cluster variants 7 and 8 keep the reduce kernel). Same bytes either way.
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
                                        int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
-                                       cudaStream_t stream, int* counters = nullptr, int64_t counter_count = 0);
-inline int64_t splitk_counter_count(int64_t num_seqs, int64_t num_heads) { return num_seqs * num_heads; }
+                                       cudaStream_t stream);
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ

@@ -21,12 +21,24 @@ template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv_bfloat16* out, int64_t out_stride,
                                                     int32_t num_heads, int32_t num_splits) {
   chained_kernel_begin();
-  // One (sequence, head) per CTA, one element d per thread: merge_split_records (the fused
-  // reduce's arithmetic too).
+  // Merges the records of one (sequence, head) in split order 0..num_splits-1:
+  //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const float* recs = workspace + (static_cast<int64_t>(seq) * num_heads + head) * num_splits * (HD + 2);
-  out[static_cast<int64_t>(seq) * out_stride + static_cast<int64_t>(head) * HD + d] =
-      __float2bfloat16_rn(merge_split_records<HD>(recs, num_splits, d));
+  float max_all = -INFINITY;
+  for (int i = 0; i < num_splits; ++i) max_all = fmaxf(max_all, recs[i * (HD + 2) + HD]);
+  float value = 0.0f;
+  if (max_all != -INFINITY) {
+    float sum = 0.0f, o = 0.0f;
+    for (int i = 0; i < num_splits; ++i) {
+      const float* rec = recs + i * (HD + 2);
+      const float w = exp2f(rec[HD] - max_all);
+      sum = __fmaf_rn(rec[HD + 1], w, sum);
+      o = __fmaf_rn(rec[d], w, o);
+    }
+    value = __fdiv_rn(o, sum);
+  }
+  out[static_cast<int64_t>(seq) * out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
 }
 
 template <int HD>
@@ -111,7 +123,7 @@ bool set_splitk_kernel_variant(int variant) {
 
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
                                        int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
-                                       cudaStream_t stream, int* counters, int64_t counter_count) {
+                                       cudaStream_t stream) {
   namespace sk = attn::splitk;
   if (rows.num_seqs <= 0) return cudaSuccess;
   if (kv.num_kv_heads <= 0 || rows.num_heads % kv.num_kv_heads != 0 || num_splits < 1 || min_kv_per_split < 1 ||
@@ -134,15 +146,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
   const int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
-  if (counters != nullptr && counter_count < splitk_counter_count(rows.num_seqs, rows.num_heads)) {
-    return cudaErrorInvalidValue;
-  }
-  const bool fused = counters != nullptr && variant != 7 && variant != 8;  // 7, 8: clusters
-  sp.counters = fused ? counters : nullptr;
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);
-  if (status != cudaSuccess || fused) return status;
+  if (status != cudaSuccess) return status;
   switch (kv.head_dim) {
     case 64:
       return sk::launch_reduce<64>(sp, rows.num_seqs, stream);

@@ -58,54 +58,7 @@ struct SplitParams {
   int32_t rows_per_cta;  // query heads one CTA carries (<= 16)
   int32_t parts;         // CTAs per KV head: ceil(group / rows_per_cta)
   int32_t block_shift;   // log2(block_size) when it is a power of two, else -1
-  // Fused reduce (non-cluster variants): one zeroed arrival counter per (sequence, CTA column);
-  // the split CTA that arrives last merges the splits. Null: the separate reduce kernel merges.
-  int* counters;
 };
-
-// The merge of one (sequence, head)'s split records at element d, in split order 0..S-1:
-//   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)  (0 if every
-// split is empty). The ONE definition both merge paths use (the reduce kernel and the fused
-// reduce), so their bytes agree. Records are read through L2 (the fused path reads what other
-// CTAs of the same grid wrote).
-template <int HD>
-__device__ __forceinline__ float merge_split_records(const float* recs, int num_splits, int d) {
-  float max_all = -INFINITY;
-  for (int i = 0; i < num_splits; ++i) max_all = fmaxf(max_all, __ldcg(recs + i * (HD + 2) + HD));
-  if (max_all == -INFINITY) return 0.0f;
-  float sum = 0.0f, o = 0.0f;
-  for (int i = 0; i < num_splits; ++i) {
-    const float* rec = recs + i * (HD + 2);
-    const float w = exp2f(__ldcg(rec + HD) - max_all);
-    sum = __fmaf_rn(__ldcg(rec + HD + 1), w, sum);
-    o = __fmaf_rn(__ldcg(rec + d), w, o);
-  }
-  return __fdiv_rn(o, sum);
-}
-
-// Fused reduce, called by every thread of a split CTA after its records are written: the CTA
-// counts its arrival on its (sequence, CTA column) counter; the last of the num_splits CTAs to
-// arrive merges every split of its `rows` heads into BF16 out and resets the counter for the
-// next launch. Which CTA arrives last changes nothing: the merge reads all records in split order.
-template <int HD, int kThreads>
-__device__ __forceinline__ void arrive_and_merge(const SplitParams& sp, int seq, int head0, int rows, int tid,
-                                                 int* last_flag) {
-  const DecodeParams& p = sp.base;
-  int* counter = sp.counters + static_cast<int64_t>(seq) * gridDim.x + blockIdx.x;
-  __threadfence();  // this CTA's records, visible before its arrival
-  __syncthreads();
-  if (tid == 0) *last_flag = atomicAdd(counter, 1) == p.num_splits - 1;
-  __syncthreads();
-  if (!*last_flag) return;
-  __threadfence();  // the other CTAs' records, visible after their arrivals
-  for (int i = tid; i < rows * HD; i += kThreads) {
-    const int row = i / HD, d = i % HD;
-    const float* recs = p.workspace + (static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits * (HD + 2);
-    p.out[static_cast<int64_t>(seq) * p.out_stride + static_cast<int64_t>(head0 + row) * HD + d] =
-        __float2bfloat16_rn(merge_split_records<HD>(recs, p.num_splits, d));
-  }
-  if (tid == 0) *counter = 0;
-}
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode and the
@@ -178,15 +131,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   auto record = [&](int row) {
     return p.workspace + ((static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits + split) * (HD + 2);
   };
-  __shared__ int last_flag;  // fused reduce: whether this CTA arrived last
-  const bool fused = kCluster == 1 && sp.counters != nullptr;
   if (start >= end) {  // the same for every rank of a cluster
     if (rank != 0) return;
     for (int i = tid; i < rows * (HD + 2); i += kThreads) {
       const int row = i / (HD + 2), d = i % (HD + 2);
       record(row)[d] = d == HD ? -INFINITY : 0.0f;
     }
-    if (fused) arrive_and_merge<HD, kThreads>(sp, seq, head0, rows, tid, &last_flag);
     return;
   }
 
@@ -441,7 +391,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       rec[HD + 1] = sum;
     }
   }
-  if (fused) arrive_and_merge<HD, kThreads>(sp, seq, head0, rows, tid, &last_flag);
   if constexpr (kCluster > 1) {
     if (!clustered) return;
     namespace cg = cooperative_groups;

@@ -2,7 +2,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <cstdlib>
 
 #include "backends/cuda/paged_attention.h"
@@ -65,20 +64,16 @@ int32_t decode_rows_of(const Batch& batch) {
 
 void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
               const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-              cudaStream_t stream, SplitkCounters counters);
+              cudaStream_t stream);
 
 }  // namespace
 
-int64_t splitk_counters_needed(int32_t max_seqs, const AttentionShape& shape) {
-  return kernels::splitk_counter_count(std::max<int32_t>(max_seqs, 0), shape.num_heads);
-}
-
 void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
                        const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes,
-                       const AttentionConfig& config, cudaStream_t stream, SplitkCounters counters) {
+                       const AttentionConfig& config, cudaStream_t stream) {
   const int32_t decode_rows = decode_rows_of(batch);
   if (batch.phase != Phase::kPrefill || decode_rows <= 0) {
-    run_step(batch, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream, counters);
+    run_step(batch, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
     return;
   }
   // A mixed step: its leading decode sequences (one row each, rows 0..decode_rows-1) take the
@@ -94,21 +89,21 @@ void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& sh
   decode.num_tokens = decode_rows;
   decode.max_query_len = 1;
   run_step(decode, q.slice_rows(0, decode_rows), shape, cache_shape, cache, out.slice_rows(0, decode_rows), workspace,
-           workspace_bytes, config, stream, counters);
+           workspace_bytes, config, stream);
   if (decode_rows == batch.num_seqs) return;
   DeviceBatch prefill = batch;
   prefill.num_seqs = batch.num_seqs - decode_rows;
   prefill.query_start = batch.query_start + decode_rows;  // absolute row indices: q/out stay whole
   prefill.context_lens = batch.context_lens + decode_rows;
   prefill.block_tables = batch.block_tables + static_cast<int64_t>(decode_rows) * batch.max_blocks_per_seq;
-  run_step(prefill, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream, counters);
+  run_step(prefill, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
 }
 
 namespace {
 
 void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
               const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-              cudaStream_t stream, SplitkCounters counters) {
+              cudaStream_t stream) {
   const AttentionPlan plan = plan_attention(batch.phase, batch.num_seqs, shape, cache_shape, config);
   check_rows("q", q, shape, batch.num_tokens);
   check_rows("out", out, shape, batch.num_tokens);
@@ -164,13 +159,8 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
       return;
     case AttentionArm::kDecodeSplitK:
-      if (counters.data != nullptr && counters.count < splitk_counters_needed(batch.num_seqs, shape)) {
-        fail("attention: the split-K fused reduce needs {} counters for {} sequences x {} heads, {} given",
-             splitk_counters_needed(batch.num_seqs, shape), batch.num_seqs, shape.num_heads, counters.count);
-      }
       check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, min_kv_per_split(), plan.gqa_group,
-                                                       static_cast<float*>(workspace), stream, counters.data,
-                                                       counters.count),
+                                                       static_cast<float*>(workspace), stream),
                    plan.arm);
       return;
   }

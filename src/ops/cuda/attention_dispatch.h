@@ -25,19 +25,9 @@ namespace lathe::ops::cuda {
 // sequences through the decode arm (as a pure decode step of those sequences would) and the rest
 // through the prefill kernel, so a decoding sequence's bytes do not depend on prefill chunks
 // sharing its step.
-//
-// `counters` (optional): zeroed ints, at least splitk_counters_needed(max sequences, shape), for
-// the split-K arm's fused reduce (backends/cuda/paged_attention.h); without them the arm launches
-// its separate reduce kernel. The bytes are the same either way.
-struct SplitkCounters {
-  int* data = nullptr;
-  int64_t count = 0;
-};
-int64_t splitk_counters_needed(int32_t max_seqs, const AttentionShape& shape);
-
 void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape,
                        const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act out,
                        void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-                       cudaStream_t stream, SplitkCounters counters = {});
+                       cudaStream_t stream);
 
 }  // namespace lathe::ops::cuda

@@ -7,9 +7,7 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <cstdlib>
 #include <cstring>
-#include <optional>
 #include <vector>
 
 #include "backends/cuda/arena.h"
@@ -28,7 +26,6 @@
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/cuda/stream_recording.h"
 #include "ops/linear_dispatch.h"
-#include "target/levers.h"
 
 namespace lathe::ops {
 namespace {
@@ -124,14 +121,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
     cuda::configure_chained_launch(info_.sm_major);
     cuda::configure_gemv_early_weights();
-    if (const char* raw = std::getenv("LATHE_ATTN_FUSED_REDUCE")) {
-      if (const std::optional<bool> on = target::parse_on_off(raw)) {
-        fused_reduce_ = *on;
-      } else {
-        spdlog::warn("LATHE_ATTN_FUSED_REDUCE='{}' is not on/off; keeping on", raw);
-      }
-    }
-    spdlog::info("cuda backend: split-K attention reduce {}", fused_reduce_ ? "fused into the split kernel" : "as its own kernel");
   }
 
   ~CudaBackend() override {
@@ -310,16 +299,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
       attn_ws_ = arena_->allocate(need, kc::MemoryPurpose::kWorkspace);
       attn_ws_bytes_ = need;
     }
-    const int64_t counters = fused_reduce_ ? cuda::splitk_counters_needed(attn_config_.max_decode_seqs, shape) : 0;
-    if (counters > attn_counter_count_) {  // zeroed once; every split-K launch leaves them zero
-      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      if (attn_counters_ != nullptr) arena_->release(attn_counters_);
-      attn_counters_ = static_cast<int*>(arena_->allocate(counters * sizeof(int), kc::MemoryPurpose::kWorkspace));
-      LATHE_CUDA_CHECK(cudaMemsetAsync(attn_counters_, 0, counters * sizeof(int), stream_));
-      attn_counter_count_ = counters;
-    }
-    cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_,
-                            {fused_reduce_ ? attn_counters_ : nullptr, attn_counter_count_});
+    cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_);
   }
 
   // FP8 KV-scale calibration (backends/cuda/kv_amax.h).
@@ -406,10 +386,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   AttentionConfig attn_config_;
   void* attn_ws_ = nullptr;
   size_t attn_ws_bytes_ = 0;
-  // Split-K fused reduce (LATHE_ATTN_FUSED_REDUCE, on unless off): its arrival counters.
-  bool fused_reduce_ = true;
-  int* attn_counters_ = nullptr;
-  int64_t attn_counter_count_ = 0;
   void* pinned_ = nullptr;
   size_t pinned_bytes_ = 0;
   void* batch_dev_ = nullptr;

@@ -218,15 +218,7 @@ std::vector<uint16_t> PagedCase::run(ops::Phase phase, const std::vector<StepSeq
   const int64_t cols = row_elems();
   const ops::Act q{q_dev_.get(), DType::kBF16, batch.num_tokens, cols, cols};
   const ops::Act out{out_dev_.get(), DType::kBF16, batch.num_tokens, cols, cols};
-  const int64_t counter_count = std::max<int64_t>(ops::cuda::splitk_counters_needed(batch.num_seqs, shape_), 1);
-  if (counter_count > counter_count_) {
-    counters_ = DeviceBuffer(static_cast<size_t>(counter_count) * sizeof(int));
-    if (cudaMemset(counters_.get(), 0, static_cast<size_t>(counter_count) * sizeof(int)) != cudaSuccess)
-      throw std::runtime_error("cudaMemset of the split-K counters failed");
-    counter_count_ = counter_count;
-  }
-  ops::cuda::attention_forward(batch, q, shape_, cache_shape_, layer(), out, workspace.get(), ws_bytes, config, stream,
-                               {fused_reduce_ ? static_cast<int*>(counters_.get()) : nullptr, counter_count_});
+  ops::cuda::attention_forward(batch, q, shape_, cache_shape_, layer(), out, workspace.get(), ws_bytes, config, stream);
   if (cudaStreamSynchronize(stream) != cudaSuccess) throw std::runtime_error(cudaGetErrorString(cudaGetLastError()));
   return download_output(batch.num_tokens);
 }

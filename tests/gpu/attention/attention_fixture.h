@@ -72,11 +72,8 @@ class PagedCase {
   // bits [rows, heads * head_dim] in step order.
   // decode_rows > 0 marks the step's leading sequences as decode rows of a mixed step
   // (DeviceBatch::num_decode_rows, where the op API has it).
-  // The split-K arm merges its splits in the split kernel (fused reduce, with zeroed counters, as
-  // the CUDA backend runs it) unless set_fused_reduce(false) selects the separate reduce kernel.
   std::vector<uint16_t> run(ops::Phase phase, const std::vector<StepSeq>& step, const ops::AttentionConfig& config,
                             cudaStream_t stream = nullptr, int32_t decode_rows = 0);
-  void set_fused_reduce(bool fused) { fused_reduce_ = fused; }
 
   // Reference output (double) of sequence s's query at position `pos` (it sees 0..pos).
   std::vector<double> reference(int32_t s, int32_t pos) const;
@@ -92,10 +89,6 @@ class PagedCase {
   std::vector<uint16_t> download_output(int32_t rows) const;
 
  private:
-  bool fused_reduce_ = true;
-  // Zeroed once when (re)allocated: every run after the first checks that launches leave them zero.
-  DeviceBuffer counters_;
-  int64_t counter_count_ = 0;
   ops::AttentionShape shape_;
   ops::KvCacheShape cache_shape_;
   std::vector<SeqSpec> seqs_;

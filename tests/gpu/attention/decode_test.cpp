@@ -122,31 +122,6 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   cuda::set_splitk_kernel_variant(saved);
 }
 
-// The fused reduce (the split CTA that finishes last merges the splits) runs the reduce kernel's
-// arithmetic: byte-equal outputs, for each kernel variant family (5, the deep 10, the cluster 8,
-// which keeps the reduce kernel) and for repeated launches (the counters must come back to zero).
-TEST_P(DecodeArms, SplitKFusedReduceIsByteNeutral) {
-  const auto [dtype, geo] = GetParam();
-  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 404);
-  const int saved = cuda::splitk_kernel_variant();
-  for (const int variant : {5, 10, 8}) {
-    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
-    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16), SplitkPolicy::pinned_to(3)}) {
-      for (int32_t batch : {1, 8}) {
-        Step step = c.full_step();
-        step.resize(static_cast<size_t>(batch));
-        c.set_fused_reduce(false);
-        const std::vector<uint16_t> separate = c.run(ops::Phase::kDecode, step, make_config(policy, true));
-        c.set_fused_reduce(true);
-        ASSERT_FALSE(any_nan(separate));
-        EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, true)), separate)
-            << "variant " << variant << " " << target::splitk_policy_label(policy) << " batch " << batch;
-      }
-    }
-  }
-  cuda::set_splitk_kernel_variant(saved);
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),

@@ -103,9 +103,6 @@ TEST(Determinism, GraphReplayReadsDeviceLengths) {
     const ops::DeviceBatch batch = c.upload_step(phase, first);
     const size_t ws_bytes = ops::attention_workspace_bytes(c.shape(), config);
     DeviceBuffer workspace(ws_bytes);
-    const int64_t counter_count = ops::cuda::splitk_counters_needed(3, c.shape());  // the fused reduce's
-    DeviceBuffer counters(static_cast<size_t>(counter_count) * sizeof(int));
-    ATTN_CUDA_OK(cudaMemset(counters.get(), 0, static_cast<size_t>(counter_count) * sizeof(int)));
     const int64_t cols = c.row_elems();
     const ops::Act q{c.q_device(), DType::kBF16, 3, cols, cols};
     const ops::Act out{c.out_device(), DType::kBF16, 3, cols, cols};
@@ -113,7 +110,7 @@ TEST(Determinism, GraphReplayReadsDeviceLengths) {
     cudaGraphExec_t exec;
     ATTN_CUDA_OK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
     ops::cuda::attention_forward(batch, q, c.shape(), c.cache_shape(), c.layer(), out, workspace.get(), ws_bytes, config,
-                                 stream, {static_cast<int*>(counters.get()), counter_count});
+                                 stream);
     ATTN_CUDA_OK(cudaStreamEndCapture(stream, &graph));
     ATTN_CUDA_OK(cudaGraphInstantiate(&exec, graph, 0));
     // New contents in the same device buffers, then replay.
