@@ -27,6 +27,9 @@ void configure_chained_launch(int sm_major) {
                from_env ? " (env)" : "");
 }
 
+static_assert(target::kMaxGemvEarlyWeights == lathe::cuda::kGemvEarlyWeightsMax,
+              "the lever grammar and the GEMV accept the same early-weights range");
+
 void configure_gemv_early_weights() {
   bool from_env = false;
   if (const char* raw = std::getenv("LATHE_GEMV_EARLY_WEIGHTS")) {
