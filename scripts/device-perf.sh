@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +91,19 @@ if has early32; then
   for round in 1 2; do
     for e in off on; do
       LATHE_GEMV_EARLY_WEIGHTS=$e latency "early32_${e}_r$round" 90 configs/Qwen3-32B-FP8 --batch-sizes 4,16 --output-len 32
+    done
+  done
+fi
+if has earlykv; then
+  # Split-K attention copying its first K/V tiles before the chained-launch wait (LATHE_ATTN_EARLY_KV)
+  # or after it: the decode step at 1k (batch 1, 4, 16) and 16k context (batch 1), two rounds.
+  for round in 1 2; do
+    for e in on off; do
+      LATHE_ATTN_EARLY_KV=$e latency "earlykv_${e}_in1k_r$round" 90 configs/Qwen3-8B-FP8 --batch-sizes 1,4,16 --output-len 32
+      LATHE_ATTN_EARLY_KV=$e timeout 90 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
+        --input-len 16384 --batch-sizes 1 --output-len 32 --out "$out/earlykv_${e}_in16k_r$round.json" \
+        >"$out/earlykv_${e}_in16k_r$round.txt" 2>&1
+      note "latency earlykv_${e}_in16k_r$round" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms", $1, $4}' "$out/earlykv_${e}_in16k_r$round.txt")"
     done
   done
 fi

@@ -80,6 +80,13 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // tests (false for a variant that does not exist); a captured graph keeps the variant its
 // launches were captured with.
 inline constexpr int kSplitkKernelVariants = 12;
+
+// Whether the split-K kernel copies its first K/V tiles before its chained-launch wait (the rows
+// before len - 1, which no kernel of the step writes; paged_attention_splitk.cuh, prologue).
+// Process-wide, set once at backend start (LATHE_ATTN_EARLY_KV, ops/cuda/chained_launch_lever.cpp);
+// changes when bytes arrive, never which bytes (tested byte-equal).
+void set_splitk_early_kv(bool enabled);
+bool splitk_early_kv();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 

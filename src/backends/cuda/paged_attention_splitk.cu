@@ -115,6 +115,14 @@ SplitRule splitk_split_rule() {
   return rule;
 }
 
+namespace {
+// Default: on (measured in the decode step; docs/PERFORMANCE.md).
+std::atomic<bool> g_early_kv{true};
+}  // namespace
+
+void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
+bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
+
 bool set_splitk_kernel_variant(int variant) {
   if (variant < 0 || variant >= kSplitkKernelVariants) return false;
   attn::splitk::variant_slot().store(variant, std::memory_order_relaxed);
@@ -140,6 +148,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.group = rows.num_heads / kv.num_kv_heads;
   sp.rows_per_cta = std::min({rows_per_cta, sp.group, sk::kMaxRows});
   sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
+  sp.early_kv = splitk_early_kv() ? 1 : 0;
   sp.block_shift = -1;
   if ((kv.block_size & (kv.block_size - 1)) == 0) {
     sp.block_shift = 0;

@@ -58,6 +58,7 @@ struct SplitParams {
   int32_t rows_per_cta;  // query heads one CTA carries (<= 16)
   int32_t parts;         // CTAs per KV head: ceil(group / rows_per_cta)
   int32_t block_shift;   // log2(block_size) when it is a power of two, else -1
+  int32_t early_kv;      // 1: copy the first K/V tiles before the chained-launch wait (prologue)
 };
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
@@ -102,7 +103,8 @@ struct SplitLayout {
 
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
-  chained_kernel_begin();  // a no-op unless launched chained (the non-cluster variants are)
+  // chained_kernel_begin() (a no-op unless launched chained; the non-cluster variants are) comes
+  // after the first tiles' copies when sp.early_kv: see the prologue below.
   using L = SplitLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kThreads;
@@ -133,6 +135,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   };
   if (start >= end) {  // the same for every rank of a cluster
     if (rank != 0) return;
+    chained_kernel_begin();  // the workspace is written only after the wait
     for (int i = tid; i < rows * (HD + 2); i += kThreads) {
       const int row = i / (HD + 2), d = i % (HD + 2);
       record(row)[d] = d == HD ? -INFINITY : 0.0f;
@@ -212,9 +215,19 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;
   }
 
-  // Start the first tiles' copies before the query is staged: their latency covers it.
-#pragma unroll
-  for (int i = 0; i < kStages - 1; ++i) issue(i);
+  // Start the first tiles' copies before the query is staged: their latency covers it. With
+  // sp.early_kv the tiles that lie wholly before position len - 1 are issued even before the wait
+  // for the previous kernel: that kernel (QK-norm/RoPE/KV write) writes this step's query and the
+  // K/V row at len - 1 only; every earlier row was written by an earlier step, and the lengths and
+  // block tables were uploaded before the step's first kernel (which every kernel before this one
+  // waited for). A warp's tiles ascend, so the early ones are a prefix of its prologue; the copy
+  // groups are committed in the same order either way.
+  int prologue = 0;
+  if (sp.early_kv) {
+    while (prologue < kStages - 1 && tile_first(prologue) + kTile <= len - 1) issue(prologue++);
+  }
+  chained_kernel_begin();
+  for (int i = prologue; i < kStages - 1; ++i) issue(i);
 
   // Query rows (zero beyond `rows`).
   for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {

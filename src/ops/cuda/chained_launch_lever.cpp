@@ -6,6 +6,7 @@
 
 #include "backends/cuda/chained_launch.h"
 #include "backends/cuda/gemv.h"
+#include "backends/cuda/paged_attention.h"
 #include "core/log.h"
 #include "target/levers.h"
 
@@ -47,6 +48,20 @@ void configure_gemv_early_weights() {
                : steps == 0 ? std::string("ring")
                             : "ring + " + std::to_string(steps) + " steps to L2",
                from_env ? " (env)" : "");
+}
+
+void configure_attention_early_kv() {
+  bool from_env = false;
+  if (const char* raw = std::getenv("LATHE_ATTN_EARLY_KV")) {
+    if (const std::optional<bool> parsed = target::parse_on_off(raw)) {
+      lathe::cuda::set_splitk_early_kv(*parsed);
+      from_env = true;
+    } else {
+      spdlog::warn("LATHE_ATTN_EARLY_KV='{}' is not on/off; keeping the default", raw);
+    }
+  }
+  spdlog::info("cuda backend: split-K attention K/V tiles before the chained-launch wait: {}{}",
+               lathe::cuda::splitk_early_kv() ? "on" : "off", from_env ? " (env)" : "");
 }
 
 }  // namespace lathe::ops::cuda

@@ -13,4 +13,8 @@ void configure_chained_launch(int sm_major);
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
 void configure_gemv_early_weights();
 
+// LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
+// tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
+void configure_attention_early_kv();
+
 }  // namespace lathe::ops::cuda

@@ -122,6 +122,32 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   cuda::set_splitk_kernel_variant(saved);
 }
 
+// Copying the first K/V tiles before the chained-launch wait (splitk_early_kv) changes when bytes
+// arrive, not which: outputs equal those with the copies after the wait, for variants 5 and 10.
+TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 808);
+  const int saved_variant = cuda::splitk_kernel_variant();
+  const bool saved_early = cuda::splitk_early_kv();
+  for (const int variant : {5, 10}) {
+    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
+      for (int32_t batch : {1, 8}) {
+        Step step = c.full_step();
+        step.resize(static_cast<size_t>(batch));
+        cuda::set_splitk_early_kv(false);
+        const std::vector<uint16_t> after_wait = c.run(ops::Phase::kDecode, step, make_config(policy, true));
+        cuda::set_splitk_early_kv(true);
+        ASSERT_FALSE(any_nan(after_wait));
+        EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, true)), after_wait)
+            << "variant " << variant << " " << target::splitk_policy_label(policy) << " batch " << batch;
+      }
+    }
+  }
+  cuda::set_splitk_kernel_variant(saved_variant);
+  cuda::set_splitk_early_kv(saved_early);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),
