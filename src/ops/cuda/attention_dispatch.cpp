@@ -117,12 +117,14 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
          attention_arm_name(plan.arm), plan.workspace_bytes, batch.num_seqs, shape.num_heads, plan.num_splits,
          workspace_bytes);
   }
-  const bool even = plan.arm == AttentionArm::kDecodeSplitK && kernels::splitk_split_rule() == kernels::SplitRule::kEven;
+  const bool split = plan.arm == AttentionArm::kDecodeSplitK;
+  const bool even = split && kernels::splitk_split_rule() == kernels::SplitRule::kEven;
   const std::string route =
-      fmt::format("attention route: {} splits={} group={} (heads {}/{}, head_dim {}, kv {}, policy {}){}",
+      fmt::format("attention route: {} splits={} group={} (heads {}/{}, head_dim {}, kv {}, policy {}){}{}",
                   attention_arm_name(plan.arm), plan.num_splits, plan.gqa_group, shape.num_heads, shape.num_kv_heads,
                   shape.head_dim, dtype_name(cache_shape.dtype),
                   target::splitk_policy_label(config.levers.attn_decode_splitk.value),
+                  split ? fmt::format(" kernel variant {}", kernels::splitk_kernel_variant()) : std::string(),
                   even ? " split rule even (env)" : "");
   if (log_once(route)) spdlog::info("{}", route);
 
