@@ -11,57 +11,53 @@
 #include "target/levers.h"
 
 namespace lathe::ops::cuda {
+namespace {
+
+// Reads the environment lever `name` with `parse` (a target/levers.h grammar returning an
+// optional); returns the parsed value, or nullopt when unset or unparseable (the latter with a
+// warning naming `grammar`, the default kept).
+template <typename Parse>
+auto env_lever(const char* name, Parse parse, const std::string& grammar) -> decltype(parse("")) {
+  const char* raw = std::getenv(name);
+  if (raw == nullptr) return std::nullopt;
+  auto parsed = parse(raw);
+  if (!parsed) spdlog::warn("{}='{}' is not {}; keeping the default", name, raw, grammar);
+  return parsed;
+}
+
+const char* env_mark(bool from_env) { return from_env ? " (env)" : ""; }
+
+}  // namespace
 
 void configure_chained_launch(int sm_major) {
-  bool enabled = sm_major >= 9;
-  bool from_env = false;
-  if (const char* raw = std::getenv("LATHE_CHAINED_LAUNCH")) {
-    if (const std::optional<bool> parsed = target::parse_on_off(raw)) {
-      enabled = enabled && *parsed;
-      from_env = true;
-    } else {
-      spdlog::warn("LATHE_CHAINED_LAUNCH='{}' is not on/off; keeping the default", raw);
-    }
-  }
+  const std::optional<bool> env = env_lever("LATHE_CHAINED_LAUNCH", target::parse_on_off, "on/off");
+  const bool enabled = sm_major >= 9 && env.value_or(true);
   lathe::cuda::set_chained_launch(enabled);
   spdlog::info("cuda backend: chained launches (programmatic dependent launch) {}{}", enabled ? "on" : "off",
-               from_env ? " (env)" : "");
+               env_mark(env.has_value()));
 }
 
 static_assert(target::kMaxGemvEarlyWeights == lathe::cuda::kGemvEarlyWeightsMax,
               "the lever grammar and the GEMV accept the same early-weights range");
 
 void configure_gemv_early_weights() {
-  bool from_env = false;
-  if (const char* raw = std::getenv("LATHE_GEMV_EARLY_WEIGHTS")) {
-    if (const std::optional<int32_t> parsed = target::parse_gemv_early_weights(raw)) {
-      lathe::cuda::set_gemv_early_weights(*parsed);
-      from_env = true;
-    } else {
-      spdlog::warn("LATHE_GEMV_EARLY_WEIGHTS='{}' is not off/on/<steps 0..{}>; keeping the default", raw,
-                   target::kMaxGemvEarlyWeights);
-    }
-  }
+  const std::optional<int32_t> env =
+      env_lever("LATHE_GEMV_EARLY_WEIGHTS", target::parse_gemv_early_weights,
+                "off/on/<steps 0.." + std::to_string(target::kMaxGemvEarlyWeights) + ">");
+  if (env) lathe::cuda::set_gemv_early_weights(*env);
   const int steps = lathe::cuda::gemv_early_weights();
   spdlog::info("cuda backend: decode GEMV weights before the chained-launch wait: {}{}",
                steps < 0    ? std::string("off")
                : steps == 0 ? std::string("ring")
                             : "ring + " + std::to_string(steps) + " steps to L2",
-               from_env ? " (env)" : "");
+               env_mark(env.has_value()));
 }
 
 void configure_attention_early_kv() {
-  bool from_env = false;
-  if (const char* raw = std::getenv("LATHE_ATTN_EARLY_KV")) {
-    if (const std::optional<bool> parsed = target::parse_on_off(raw)) {
-      lathe::cuda::set_splitk_early_kv(*parsed);
-      from_env = true;
-    } else {
-      spdlog::warn("LATHE_ATTN_EARLY_KV='{}' is not on/off; keeping the default", raw);
-    }
-  }
+  const std::optional<bool> env = env_lever("LATHE_ATTN_EARLY_KV", target::parse_on_off, "on/off");
+  if (env) lathe::cuda::set_splitk_early_kv(*env);
   spdlog::info("cuda backend: split-K attention K/V tiles before the chained-launch wait: {}{}",
-               lathe::cuda::splitk_early_kv() ? "on" : "off", from_env ? " (env)" : "");
+               lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
 }
 
 }  // namespace lathe::ops::cuda
