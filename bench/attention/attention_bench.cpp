@@ -37,6 +37,7 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
+#include "common/list_arg.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
 
@@ -66,21 +67,6 @@ struct Variant {
   target::SplitkPolicy policy;
   bool pack;
 };
-
-std::vector<std::string> split_list(const char* text) {
-  std::vector<std::string> items;
-  std::string item;
-  for (const char* c = text;; ++c) {
-    if (*c == ',' || *c == '\0') {
-      if (!item.empty()) items.push_back(item);
-      item.clear();
-      if (*c == '\0') break;
-    } else {
-      item += *c;
-    }
-  }
-  return items;
-}
 
 double measure_ceiling(cudaStream_t stream) {
   const size_t bytes = size_t{4} << 30;
@@ -126,7 +112,7 @@ int main(int argc, char** argv) {
   std::vector<int32_t> batch_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
-      for (const std::string& b : split_list(argv[++i])) {
+      for (const std::string& b : bench::split_list(argv[++i])) {
         const int v = std::atoi(b.c_str());
         if (v < 1 || v > 64 || b != std::to_string(v)) {
           std::fprintf(stderr, "error: --batches: %s is not a batch size in 1..64\n", b.c_str());
@@ -137,10 +123,10 @@ int main(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
-    if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = split_list(argv[++i]);
+    if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
       kernels.clear();
-      for (const std::string& k : split_list(argv[++i])) {
+      for (const std::string& k : bench::split_list(argv[++i])) {
         const int v = std::atoi(k.c_str());
         if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v)) {
           std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", k.c_str());

@@ -41,6 +41,7 @@
 
 #include "backends/cuda/check.h"
 #include "common/graph_timing.h"
+#include "common/list_arg.h"
 #include "core/error.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/gemm_lt.h"
@@ -176,16 +177,6 @@ int main(int argc, char** argv) {
   bool decode_shapes = false;
   std::string only, only_dtype;
   std::vector<int> only_widths;
-  // Splits "a,b,c" into its non-empty items.
-  const auto split_list = [](const std::string& list) {
-    std::vector<std::string> items;
-    for (size_t pos = 0; pos <= list.size();) {
-      const size_t next = std::min(list.find(',', pos), list.size());
-      if (next > pos) items.push_back(list.substr(pos, next - pos));
-      pos = next + 1;
-    }
-    return items;
-  };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--out" && i + 1 < argc) {
@@ -195,11 +186,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--variants") {
       variants = true;
     } else if (arg == "--variant-list" && i + 1 < argc) {
-      variant_list = split_list(argv[++i]);
+      variant_list = bench::split_list(argv[++i]);
     } else if (arg == "--only" && i + 1 < argc) {
       only = argv[++i];
     } else if (arg == "--widths" && i + 1 < argc) {
-      for (const std::string& w : split_list(argv[++i])) only_widths.push_back(std::atoi(w.c_str()));
+      for (const std::string& w : bench::split_list(argv[++i])) only_widths.push_back(std::atoi(w.c_str()));
     } else if (arg == "--dtype" && i + 1 < argc && (std::strcmp(argv[i + 1], "fp8") == 0 || std::strcmp(argv[i + 1], "bf16") == 0)) {
       only_dtype = argv[++i];
     } else if (arg == "--no-peers") {
