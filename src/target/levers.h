@@ -53,8 +53,9 @@ inline constexpr int32_t kMaxFfnGemvRows = 32;
 // A decimal integer in 0..kMaxFfnGemvRows (0 = the GEMV tiers never serve the FFN); else nullopt.
 std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
 
-// LATHE_GEMV_EARLY_WEIGHTS (backends/cuda/gemv.h, gemv_early_weights): "off" / "false" / "no" -> -1, nothing read before the chained-launch wait; "on" / "true" / "yes" -> 0,
-// the register ring's first steps; a decimal N in 1..kMaxGemvEarlyWeights -> those and N more
+// LATHE_GEMV_EARLY_WEIGHTS (backends/cuda/gemv.h, gemv_early_weights): "off" / "false" / "no"
+// -> -1, nothing read before the chained-launch wait; "on" / "true" / "yes" -> 0, the register
+// ring's first steps; a decimal N in 1..kMaxGemvEarlyWeights -> those and N more
 // steps prefetched into L2. "0" means the ring only (a count), not off. Else nullopt.
 inline constexpr int32_t kMaxGemvEarlyWeights = 64;
 std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);

@@ -6,15 +6,17 @@
 //   - every thread calls chained_kernel_begin() before anything else touches memory: it waits
 //     until the previous grid of the stream has COMPLETED and its memory is visible, then lets
 //     the next chained grid start launching. Nothing is written before it, and nothing is read
-//     before it that any kernel may write: the one exception is the decode GEMV reading its
-//     weights (written only when the model loads; gemv.h, gemv_early_weights).
+//     before it that a kernel still running may write. Two kernels read early: the decode GEMV
+//     its weights (written only when the model loads; gemv.h, gemv_early_weights) and split-K
+//     decode attention the K/V rows before len - 1 (written by earlier steps;
+//     paged_attention.h, splitk_early_kv).
 //   - Because every chained kernel waits for its predecessor's completion before it can itself
 //     complete, "complete" is transitive along the stream: a kernel also sees the results of
 //     every earlier kernel, chained or not. Kernels launched the ordinary way (<<<>>>, cuBLASLt)
 //     keep full stream order on both sides.
 // By construction the results are those of ordinary launches (same kernels, every read after the
-// writes it depends on); only the idle gap between kernels shrinks. Launches are ordinary unless the backend switched
-// chaining on (chained_launch.h: sm_90+, LATHE_CHAINED_LAUNCH not off).
+// writes it depends on); only the idle gap between kernels shrinks. Launches are ordinary unless
+// the backend switched chaining on (chained_launch.h: sm_90+, LATHE_CHAINED_LAUNCH not off).
 #include <cuda_runtime.h>
 
 #include "backends/cuda/chained_launch.h"

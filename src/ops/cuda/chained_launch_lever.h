@@ -1,7 +1,8 @@
 #pragma once
-// The chained-launch lever of the CUDA backend (backends/cuda/chained_launch.cuh): on for sm_90+
-// unless LATHE_CHAINED_LAUNCH is off (the on/off grammar of target/levers.h; a spelling that does
-// not parse keeps the default, with a warning). Read once, when a backend is constructed.
+// The CUDA backend's levers around chained launches (backends/cuda/chained_launch.cuh): whether
+// kernels chain at all, and what the decode GEMV and split-K attention may read before their wait.
+// Each is read once, when a backend is constructed, with a target/levers.h grammar; a spelling
+// that does not parse keeps the default, with a warning; the resolved value is logged.
 namespace lathe::ops::cuda {
 
 // Resolves the lever for a device of compute capability `sm_major`, switches chained launches
