@@ -5,9 +5,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <charconv>
 #include <cstdlib>
 #include <cstring>
-#include <string>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
@@ -56,15 +56,15 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
 // opt-in for latency-bound single-sequence serving.
 constexpr int kDefaultVariant = 5;
 
+// A decimal variant number in [0, kSplitkKernelVariants); anything else keeps the default.
 int initial_variant() {
-  if (const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL"); env != nullptr) {
-    const std::string spelling(env);
-    if (!spelling.empty() && spelling.size() <= 2 && spelling.find_first_not_of("0123456789") == std::string::npos &&
-        std::stoi(spelling) < kSplitkKernelVariants && std::to_string(std::stoi(spelling)) == spelling) {
-      return std::stoi(spelling);
-    }
-  }
-  return kDefaultVariant;
+  const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL");
+  if (env == nullptr) return kDefaultVariant;
+  const char* end = env + std::strlen(env);
+  int value = -1;
+  const auto [stop, error] = std::from_chars(env, end, value);
+  const bool ok = error == std::errc() && stop == end && value >= 0 && value < kSplitkKernelVariants;
+  return ok ? value : kDefaultVariant;
 }
 
 // The device's SM count, read once (a host attribute query: no stream work, capture-safe).
