@@ -18,7 +18,8 @@
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
 //              Non-split plans are measured once.
-//   --policies: comma list of the policy labels below to measure (default: all).
+//   --policies: comma list of the policy labels below to measure (default: all). Every label
+//              runs without split slices except "auto+pack+slices" (attn_decode_split_slices=auto).
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -66,6 +67,7 @@ struct Variant {
   const char* label;
   target::SplitkPolicy policy;
   bool pack;
+  int32_t slices = 1;  // attn_decode_split_slices: 1 = off (every label without "+slices"), 0 = auto
 };
 
 double measure_ceiling(cudaStream_t stream) {
@@ -96,6 +98,7 @@ struct Row {
   int32_t batch, context, splits, rows_per_cta;
   std::string kernel;
   double us, gbs, pct;
+  int32_t slices;
 };
 
 }  // namespace
@@ -158,6 +161,7 @@ int main(int argc, char** argv) {
     for (const Variant& v : {Variant{"legacy", target::SplitkPolicy::legacy(), false},
                              Variant{"auto", target::SplitkPolicy::automatic(), false},
                              Variant{"auto+pack", target::SplitkPolicy::automatic(), true},
+                             Variant{"auto+pack+slices", target::SplitkPolicy::automatic(), true, 0},
                              Variant{"pinned1", target::SplitkPolicy::pinned_to(1), false},
                              Variant{"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
                              Variant{"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
@@ -227,13 +231,14 @@ int main(int argc, char** argv) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
               config.levers.attn_decode_gqa_pack = {variant.pack, false};
+              config.levers.attn_decode_split_slices = {variant.slices, false};
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
               const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
               const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
               if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once
-              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.gqa_group,
-                                               split ? kernel.label() : std::string("-"));
+              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits * 100 + plan.split_slices,
+                                               plan.gqa_group, split ? kernel.label() : std::string("-"));
               // One launch of this cell through the dispatch, reading the given block tables.
               auto launch = [&](const int32_t* table_base, void* workspace_ptr) {
                 ops::DeviceBatch db;
@@ -263,10 +268,12 @@ int main(int argc, char** argv) {
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
                       variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
                       plan.gqa_group, split ? kernel.label() : std::string("-"), us, gbs,
-                      100.0 * gbs / ceiling};
-              std::printf("%-10s %-4s B%-3d L%-6d %-13s %-18s splits %-2d rows %-2d k%-3s %9.1f us %6.0f GB/s %5.1f%%\n",
-                          row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(),
-                          row.splits, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct);
+                      100.0 * gbs / ceiling, plan.split_slices};
+              std::printf(
+                  "%-10s %-4s B%-3d L%-6d %-16s %-18s splits %-2d slices %d rows %-2d k%-3s %9.1f us %6.0f GB/s "
+                  "%5.1f%%\n",
+                  row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(), row.splits,
+                  row.slices, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct);
               std::fflush(stdout);
               rows.push_back(row);
             }
@@ -282,10 +289,11 @@ int main(int argc, char** argv) {
         csv << "# " << log.substr(from, to - from) << "\n";
         from = to == std::string::npos ? log.size() : to + 1;
       }
-      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f}\n", r.shape, r.dtype, r.batch, r.context,
-                           r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us, r.gbs, r.pct);
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{}\n", r.shape, r.dtype, r.batch,
+                           r.context, r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us, r.gbs, r.pct,
+                           r.slices);
       }
     }
     cudaStreamDestroy(stream);

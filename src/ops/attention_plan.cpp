@@ -6,6 +6,16 @@
 #include "ops/splitk_policy.h"
 
 namespace lathe::ops {
+namespace {
+
+// THE slice count of a split launch: plan_attention and attention_workspace_bytes both use it.
+uint32_t split_slices_of(const AttentionConfig& config, const AttentionShape& shape, uint32_t splits) {
+  return decode_split_slices(config.levers.attn_decode_split_slices.value, config.levers.attn_decode_splitk.value,
+                             static_cast<uint32_t>(std::max(config.sm_count, 0)),
+                             static_cast<uint32_t>(std::max(shape.num_kv_heads, 0)), splits);
+}
+
+}  // namespace
 
 const char* attention_arm_name(AttentionArm arm) {
   switch (arm) {
@@ -49,8 +59,9 @@ AttentionPlan plan_attention(Phase phase, int32_t num_seqs, const AttentionShape
   if (splits > 1) {
     plan.arm = AttentionArm::kDecodeSplitK;
     plan.num_splits = static_cast<int32_t>(splits);
+    plan.split_slices = static_cast<int32_t>(split_slices_of(config, shape, splits));
     plan.workspace_bytes = static_cast<size_t>(std::max(num_seqs, 0)) * static_cast<size_t>(shape.num_heads) * splits *
-                           workspace_record_bytes(shape.head_dim);
+                           static_cast<size_t>(plan.split_slices) * workspace_record_bytes(shape.head_dim);
     if (config.levers.attn_decode_gqa_pack.value) {
       plan.gqa_group = splitk_rows_per_cta(shape.num_heads / shape.num_kv_heads);
     }
@@ -76,7 +87,7 @@ size_t attention_workspace_bytes(const AttentionShape& shape, const AttentionCon
   const uint32_t widest = decode_num_splits(policy, sm, heads, legacy_reference_seqs(1, rows));
   if (widest <= 1) return 0;
   return workspace_slots(policy, sm, heads, rows, legacy_reference_seqs(1, rows)) *
-         workspace_record_bytes(shape.head_dim);
+         split_slices_of(config, shape, widest) * workspace_record_bytes(shape.head_dim);
 }
 
 }  // namespace lathe::ops

@@ -36,6 +36,7 @@ const char* attention_arm_name(AttentionArm arm);
 struct AttentionPlan {
   AttentionArm arm = AttentionArm::kPrefill;
   int32_t num_splits = 1;     // > 1 only for kDecodeSplitK
+  int32_t split_slices = 1;   // kDecodeSplitK: records per split (decode_split_slices)
   int32_t gqa_group = 1;      // query heads per CTA: the group for kDecodeGqaPacked; for
                               // kDecodeSplitK splitk_rows_per_cta when packing is armed, else 1
   size_t workspace_bytes = 0; // what this launch addresses in the split-K workspace

@@ -28,6 +28,7 @@
 namespace lathe::ops {
 
 using target::kMaxDecodeSplits;
+using target::kMaxSplitSlices;
 using target::SplitkPolicy;
 
 // CTA waves `auto` aims for at batch 1. Two rather than one: a decode CTA waits on a paged gather
@@ -69,9 +70,27 @@ uint32_t decode_num_splits(const SplitkPolicy& policy, uint32_t sm_count, uint32
 // batch whose reference covers it.
 uint64_t workspace_slots(const SplitkPolicy& policy, uint32_t sm_count, uint32_t num_q_heads,
                          uint32_t max_rows, uint32_t legacy_ref_seqs);
+// With slices (decode_split_slices), every split owns `slices` records: the slots above times slices.
 
 // Bytes of one workspace record for a head_dim (head_dim + 2 floats).
 size_t workspace_record_bytes(int32_t head_dim);
+
+// ---- Split slices ----------------------------------------------------------------------------
+// At batch 1 a split-K launch has num_kv_heads x splits CTAs once the query group is packed (40-72
+// for the Qwen3 shapes on 132 SMs): most SMs idle while each CTA streams its long split. Slicing
+// cuts each split into up to `slices` pieces with their own records (the kernel derives the pieces
+// from the sequence's own length: backends/cuda/split_length.h, split_slices_used) that separate
+// CTAs can take. The cap is, like the split count, a function of configuration only:
+//   auto: clamp(floor(kSplitkTargetWaves * sm_count / (num_kv_heads * splits)), 1, kMaxSplitSlices)
+// i.e. enough pieces for two waves at the single-sequence shape. It counts KV heads whether or
+// not packing is armed, so the packed and unpacked arms keep the same bytes.
+// The fewest positions a slice covers (the kernel's floor on a slice's length).
+inline constexpr int32_t kMinKvPerSlice = 256;
+
+// Slices per split: 0 = auto (above), N >= 1 = at most N (clamped to kMaxSplitSlices; 1 = off).
+// The legacy policy never slices (it is kept as it was), nor does a launch without splits.
+uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, uint32_t sm_count,
+                             uint32_t num_kv_heads, uint32_t splits);
 
 // ---- GQA-packed decode ---------------------------------------------------------------------
 // The packed kernel puts a whole query group (the heads sharing one KV head) into one CTA, keeps

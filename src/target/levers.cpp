@@ -69,6 +69,19 @@ std::optional<bool> parse_on_off(std::string_view spelling) {
   return std::nullopt;
 }
 
+std::optional<int32_t> parse_split_slices(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "auto") return 0;
+  if (word == "0" || word == "off" || word == "false" || word == "no") return 1;
+  std::optional<uint64_t> count = parse_decimal(word);
+  if (!count || *count > UINT32_MAX) return std::nullopt;
+  return static_cast<int32_t>(std::min<uint64_t>(*count, kMaxSplitSlices));
+}
+
+std::string split_slices_label(int32_t slices) {
+  return slices <= 0 ? "auto" : std::to_string(std::min(slices, kMaxSplitSlices));
+}
+
 std::optional<int32_t> parse_gemv_max_m(std::string_view spelling) {
   std::optional<uint64_t> value = parse_decimal(normalise(spelling));
   if (!value || *value > static_cast<uint64_t>(kMaxFfnGemvRows)) return std::nullopt;
@@ -114,6 +127,24 @@ Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optio
   return {declared, false};
 }
 
+Lever<int32_t> resolve_split_slices_lever(std::string_view declared, std::optional<std::string_view> env_raw,
+                                          std::string* note) {
+  std::string why;
+  const std::optional<int32_t> parsed_declared = parse_split_slices(declared);
+  if (!parsed_declared) why = fmt::format("declared attn_decode_split_slices '{}' is not auto|off|<count>; using 1", declared);
+  Lever<int32_t> out{parsed_declared.value_or(1), false};
+  if (env_raw) {
+    if (std::optional<int32_t> parsed = parse_split_slices(*env_raw)) {
+      out = {*parsed, true};
+    } else {
+      why += fmt::format("{}{}='{}' is not auto|off|<count>; keeping the declared {}", why.empty() ? "" : "; ",
+                         kEnvAttnDecodeSplitSlices, *env_raw, split_slices_label(out.value));
+    }
+  }
+  if (note) *note = why;
+  return out;
+}
+
 Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw, std::string* note) {
   if (!env_raw) return {declared, false};
   if (std::optional<int32_t> parsed = parse_gemv_max_m(*env_raw)) return {*parsed, true};
@@ -126,9 +157,12 @@ Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::str
 
 std::string format_levers(const Levers& levers) {
   auto env = [](bool from_env) { return from_env ? " (env)" : ""; };
-  return fmt::format("attn_decode_splitk={}{} attn_decode_gqa_pack={}{} ffn_batch16={}{} ffn_gemv_max_m={}{}",
+  return fmt::format("attn_decode_splitk={}{} attn_decode_gqa_pack={}{} attn_decode_split_slices={}{} "
+                     "ffn_batch16={}{} ffn_gemv_max_m={}{}",
                      splitk_policy_label(levers.attn_decode_splitk.value), env(levers.attn_decode_splitk.from_env),
                      on_off(levers.attn_decode_gqa_pack.value), env(levers.attn_decode_gqa_pack.from_env),
+                     split_slices_label(levers.attn_decode_split_slices.value),
+                     env(levers.attn_decode_split_slices.from_env),
                      on_off(levers.ffn_batch16.value), env(levers.ffn_batch16.from_env),
                      levers.ffn_gemv_max_m.value, env(levers.ffn_gemv_max_m.from_env));
 }

@@ -47,6 +47,15 @@ std::string splitk_policy_label(const SplitkPolicy& policy);
 // "1" / "on" / "true" / "yes" -> true; "0" / "off" / "false" / "no" -> false; else nullopt.
 std::optional<bool> parse_on_off(std::string_view spelling);
 
+// Cap on the slices of one split-K split (ops/splitk_policy.h: decode_split_slices).
+inline constexpr int32_t kMaxSplitSlices = 8;
+
+// attn_decode_split_slices: "auto" -> 0 (the policy's rule); "0" / "off" / "false" / "no" -> 1
+// (splits are not sliced); a decimal count -> that cap, clamped to 1..kMaxSplitSlices. Else nullopt.
+std::optional<int32_t> parse_split_slices(std::string_view spelling);
+// "auto" for 0, else the count in decimal (parse_split_slices maps it back).
+std::string split_slices_label(int32_t slices);
+
 // Largest decode width the FFN GEMV tiers serve (ffn_gemv_max_m); wider decode rows take the GEMM.
 inline constexpr int32_t kMaxFfnGemvRows = 32;
 
@@ -75,6 +84,9 @@ struct Levers {
   // Arms the GQA-packed non-split decode kernel where its shape gate admits the model.
   // Env: LATHE_ATTN_DECODE_GQA_PACK.
   Lever<bool> attn_decode_gqa_pack{false, false};
+  // Cap on the slices a split-K split is cut into for narrow launches (0 = auto).
+  // Env: LATHE_ATTN_DECODE_SPLIT_SLICES.
+  Lever<int32_t> attn_decode_split_slices{0, false};
   // Lets the FFN GEMV take its batch16 tier (5 <= m <= 32). Env: LATHE_FFN_BATCH16.
   Lever<bool> ffn_batch16{true, false};
   // Widest decode row count the GEMV tiers serve; wider takes the GEMM. Env: LATHE_FFN_GEMV_MAX_M.
@@ -84,6 +96,7 @@ struct Levers {
 // The environment variable names, one per lever (kept here so docs and tests share them).
 inline constexpr const char* kEnvAttnDecodeSplitk = "LATHE_ATTN_DECODE_SPLITK";
 inline constexpr const char* kEnvAttnDecodeGqaPack = "LATHE_ATTN_DECODE_GQA_PACK";
+inline constexpr const char* kEnvAttnDecodeSplitSlices = "LATHE_ATTN_DECODE_SPLIT_SLICES";
 inline constexpr const char* kEnvFfnBatch16 = "LATHE_FFN_BATCH16";
 inline constexpr const char* kEnvFfnGemvMaxM = "LATHE_FFN_GEMV_MAX_M";
 
@@ -98,10 +111,15 @@ Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::option
                                           std::string* note = nullptr);
 Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optional<std::string_view> env_raw,
                                  std::string* note = nullptr);
+// The slices declaration is a spelling (targets/*.toml); one that does not parse resolves to 1
+// (no slicing, the behaviour before the key existed), with a note.
+Lever<int32_t> resolve_split_slices_lever(std::string_view declared, std::optional<std::string_view> env_raw,
+                                          std::string* note = nullptr);
 Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw,
                                         std::string* note = nullptr);
 
-// "attn_decode_splitk=auto attn_decode_gqa_pack=off ffn_batch16=on ffn_gemv_max_m=32", with
+// "attn_decode_splitk=auto attn_decode_gqa_pack=off attn_decode_split_slices=auto ffn_batch16=on
+// ffn_gemv_max_m=32", with
 // " (env)" after each value that came from the environment.
 std::string format_levers(const Levers& levers);
 

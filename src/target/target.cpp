@@ -91,12 +91,13 @@ class Section {
     return out;
   }
 
-  // A split-policy spelling: a string, or a non-negative integer count.
-  std::string splitk_spelling(const char* key) const {
+  // A count-or-word spelling: a string, or a non-negative integer count (`words`: the accepted
+  // words, for the error message).
+  std::string count_spelling(const char* key, const char* words) const {
     const toml::node& node = required(key);
     if (node.is_string()) return *node.value<std::string>();
     if (node.is_integer() && *node.value<int64_t>() >= 0) return std::to_string(*node.value<int64_t>());
-    fail("{}: '{}.{}' must be a string (\"legacy\", \"auto\", \"off\") or a split count", source_, name_, key);
+    fail("{}: '{}.{}' must be a string ({}) or a count", source_, name_, key, words);
   }
 
  private:
@@ -151,9 +152,11 @@ TargetDecl parse_target(std::string_view toml_text, const std::string& id, const
   decl.hardware.device_match = hw.strings("device_match");
 
   const Section defaults(root, "defaults", source);
-  defaults.allow_only({"attn_decode_splitk", "attn_decode_gqa_pack", "ffn_batch16", "ffn_gemv_max_m"});
-  decl.defaults.attn_decode_splitk = defaults.splitk_spelling("attn_decode_splitk");
+  defaults.allow_only(
+      {"attn_decode_splitk", "attn_decode_gqa_pack", "attn_decode_split_slices", "ffn_batch16", "ffn_gemv_max_m"});
+  decl.defaults.attn_decode_splitk = defaults.count_spelling("attn_decode_splitk", "\"legacy\", \"auto\", \"off\"");
   decl.defaults.attn_decode_gqa_pack = defaults.boolean("attn_decode_gqa_pack");
+  decl.defaults.attn_decode_split_slices = defaults.count_spelling("attn_decode_split_slices", "\"auto\", \"off\"");
   decl.defaults.ffn_batch16 = defaults.boolean("ffn_batch16");
   decl.defaults.ffn_gemv_max_m = static_cast<int32_t>(defaults.integer("ffn_gemv_max_m", 0, kMaxFfnGemvRows));
   return decl;
@@ -246,6 +249,7 @@ ResolvedTarget resolve_target(const std::vector<TargetDecl>& targets, const std:
   };
   const std::optional<std::string> splitk = raw(kEnvAttnDecodeSplitk);
   const std::optional<std::string> pack = raw(kEnvAttnDecodeGqaPack);
+  const std::optional<std::string> slices = raw(kEnvAttnDecodeSplitSlices);
   const std::optional<std::string> batch16 = raw(kEnvFfnBatch16);
   const std::optional<std::string> gemv = raw(kEnvFfnGemvMaxM);
   auto view = [](const std::optional<std::string>& s) -> std::optional<std::string_view> {
@@ -255,6 +259,8 @@ ResolvedTarget resolve_target(const std::vector<TargetDecl>& targets, const std:
       resolve([&](std::string* n) { return resolve_splitk_policy(d.attn_decode_splitk, view(splitk), n); });
   out.levers.attn_decode_gqa_pack = resolve(
       [&](std::string* n) { return resolve_on_off_lever(kEnvAttnDecodeGqaPack, d.attn_decode_gqa_pack, view(pack), n); });
+  out.levers.attn_decode_split_slices =
+      resolve([&](std::string* n) { return resolve_split_slices_lever(d.attn_decode_split_slices, view(slices), n); });
   out.levers.ffn_batch16 =
       resolve([&](std::string* n) { return resolve_on_off_lever(kEnvFfnBatch16, d.ffn_batch16, view(batch16), n); });
   out.levers.ffn_gemv_max_m =

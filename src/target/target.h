@@ -19,6 +19,7 @@
 //   [defaults]
 //   attn_decode_splitk = "auto"     # legacy | auto | off | <count>; unparseable -> legacy
 //   attn_decode_gqa_pack = false
+//   attn_decode_split_slices = "off" # auto | off | <count>; unparseable -> off
 //   ffn_batch16 = true
 //   ffn_gemv_max_m = 32
 //
@@ -48,6 +49,7 @@ struct HardwareDecl {
 struct TargetDefaults {
   std::string attn_decode_splitk = "auto";  // a spelling: resolve_splitk_policy reads it
   bool attn_decode_gqa_pack = false;
+  std::string attn_decode_split_slices = "off";  // a spelling: resolve_split_slices_lever reads it
   bool ffn_batch16 = true;
   int32_t ffn_gemv_max_m = kMaxFfnGemvRows;
 };

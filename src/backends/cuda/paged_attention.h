@@ -61,16 +61,27 @@ cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const Page
 // Split-K (tensor cores): grid (num_kv_heads * ceil(group / rows_per_cta) [* cluster size for
 // the cluster variants], num_splits, sequences); each CTA (cluster) carries rows_per_cta (<= 16) query heads of one KV head, reading each K/V
 // row once for all of them, and writes one record per (sequence, head, split) into `workspace`
-// (f32 [num_seqs * num_heads * num_splits, head_dim + 2]: partial output scaled by the split's own
+// (f32 [num_seqs * num_heads * num_splits * slices, head_dim + 2]: partial output scaled by the split's own
 // running max, then that max (log2 domain) and the running sum). A sequence of length L uses
 // split length max(ceil(L / num_splits), min_kv_per_split) (or splitk_split_rule()'s), computed on the device; its empty
 // splits write a neutral record (output 0, max -inf, sum 0). Then the reduce merges the records of
 // each (sequence, head) in split order 0..num_splits-1 into BF16 `out`. The output bytes do not
 // depend on rows_per_cta (tensor-core rows are independent), only on num_splits, the sequence's
 // own length and the kernel variant (below).
-cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
-                                       int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
-                                       cudaStream_t stream);
+// Splits may be cut further into slices (split_length.h, split_slices_used), each with its own
+// record: the workspace then holds num_splits * slices records per (sequence, head), slot split *
+// slices + slice, and the reduce merges the used ones in slot order. The launcher spreads a split's
+// slices over several CTAs when the launch is narrow (batch 1) and runs them in one CTA when it
+// is wide; the bytes depend on `slices` and `min_kv_per_slice`, never on that choice.
+inline constexpr int32_t kMaxSplitSlices = 8;
+struct SplitGeometry {
+  int32_t num_splits = 1;
+  int32_t min_kv_per_split = 128;
+  int32_t slices = 1;             // 1..kMaxSplitSlices; 1 = splits are not sliced
+  int32_t min_kv_per_slice = 256;
+};
+cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, const SplitGeometry& geometry,
+                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream);
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ

@@ -17,35 +17,69 @@ namespace lathe::cuda {
 namespace attn::splitk {
 namespace {
 
+struct ReduceParams {
+  const float* workspace;
+  __nv_bfloat16* out;
+  int64_t out_stride;
+  int32_t num_heads;
+  int32_t num_splits;
+  int32_t slices;  // record slots per split; > 1: only the slices a split used are read
+  int32_t min_per_slice;
+  int32_t min_kv_per_split;
+  int32_t split_rule;
+  const int32_t* context_lens;
+};
+
+// Calls visit(record) for the records of one (sequence, head) in slot order (split-major): every
+// split's record when splits are not sliced, else the slices each split used (split_length.h,
+// from the sequence's own length, as the split kernel computed them; an empty split's neutral
+// record at slice 0). Skipping the slots a split left unused changes no bit: they would enter the
+// merge with weight exp2(-inf) = 0 against accumulators that are never -0.
+template <int HD, typename Visit>
+__device__ __forceinline__ void for_each_record(const ReduceParams& rp, const float* recs, int seq, Visit&& visit) {
+  if (rp.slices == 1) {
+    for (int i = 0; i < rp.num_splits; ++i) visit(recs + i * (HD + 2));
+    return;
+  }
+  const int len = rp.context_lens[seq];
+  const int per = split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
+  for (int s = 0; s < rp.num_splits; ++s) {
+    const int64_t first = static_cast<int64_t>(s) * per;
+    const int n = first >= len ? 0 : static_cast<int>(min(static_cast<int64_t>(per), len - first));
+    const int used = max(split_slices_used(n, rp.slices, rp.min_per_slice), 1);
+    for (int slice = 0; slice < used; ++slice) visit(recs + (s * rp.slices + slice) * (HD + 2));
+  }
+}
+
 template <int HD>
-__global__ void __launch_bounds__(HD) splitk_reduce(const float* workspace, __nv_bfloat16* out, int64_t out_stride,
-                                                    int32_t num_heads, int32_t num_splits) {
+__global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   chained_kernel_begin();
-  // Merges the records of one (sequence, head) in split order 0..num_splits-1:
+  // Merges the records of one (sequence, head) in slot order (for_each_record):
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
-  const float* recs = workspace + (static_cast<int64_t>(seq) * num_heads + head) * num_splits * (HD + 2);
+  const float* recs =
+      rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * rp.num_splits * rp.slices * (HD + 2);
   float max_all = -INFINITY;
-  for (int i = 0; i < num_splits; ++i) max_all = fmaxf(max_all, recs[i * (HD + 2) + HD]);
+  for_each_record<HD>(rp, recs, seq, [&](const float* rec) { max_all = fmaxf(max_all, rec[HD]); });
   float value = 0.0f;
   if (max_all != -INFINITY) {
     float sum = 0.0f, o = 0.0f;
-    for (int i = 0; i < num_splits; ++i) {
-      const float* rec = recs + i * (HD + 2);
+    for_each_record<HD>(rp, recs, seq, [&](const float* rec) {
       const float w = exp2f(rec[HD] - max_all);
       sum = __fmaf_rn(rec[HD + 1], w, sum);
       o = __fmaf_rn(rec[d], w, o);
-    }
+    });
     value = __fdiv_rn(o, sum);
   }
-  out[static_cast<int64_t>(seq) * out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
+  rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
 }
 
 template <int HD>
 cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
-  return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream,
-                               sp.base.workspace, sp.base.out, sp.base.out_stride, sp.base.num_heads,
-                               sp.base.num_splits);
+  const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
+                        sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
+                        sp.base.split_rule, sp.base.context_lens};
+  return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
 // The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch. Variant
@@ -88,13 +122,30 @@ int device_sm_count() {
 // so choosing by the launch's width keeps every sequence's bytes independent of its co-batch.
 int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
   if (variant == 11) {
-    const int64_t ctas = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
+    const int64_t ctas =
+        static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * sp.slice_ctas * num_seqs;
     return ctas <= device_sm_count() ? 10 : 5;
   }
   if (variant != 9) return variant;
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits;
   if (units >= device_sm_count()) return 5;
   return units * 2 >= device_sm_count() ? 7 : 8;
+}
+
+// CTAs per split (a divisor of sp.slices): the most whose grid still fits kSliceWaves CTAs per SM,
+// so a narrow launch (batch 1) spreads a split's slices over several CTAs and a wide one runs them
+// in one CTA each, one after another. Bytes do not depend on it (paged_attention_splitk.cuh).
+constexpr int kSliceWaves = 2;  // variant 5 holds two CTAs per SM
+
+int choose_slice_ctas(const SplitParams& sp, int variant, int32_t num_seqs) {
+  const int cluster = variant == 7 ? 2 : (variant == 8 ? 4 : 1);
+  const int64_t per_slice_cta =
+      static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * cluster * sp.base.num_splits * num_seqs;
+  const int64_t budget = static_cast<int64_t>(kSliceWaves) * device_sm_count();
+  for (int ctas = sp.slices; ctas > 1; --ctas) {
+    if (sp.slices % ctas == 0 && per_slice_cta * ctas <= budget) return ctas;
+  }
+  return 1;
 }
 
 std::atomic<int>& variant_slot() {
@@ -105,7 +156,9 @@ std::atomic<int>& variant_slot() {
 }  // namespace
 }  // namespace attn::splitk
 
-int splitk_kernel_variant() { return attn::splitk::variant_slot().load(std::memory_order_relaxed); }
+int splitk_kernel_variant() {
+  return attn::splitk::variant_slot().load(std::memory_order_relaxed);
+}
 
 SplitRule splitk_split_rule() {
   static const SplitRule rule = [] {
@@ -123,8 +176,12 @@ namespace {
 std::atomic<bool> g_early_kv{true};
 }  // namespace
 
-void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
-bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
+void set_splitk_early_kv(bool enabled) {
+  g_early_kv.store(enabled, std::memory_order_relaxed);
+}
+bool splitk_early_kv() {
+  return g_early_kv.load(std::memory_order_relaxed);
+}
 
 bool set_splitk_kernel_variant(int variant) {
   if (variant < 0 || variant >= kSplitkKernelVariants) return false;
@@ -132,12 +189,13 @@ bool set_splitk_kernel_variant(int variant) {
   return true;
 }
 
-cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, int32_t num_splits,
-                                       int32_t min_kv_per_split, int32_t rows_per_cta, float* workspace,
-                                       cudaStream_t stream) {
+cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, const SplitGeometry& geometry,
+                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream) {
   namespace sk = attn::splitk;
   if (rows.num_seqs <= 0) return cudaSuccess;
+  const int32_t num_splits = geometry.num_splits, min_kv_per_split = geometry.min_kv_per_split;
   if (kv.num_kv_heads <= 0 || rows.num_heads % kv.num_kv_heads != 0 || num_splits < 1 || min_kv_per_split < 1 ||
+      geometry.slices < 1 || geometry.slices > kMaxSplitSlices || geometry.min_kv_per_slice < 1 ||
       workspace == nullptr || rows_per_cta < 1 || kv.block_size < 1) {
     return cudaErrorInvalidValue;
   }
@@ -152,12 +210,18 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.rows_per_cta = std::min({rows_per_cta, sp.group, sk::kMaxRows});
   sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   sp.early_kv = splitk_early_kv() ? 1 : 0;
+  sp.slices = geometry.slices;
+  sp.min_per_slice = geometry.min_kv_per_slice;
+  sp.slice_ctas = 1;
   sp.block_shift = -1;
   if ((kv.block_size & (kv.block_size - 1)) == 0) {
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
+  const int requested = splitk_kernel_variant();
+  sp.slice_ctas = sk::choose_slice_ctas(sp, requested == 9 ? 5 : requested, rows.num_seqs);
+  const int variant = sk::resolve_variant(requested, sp, rows.num_seqs);
+  sp.slice_ctas = sk::choose_slice_ctas(sp, variant, rows.num_seqs);
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);

@@ -28,6 +28,19 @@ LATHE_SPLIT_FN int split_length(int len, int splits, int min_per, int rule) {
   return n > min_per ? n : min_per;
 }
 
+// Slices of one split: the pieces that separate CTAs may take when a launch has too few
+// (kv head, split) pairs to fill the device (batch 1). A split of n positions is cut into
+// u = clamp(floor(n / min_per_slice), 1, slices) slices of ceil(n / u) positions, slice i covering
+// [i * ceil(n / u), min((i + 1) * ceil(n / u), n)) of the split; 0 slices for an empty split. Like
+// the split length, a function of the sequence's own length and constants, so a sequence's bytes
+// never depend on its co-batch or on how many CTAs share its slices.
+LATHE_SPLIT_FN int split_slices_used(int n, int slices, int min_per_slice) {
+  if (n <= 0) return 0;
+  int used = min_per_slice > 0 ? n / min_per_slice : n;
+  used = used < 1 ? 1 : used;
+  return used > slices ? (slices > 1 ? slices : 1) : used;
+}
+
 }  // namespace lathe::cuda
 
 #undef LATHE_SPLIT_FN

@@ -13,6 +13,7 @@ namespace lathe::ops::cuda {
 namespace {
 
 namespace kernels = lathe::cuda;
+static_assert(kernels::kMaxSplitSlices == kMaxSplitSlices, "the kernel's slice cap is the lever's");
 
 void check_rows(const char* what, const Act& act, const AttentionShape& shape, int32_t rows) {
   const int64_t cols = static_cast<int64_t>(shape.num_heads) * shape.head_dim;
@@ -45,6 +46,27 @@ int32_t min_kv_per_split() {
       return kMinKvPerSplit;
     }
     spdlog::info("attention: split-K minimum split length {} (env)", parsed);
+    return static_cast<int32_t>(parsed);
+  }();
+  return value;
+}
+
+// The kernel's floor on a slice's length: kMinKvPerSlice, or LATHE_ATTN_MIN_KV_PER_SLICE (a
+// multiple of 16 in [16, 65536], for measurement; anything else keeps the default with a warning).
+// Read once per process; a constant either way, so a sequence's slices stay a function of its own
+// length.
+int32_t min_kv_per_slice() {
+  static const int32_t value = [] {
+    const char* raw = std::getenv("LATHE_ATTN_MIN_KV_PER_SLICE");
+    if (raw == nullptr) return kMinKvPerSlice;
+    char* end = nullptr;
+    const long parsed = std::strtol(raw, &end, 10);
+    if (end == raw || *end != '\0' || parsed < 16 || parsed > 65536 || parsed % 16 != 0) {
+      spdlog::warn("LATHE_ATTN_MIN_KV_PER_SLICE='{}' is not a multiple of 16 in [16, 65536]; keeping {}", raw,
+                   kMinKvPerSlice);
+      return kMinKvPerSlice;
+    }
+    spdlog::info("attention: split-K minimum slice length {} (env)", parsed);
     return static_cast<int32_t>(parsed);
   }();
   return value;
@@ -120,8 +142,8 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
   const bool split = plan.arm == AttentionArm::kDecodeSplitK;
   const bool even = split && kernels::splitk_split_rule() == kernels::SplitRule::kEven;
   const std::string route =
-      fmt::format("attention route: {} splits={} group={} (heads {}/{}, head_dim {}, kv {}, policy {}){}{}",
-                  attention_arm_name(plan.arm), plan.num_splits, plan.gqa_group, shape.num_heads, shape.num_kv_heads,
+      fmt::format("attention route: {} splits={} slices={} group={} (heads {}/{}, head_dim {}, kv {}, policy {}){}{}",
+                  attention_arm_name(plan.arm), plan.num_splits, plan.split_slices, plan.gqa_group, shape.num_heads, shape.num_kv_heads,
                   shape.head_dim, dtype_name(cache_shape.dtype),
                   target::splitk_policy_label(config.levers.attn_decode_splitk.value),
                   split ? fmt::format(" kernel variant {}", kernels::splitk_kernel_variant()) : std::string(),
@@ -161,8 +183,10 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
       return;
     case AttentionArm::kDecodeSplitK:
-      check_launch(kernels::launch_paged_decode_splitk(rows, kv, plan.num_splits, min_kv_per_split(), plan.gqa_group,
-                                                       static_cast<float*>(workspace), stream),
+      check_launch(kernels::launch_paged_decode_splitk(
+                       rows, kv,
+                       kernels::SplitGeometry{plan.num_splits, min_kv_per_split(), plan.split_slices, min_kv_per_slice()},
+                       plan.gqa_group, static_cast<float*>(workspace), stream),
                    plan.arm);
       return;
   }

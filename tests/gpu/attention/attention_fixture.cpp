@@ -293,10 +293,12 @@ bool any_nan(const std::vector<uint16_t>& out) {
   return std::any_of(out.begin(), out.end(), [](uint16_t b) { return std::isnan(to_float(bf16{b})); });
 }
 
-ops::AttentionConfig make_config(target::SplitkPolicy policy, bool pack, int32_t sm_count, int32_t max_decode_seqs) {
+ops::AttentionConfig make_config(target::SplitkPolicy policy, bool pack, int32_t sm_count, int32_t max_decode_seqs,
+                                 int32_t slices) {
   ops::AttentionConfig config;
   config.levers.attn_decode_splitk = {policy, false};
   config.levers.attn_decode_gqa_pack = {pack, false};
+  config.levers.attn_decode_split_slices = {slices, false};
   config.sm_count = sm_count;
   config.max_decode_seqs = max_decode_seqs;
   return config;

@@ -115,7 +115,8 @@ double rel_rms_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>&
 // True when any element is NaN.
 bool any_nan(const std::vector<uint16_t>& out);
 
+// `slices`: the attn_decode_split_slices lever (0 = auto, the h200 declaration; 1 = off).
 ops::AttentionConfig make_config(target::SplitkPolicy policy, bool pack, int32_t sm_count = 132,
-                                 int32_t max_decode_seqs = 64);
+                                 int32_t max_decode_seqs = 64, int32_t slices = 0);
 
 }  // namespace lathe::attn_test

@@ -96,6 +96,39 @@ TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
   }
 }
 
+// Split slices (attn_decode_split_slices): sliced output against the reference, against the
+// unsliced split arm (rel_rms like split vs non-split), and byte-identical across the CTA sharing
+// the launch width picks (batch 1 spreads a split's slices over CTAs; batch 8 runs them in one).
+TEST_P(DecodeArms, SplitKSlicesAgreeAndDoNotMoveWithTheLaunchWidth) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({20011, 9000, 4099, 640, 1, 12345, 2600, 7}),
+              515);
+  const Step step = c.full_step();
+  const std::vector<double> ref = c.reference(step);
+  for (const bool pack : {false, true}) {
+    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(4)}) {
+      for (const int32_t slices : {0, 2, 8}) {
+        const ops::AttentionConfig sliced = make_config(policy, pack, 132, 64, slices);
+        const std::vector<uint16_t> out = c.run(ops::Phase::kDecode, step, sliced);
+        ASSERT_FALSE(any_nan(out));
+        const std::vector<uint16_t> whole = c.run(ops::Phase::kDecode, step, make_config(policy, pack, 132, 64, 1));
+        const std::string label = target::splitk_policy_label(policy) + (pack ? " packed" : "") + " slices " +
+                                  std::to_string(slices);
+        EXPECT_LE(rel_rms(out, ref), kDecodeTolerance) << label;
+        EXPECT_LE(rel_rms_bf16(out, whole), kSplitVsNonSplit) << label;
+        // Each sequence alone (the widest CTA sharing) against its row of the batch of 8.
+        const size_t row = static_cast<size_t>(c.row_elems());
+        for (size_t s = 0; s < step.size(); ++s) {
+          const std::vector<uint16_t> alone = c.run(ops::Phase::kDecode, Step{step[s]}, sliced);
+          EXPECT_TRUE(std::equal(alone.begin(), alone.begin() + static_cast<std::ptrdiff_t>(row),
+                                 out.begin() + static_cast<std::ptrdiff_t>(s * row)))
+              << label << " sequence " << s;
+        }
+      }
+    }
+  }
+}
+
 // The 4-stage, one-CTA-per-SM geometry (variant 10) and the width-dependent choice between it and
 // variant 5 (variant 11) only change when bytes arrive: their outputs must equal variant 5's.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {

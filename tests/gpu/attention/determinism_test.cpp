@@ -19,9 +19,9 @@ using Step = std::vector<PagedCase::StepSeq>;
 
 constexpr int32_t kOthers = 31;
 
-// Sequence 0 is the one watched (length 4099); 1..31 are others of assorted lengths.
-std::vector<SeqSpec> cobatch_seqs() {
-  std::vector<SeqSpec> seqs{{4099, 1}};
+// Sequence 0 is the one watched (length 4099 by default); 1..31 are others of assorted lengths.
+std::vector<SeqSpec> cobatch_seqs(int32_t watched_len = 4099) {
+  std::vector<SeqSpec> seqs{{watched_len, 1}};
   std::mt19937 rng(2024);
   std::uniform_int_distribution<int32_t> len(1, 6000);
   for (int32_t i = 0; i < kOthers; ++i) seqs.push_back({len(rng), 1});
@@ -49,10 +49,15 @@ struct Policy {
   bool pack;
 };
 
+// make_config slices the splits (auto: 3 for 32/8/128, 6 for 24/4/256 on 132 SMs); a split is
+// sliced only when it holds at least two slices' worth of positions, so the 20011-token watched
+// sequence (2224 / 1820 positions per split) takes the sliced path and 4099 (456 / 373) does not.
+// Alone, its slices are spread over several CTAs; beside 15 or 31 others, run one after another.
 TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
   for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
     for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
-      PagedCase c(heads, kv_heads, hd, dtype, cobatch_seqs(), 31337);
+     for (const int32_t watched_len : {4099, 20011}) {
+      PagedCase c(heads, kv_heads, hd, dtype, cobatch_seqs(watched_len), 31337);
       for (const Policy& p : {Policy{"auto", SplitkPolicy::automatic(), false},
                               Policy{"pinned 4", SplitkPolicy::pinned_to(4), false},
                               Policy{"pinned 16", SplitkPolicy::pinned_to(16), false},
@@ -64,9 +69,10 @@ TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
         ASSERT_FALSE(any_nan(rows[0]));
         for (size_t i = 1; i < rows.size(); ++i) {
           EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << (dtype == DType::kBF16 ? " bf16" : " fp8")
-                                      << " co-batch #" << i;
+                                      << " watched length " << watched_len << " co-batch #" << i;
         }
       }
+     }
     }
   }
 }

@@ -8,10 +8,13 @@
 namespace lathe::ops {
 namespace {
 
-AttentionConfig config_with(SplitkPolicy policy, bool pack, int32_t sms = 132, int32_t max_seqs = 64) {
+// `slices`: the attn_decode_split_slices lever (0 = auto, 1 = off).
+AttentionConfig config_with(SplitkPolicy policy, bool pack, int32_t sms = 132, int32_t max_seqs = 64,
+                            int32_t slices = 1) {
   AttentionConfig config;
   config.levers.attn_decode_splitk = {policy, false};
   config.levers.attn_decode_gqa_pack = {pack, false};
+  config.levers.attn_decode_split_slices = {slices, false};
   config.sm_count = sms;
   config.max_decode_seqs = max_seqs;
   return config;
@@ -92,6 +95,43 @@ TEST(AttentionPlan, WorkspaceIsZeroWhenNoSplitArmCanBeTaken) {
   EXPECT_EQ(attention_workspace_bytes(k8B, config_with(SplitkPolicy::legacy(), false, 132, 64)), 0u);
   EXPECT_EQ(attention_workspace_bytes(k8B, config_with(SplitkPolicy::automatic(), false, 132, 16)),
             16u * 32u * 9u * 130u * 4u);
+}
+
+// Slices multiply the records per split; the count is the policy's (never the batch's), the same
+// packed or not, and the workspace covers every slot ((seq * heads + head) * splits + split) *
+// slices + slice the grid can address at every batch width.
+TEST(AttentionPlan, SlicesAreFixedPerServeAndTheWorkspaceCoversThem) {
+  struct Case {
+    AttentionShape shape;
+    int32_t splits, slices;
+  };
+  // 132 SMs: 8 KV heads x 9 splits -> floor(264 / 72) = 3; 4 x 11 -> 6; 8 x 5 -> 6.
+  for (const Case& c : {Case{k8B, 9, 3}, Case{k27B, 11, 6}, Case{AttentionShape{64, 8, 128, 0.088f}, 5, 6}}) {
+    for (bool pack : {false, true}) {
+      const AttentionConfig config = config_with(SplitkPolicy::automatic(), pack, 132, 64, 0);
+      const size_t available = attention_workspace_bytes(c.shape, config);
+      for (int32_t seqs = 1; seqs <= 64; ++seqs) {
+        const AttentionPlan plan = plan_attention(Phase::kDecode, seqs, c.shape, cache_for(c.shape), config);
+        EXPECT_EQ(plan.num_splits, c.splits);
+        EXPECT_EQ(plan.split_slices, c.slices) << seqs;
+        const uint64_t last =
+            ((static_cast<uint64_t>(seqs - 1) * c.shape.num_heads + c.shape.num_heads - 1) * c.splits + c.splits - 1) *
+                c.slices + c.slices - 1;
+        EXPECT_LT(last * workspace_record_bytes(c.shape.head_dim), plan.workspace_bytes);
+        EXPECT_LE(plan.workspace_bytes, available);
+      }
+    }
+  }
+  // A pinned cap, off, and legacy (never sliced).
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k8B, cache_for(k8B), config_with(SplitkPolicy::automatic(), true, 132, 64, 2))
+                .split_slices,
+            2);
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k8B, cache_for(k8B), config_with(SplitkPolicy::automatic(), true, 132, 64, 1))
+                .split_slices,
+            1);
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k8B, cache_for(k8B), config_with(SplitkPolicy::legacy(), true, 132, 1, 0))
+                .split_slices,
+            1);
 }
 
 TEST(AttentionPlan, UnsupportedShapesAreErrorsNamingThem) {

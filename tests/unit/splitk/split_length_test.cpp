@@ -13,6 +13,7 @@
 namespace {
 
 using lathe::cuda::split_length;
+using lathe::cuda::split_slices_used;
 using lathe::cuda::SplitRule;
 
 constexpr int kSeed = static_cast<int>(SplitRule::kSeed);
@@ -53,6 +54,36 @@ TEST(SplitLength, EverySplitRangeCoversTheSequenceOnceInOrder) {
             }
           }
         }
+      }
+    }
+  }
+}
+
+// Slices (split_slices_used): u = clamp(floor(n / floor), 1, cap) slices of ceil(n / u) cover
+// the split [0, n) once and in order, none empty, each at least the floor except the last, which
+// is short by less than u; an empty split has no slices.
+TEST(SplitSlices, CoverTheSplitOnceInOrder) {
+  for (const int cap : {1, 2, 3, 6, 8}) {
+    for (const int floor : {16, 256, 512}) {
+      EXPECT_EQ(split_slices_used(0, cap, floor), 0);
+      for (int n = 1; n <= 6000; ++n) {
+        const int used = split_slices_used(n, cap, floor);
+        ASSERT_EQ(used, std::clamp(n / floor, 1, cap)) << "n " << n;
+        const int len = (n + used - 1) / used;
+        int covered = 0;
+        for (int i = 0; i < used; ++i) {
+          const int start = i * len, end = std::min(start + len, n);
+          ASSERT_EQ(start, covered) << "n " << n << " slice " << i;
+          ASSERT_GT(end, start) << "n " << n << " cap " << cap << " floor " << floor << " slice " << i;
+          if (n >= floor && i + 1 < used) {
+            ASSERT_GE(end - start, floor);
+          }
+          if (n >= floor) {
+            ASSERT_GT(end - start, floor - used) << "n " << n;
+          }
+          covered = end;
+        }
+        ASSERT_EQ(covered, n);
       }
     }
   }

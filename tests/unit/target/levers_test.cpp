@@ -134,14 +134,55 @@ TEST(LeverResolution, OnOffAndGemv) {
   EXPECT_NE(note.find(kEnvFfnGemvMaxM), std::string::npos);
 }
 
+TEST(LeverGrammar, SplitSlices) {
+  EXPECT_EQ(parse_split_slices("auto"), 0);
+  EXPECT_EQ(parse_split_slices(" AUTO "), 0);
+  for (const char* off : {"0", "off", "False", " no "}) EXPECT_EQ(parse_split_slices(off), 1) << off;
+  EXPECT_EQ(parse_split_slices("1"), 1);
+  EXPECT_EQ(parse_split_slices("3"), 3);
+  EXPECT_EQ(parse_split_slices("99"), kMaxSplitSlices);  // clamped like a pinned split count
+  for (const char* bad : {"", "-1", "3x", "many", "99999999999"}) {
+    EXPECT_FALSE(parse_split_slices(bad).has_value()) << bad;
+  }
+  for (int32_t value = 0; value <= kMaxSplitSlices; ++value) {
+    EXPECT_EQ(parse_split_slices(split_slices_label(value)), value == 0 ? 0 : value) << value;
+  }
+  EXPECT_EQ(split_slices_label(0), "auto");
+  EXPECT_EQ(split_slices_label(1), "1");
+}
+
+TEST(LeverResolution, SplitSlices) {
+  std::string note;
+  Lever<int32_t> slices = resolve_split_slices_lever("auto", std::nullopt, &note);
+  EXPECT_EQ(slices.value, 0);
+  EXPECT_FALSE(slices.from_env);
+  EXPECT_TRUE(note.empty());
+  slices = resolve_split_slices_lever("off", "4", &note);
+  EXPECT_EQ(slices.value, 4);
+  EXPECT_TRUE(slices.from_env);
+  // A typo keeps the declaration and says so.
+  slices = resolve_split_slices_lever("auto", "al", &note);
+  EXPECT_EQ(slices.value, 0);
+  EXPECT_FALSE(slices.from_env);
+  EXPECT_NE(note.find(kEnvAttnDecodeSplitSlices), std::string::npos);
+  // An unparseable declaration does not slice.
+  slices = resolve_split_slices_lever("fast", std::nullopt, &note);
+  EXPECT_EQ(slices.value, 1);
+  EXPECT_NE(note.find("attn_decode_split_slices"), std::string::npos);
+}
+
 TEST(LeverFormat, MarksEnvironmentValues) {
   Levers levers;
   levers.attn_decode_splitk = {SplitkPolicy::pinned_to(6), true};
   levers.attn_decode_gqa_pack = {true, false};
+  levers.attn_decode_split_slices = {0, false};
   levers.ffn_batch16 = {false, true};
   levers.ffn_gemv_max_m = {24, false};
   EXPECT_EQ(format_levers(levers),
-            "attn_decode_splitk=6 (env) attn_decode_gqa_pack=on ffn_batch16=off (env) ffn_gemv_max_m=24");
+            "attn_decode_splitk=6 (env) attn_decode_gqa_pack=on attn_decode_split_slices=auto ffn_batch16=off (env) "
+            "ffn_gemv_max_m=24");
+  levers.attn_decode_split_slices = {3, true};
+  EXPECT_NE(format_levers(levers).find("attn_decode_split_slices=3 (env)"), std::string::npos);
 }
 
 }  // namespace

@@ -39,6 +39,7 @@ device_match = ["TESTPART"]
 [defaults]
 attn_decode_splitk = "auto"
 attn_decode_gqa_pack = false
+attn_decode_split_slices = "off"
 ffn_batch16 = true
 ffn_gemv_max_m = 32
 )";
@@ -195,16 +196,17 @@ TEST(BootLine, ReportsDeclarationsAndMarksTheEnvironment) {
   const std::vector<TargetDecl> targets = shipped();
   ResolvedTarget resolved = resolve_target(targets, std::string("h200"), std::nullopt, env_of({}));
   EXPECT_EQ(boot_line(resolved),
-            "target defaults (h200): attn_decode_splitk=auto attn_decode_gqa_pack=on ffn_batch16=on "
-            "ffn_gemv_max_m=32");
+            "target defaults (h200): attn_decode_splitk=auto attn_decode_gqa_pack=on attn_decode_split_slices=auto "
+            "ffn_batch16=on ffn_gemv_max_m=32");
   resolved = resolve_target(targets, std::string("h200"), std::nullopt,
                             env_of({{"LATHE_ATTN_DECODE_SPLITK", " Legacy "},
                                     {"LATHE_ATTN_DECODE_GQA_PACK", "yes"},
+                                    {"LATHE_ATTN_DECODE_SPLIT_SLICES", "Off"},
                                     {"LATHE_FFN_BATCH16", "0"},
                                     {"LATHE_FFN_GEMV_MAX_M", "sixteen"}}));
   EXPECT_EQ(boot_line(resolved),
-            "target defaults (h200): attn_decode_splitk=legacy (env) attn_decode_gqa_pack=on (env) ffn_batch16=off "
-            "(env) ffn_gemv_max_m=32");
+            "target defaults (h200): attn_decode_splitk=legacy (env) attn_decode_gqa_pack=on (env) "
+            "attn_decode_split_slices=1 (env) ffn_batch16=off (env) ffn_gemv_max_m=32");
   ASSERT_EQ(resolved.notes.size(), 1u);
   EXPECT_NE(resolved.notes[0].find("LATHE_FFN_GEMV_MAX_M"), std::string::npos);
 }
