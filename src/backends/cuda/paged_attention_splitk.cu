@@ -30,45 +30,65 @@ struct ReduceParams {
   const int32_t* context_lens;
 };
 
-// Calls visit(record) for the records of one (sequence, head) in slot order (split-major): every
-// split's record when splits are not sliced, else the slices each split used (split_length.h,
-// from the sequence's own length, as the split kernel computed them; an empty split's neutral
-// record at slice 0). Skipping the slots a split left unused changes no bit: they would enter the
-// merge with weight exp2(-inf) = 0 against accumulators that are never -0.
-template <int HD, typename Visit>
-__device__ __forceinline__ void for_each_record(const ReduceParams& rp, const float* recs, int seq, Visit&& visit) {
-  if (rp.slices == 1) {
-    for (int i = 0; i < rp.num_splits; ++i) visit(recs + i * (HD + 2));
-    return;
-  }
-  const int len = rp.context_lens[seq];
-  const int per = split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
-  for (int s = 0; s < rp.num_splits; ++s) {
-    const int64_t first = static_cast<int64_t>(s) * per;
-    const int n = first >= len ? 0 : static_cast<int>(min(static_cast<int64_t>(per), len - first));
-    const int used = max(split_slices_used(n, rp.slices, rp.min_per_slice), 1);
-    for (int slice = 0; slice < used; ++slice) visit(recs + (s * rp.slices + slice) * (HD + 2));
-  }
+// The records of one (sequence, head), in slot order (split-major): every split's record when
+// splits are not sliced, else the slices each split used (split_length.h, from the sequence's own
+// length, as the split kernel computed them; an empty split's neutral record at slice 0). Slots a
+// split leaves unused are never written, so they are skipped; merging their neutral equivalent
+// would change no bit (weight exp2(-inf) = 0 against accumulators that are never -0).
+//
+// Each thread of the reduce takes slots i, i + HD, ...: whether slot i is used and, if so, its
+// position among the used ones (the used slots of the splits before it, then its slice index),
+// all integer arithmetic, so the records' max and sum are loaded by many threads at once.
+inline constexpr int kMaxReduceSlots = 16 * kMaxSplitSlices;  // kMaxDecodeSplits x kMaxSplitSlices
+
+__device__ __forceinline__ int slices_of_split(const ReduceParams& rp, int len, int per, int s) {
+  const int64_t first = static_cast<int64_t>(s) * per;
+  const int n = first >= len ? 0 : static_cast<int>(min(static_cast<int64_t>(per), len - first));
+  return max(split_slices_used(n, rp.slices, rp.min_per_slice), 1);
 }
 
 template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   chained_kernel_begin();
-  // Merges the records of one (sequence, head) in slot order (for_each_record):
+  // Merges the used records of one (sequence, head) in slot order:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
+  __shared__ int32_t slot_of[kMaxReduceSlots];  // the used slots, in order
+  __shared__ float max_of[kMaxReduceSlots], sum_of[kMaxReduceSlots];
+  __shared__ int32_t used_count;
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
-  const float* recs =
-      rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * rp.num_splits * rp.slices * (HD + 2);
+  const int records = rp.num_splits * rp.slices;
+  const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
+  const int len = rp.slices == 1 ? 0 : rp.context_lens[seq];
+  const int per = rp.slices == 1 ? 0 : split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
+  for (int i = d; i < records; i += HD) {
+    const int s = i / rp.slices, k = i % rp.slices;
+    int before = s;  // used slots of splits 0..s-1 (one each when not sliced)
+    bool used = true;
+    if (rp.slices > 1) {
+      before = 0;
+      for (int t = 0; t < s; ++t) before += slices_of_split(rp, len, per, t);
+      used = k < slices_of_split(rp, len, per, s);
+    }
+    if (used) {
+      slot_of[before + k] = i;
+      max_of[before + k] = recs[i * (HD + 2) + HD];
+      sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
+    }
+    if (i == records - 1) used_count = before + (rp.slices > 1 ? slices_of_split(rp, len, per, s) : 1);
+  }
+  __syncthreads();
+  const int count = used_count;
   float max_all = -INFINITY;
-  for_each_record<HD>(rp, recs, seq, [&](const float* rec) { max_all = fmaxf(max_all, rec[HD]); });
+  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_of[i]);
   float value = 0.0f;
   if (max_all != -INFINITY) {
     float sum = 0.0f, o = 0.0f;
-    for_each_record<HD>(rp, recs, seq, [&](const float* rec) {
-      const float w = exp2f(rec[HD] - max_all);
-      sum = __fmaf_rn(rec[HD + 1], w, sum);
-      o = __fmaf_rn(rec[d], w, o);
-    });
+#pragma unroll 4
+    for (int i = 0; i < count; ++i) {
+      const float w = exp2f(max_of[i] - max_all);
+      sum = __fmaf_rn(sum_of[i], w, sum);
+      o = __fmaf_rn(recs[slot_of[i] * (HD + 2) + d], w, o);
+    }
     value = __fdiv_rn(o, sum);
   }
   rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
@@ -123,29 +143,13 @@ int device_sm_count() {
 int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
   if (variant == 11) {
     const int64_t ctas =
-        static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * sp.slice_ctas * num_seqs;
+        static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * sp.slices * num_seqs;
     return ctas <= device_sm_count() ? 10 : 5;
   }
   if (variant != 9) return variant;
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits;
   if (units >= device_sm_count()) return 5;
   return units * 2 >= device_sm_count() ? 7 : 8;
-}
-
-// CTAs per split (a divisor of sp.slices): the most whose grid still fits kSliceWaves CTAs per SM,
-// so a narrow launch (batch 1) spreads a split's slices over several CTAs and a wide one runs them
-// in one CTA each, one after another. Bytes do not depend on it (paged_attention_splitk.cuh).
-constexpr int kSliceWaves = 2;  // variant 5 holds two CTAs per SM
-
-int choose_slice_ctas(const SplitParams& sp, int variant, int32_t num_seqs) {
-  const int cluster = variant == 7 ? 2 : (variant == 8 ? 4 : 1);
-  const int64_t per_slice_cta =
-      static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * cluster * sp.base.num_splits * num_seqs;
-  const int64_t budget = static_cast<int64_t>(kSliceWaves) * device_sm_count();
-  for (int ctas = sp.slices; ctas > 1; --ctas) {
-    if (sp.slices % ctas == 0 && per_slice_cta * ctas <= budget) return ctas;
-  }
-  return 1;
 }
 
 std::atomic<int>& variant_slot() {
@@ -156,9 +160,7 @@ std::atomic<int>& variant_slot() {
 }  // namespace
 }  // namespace attn::splitk
 
-int splitk_kernel_variant() {
-  return attn::splitk::variant_slot().load(std::memory_order_relaxed);
-}
+int splitk_kernel_variant() { return attn::splitk::variant_slot().load(std::memory_order_relaxed); }
 
 SplitRule splitk_split_rule() {
   static const SplitRule rule = [] {
@@ -176,12 +178,8 @@ namespace {
 std::atomic<bool> g_early_kv{true};
 }  // namespace
 
-void set_splitk_early_kv(bool enabled) {
-  g_early_kv.store(enabled, std::memory_order_relaxed);
-}
-bool splitk_early_kv() {
-  return g_early_kv.load(std::memory_order_relaxed);
-}
+void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
+bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
 
 bool set_splitk_kernel_variant(int variant) {
   if (variant < 0 || variant >= kSplitkKernelVariants) return false;
@@ -212,16 +210,13 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.early_kv = splitk_early_kv() ? 1 : 0;
   sp.slices = geometry.slices;
   sp.min_per_slice = geometry.min_kv_per_slice;
-  sp.slice_ctas = 1;
+
   sp.block_shift = -1;
   if ((kv.block_size & (kv.block_size - 1)) == 0) {
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  const int requested = splitk_kernel_variant();
-  sp.slice_ctas = sk::choose_slice_ctas(sp, requested == 9 ? 5 : requested, rows.num_seqs);
-  const int variant = sk::resolve_variant(requested, sp, rows.num_seqs);
-  sp.slice_ctas = sk::choose_slice_ctas(sp, variant, rows.num_seqs);
+  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);
