@@ -109,41 +109,30 @@ if has earlykv; then
 fi
 if has slices; then
   # Split slices (LATHE_ATTN_DECODE_SPLIT_SLICES, attn_decode_split_slices): more CTAs per split at
-  # narrow batches. Decode step at 1k (batch 1, 4, 16) and 16k / 32k context (batch 1) for the 8B
-  # shape (9 splits, 3 slices) and at 16k for the 32B shape (5 splits, 6 slices); two rounds.
-  for round in 1 2; do
-    for s in auto off; do
-      LATHE_ATTN_DECODE_SPLIT_SLICES=$s latency "slices_${s}_in1k_r$round" 90 configs/Qwen3-8B-FP8 \
-        --batch-sizes 1,4,16 --output-len 32
-      for ctx in 16384 32768; do
-        LATHE_ATTN_DECODE_SPLIT_SLICES=$s timeout 90 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy \
-          --device cuda --input-len $ctx --batch-sizes 1 --output-len 32 \
-          --out "$out/slices_${s}_in${ctx}_r$round.json" >"$out/slices_${s}_in${ctx}_r$round.txt" 2>&1
-        note "latency slices_${s}_in${ctx}_r$round" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms", $1, $4}' "$out/slices_${s}_in${ctx}_r$round.txt")"
-      done
+  # narrow batches; variant 5 gives every slice its own CTA, variant 12 lets a CTA run a split's
+  # slices in turn when the grid would exceed two CTAs per SM. Decode step at 1k (batch 1, 4, 16)
+  # and 16k / 32k (batch 1) for the 8B shape (9 splits, 3 slices), 16k for 32B (5 splits, 6 slices).
+  for cfg in off:5 auto:5 auto:12; do
+    s=${cfg%:*} k=${cfg#*:}
+    LATHE_ATTN_DECODE_SPLIT_SLICES=$s LATHE_ATTN_SPLITK_KERNEL=$k latency "slices_${s}_k${k}_in1k" 90 \
+      configs/Qwen3-8B-FP8 --batch-sizes 1,4,16 --output-len 32
+    for m in 8b:Qwen3-8B-FP8:16384 8b:Qwen3-8B-FP8:32768 32b:Qwen3-32B-FP8:16384; do
+      IFS=: read -r tag model ctx <<<"$m"
+      name="slices_${s}_k${k}_${tag}_in$ctx"
+      LATHE_ATTN_DECODE_SPLIT_SLICES=$s LATHE_ATTN_SPLITK_KERNEL=$k timeout 120 "$lathe" bench latency \
+        "configs/$model" --load-format dummy --device cuda --input-len "$ctx" --batch-sizes 1 --output-len 32 \
+        --out "$out/$name.json" >"$out/$name.txt" 2>&1
+      note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms", $1, $4}' "$out/$name.txt")"
     done
-  done
-  for s in auto off; do
-    LATHE_ATTN_DECODE_SPLIT_SLICES=$s timeout 120 "$lathe" bench latency configs/Qwen3-32B-FP8 --load-format dummy \
-      --device cuda --input-len 16384 --batch-sizes 1 --output-len 32 \
-      --out "$out/slices32_${s}_in16k.json" >"$out/slices32_${s}_in16k.txt" 2>&1
-    note "latency slices32_${s}_in16k" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms", $1, $4}' "$out/slices32_${s}_in16k.txt")"
   done
 fi
 if has attnslices; then
-  # Kernel benchmark of the split-K attention with and without split slices (variant 5), then the
-  # slice floor (LATHE_ATTN_MIN_KV_PER_SLICE) at batch 1.
+  # Kernel benchmark of the split-K attention with and without split slices, variants 5 and 12.
   if [[ -x "$bundle/bin/lathe_bench_attention" ]]; then
     mkdir -p "$out/attn"
-    timeout 240 "$bundle/bin/lathe_bench_attention" --out "$out/attn" --kernels 5 \
+    timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attn" --kernels 5,12 \
       --policies auto+pack,auto+pack+slices --batches 1,2,4,16,64 >"$out/attn/bench.txt" 2>&1
     note "lathe_bench_attention slices" "rc=$?"
-    for floor in 128 512; do
-      mkdir -p "$out/attn_floor$floor"
-      LATHE_ATTN_MIN_KV_PER_SLICE=$floor timeout 60 "$bundle/bin/lathe_bench_attention" --out "$out/attn_floor$floor" \
-        --kernels 5 --policies auto+pack+slices --batches 1 >"$out/attn_floor$floor/bench.txt" 2>&1
-      note "lathe_bench_attention slice floor $floor" "rc=$?"
-    done
   fi
 fi
 if has nochain; then

@@ -84,12 +84,12 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ
-// between variants (except where the list there says otherwise: 10 and 11 give 5's bytes), so a
-// serve keeps one for its whole life: LATHE_ATTN_SPLITK_KERNEL (0..11) read
+// between variants (except where the list there says otherwise: 10, 11 and 12 give 5's bytes), so a
+// serve keeps one for its whole life: LATHE_ATTN_SPLITK_KERNEL (0..12) read
 // at the first split-K launch, else the default. set_splitk_kernel_variant is for benchmarks and
 // tests (false for a variant that does not exist); a captured graph keeps the variant its
 // launches were captured with.
-inline constexpr int kSplitkKernelVariants = 12;
+inline constexpr int kSplitkKernelVariants = 13;
 
 // Whether the split-K kernel copies its first K/V tiles before its chained-launch wait (the rows
 // before len - 1, which no kernel of the step writes; paged_attention_splitk.cuh, prologue).

@@ -36,10 +36,12 @@ struct ReduceParams {
 // split leaves unused are never written, so they are skipped; merging their neutral equivalent
 // would change no bit (weight exp2(-inf) = 0 against accumulators that are never -0).
 //
-// Each thread of the reduce takes slots i, i + HD, ...: whether slot i is used and, if so, its
-// position among the used ones (the used slots of the splits before it, then its slice index),
-// all integer arithmetic, so the records' max and sum are loaded by many threads at once.
-inline constexpr int kMaxReduceSlots = 16 * kMaxSplitSlices;  // kMaxDecodeSplits x kMaxSplitSlices
+// The reduce first counts each split's used slots (one thread per split), then each thread takes
+// slots i, i + HD, ...: a used one goes to its position among the used ones (the used slots of the
+// splits before it, then its slice index), so the records' max and sum are loaded by many threads
+// at once.
+inline constexpr int kMaxReduceSplits = 16;  // the policy's kMaxDecodeSplits (target/levers.h)
+inline constexpr int kMaxReduceSlots = kMaxReduceSplits * kMaxSplitSlices;
 
 __device__ __forceinline__ int slices_of_split(const ReduceParams& rp, int len, int per, int s) {
   const int64_t first = static_cast<int64_t>(s) * per;
@@ -54,30 +56,31 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
   __shared__ int32_t slot_of[kMaxReduceSlots];  // the used slots, in order
   __shared__ float max_of[kMaxReduceSlots], sum_of[kMaxReduceSlots];
-  __shared__ int32_t used_count;
+  __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split (1 when not sliced)
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const int records = rp.num_splits * rp.slices;
   const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
-  const int len = rp.slices == 1 ? 0 : rp.context_lens[seq];
-  const int per = rp.slices == 1 ? 0 : split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
-  for (int i = d; i < records; i += HD) {
-    const int s = i / rp.slices, k = i % rp.slices;
-    int before = s;  // used slots of splits 0..s-1 (one each when not sliced)
-    bool used = true;
+  if (d < rp.num_splits) {
+    int n = 1;
     if (rp.slices > 1) {
-      before = 0;
-      for (int t = 0; t < s; ++t) before += slices_of_split(rp, len, per, t);
-      used = k < slices_of_split(rp, len, per, s);
+      const int len = rp.context_lens[seq];
+      n = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
     }
-    if (used) {
-      slot_of[before + k] = i;
-      max_of[before + k] = recs[i * (HD + 2) + HD];
-      sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
-    }
-    if (i == records - 1) used_count = before + (rp.slices > 1 ? slices_of_split(rp, len, per, s) : 1);
+    slices_of[d] = n;
   }
   __syncthreads();
-  const int count = used_count;
+  for (int i = d; i < records; i += HD) {
+    const int s = i / rp.slices, k = i % rp.slices;
+    if (k >= slices_of[s]) continue;
+    int before = 0;  // used slots of splits 0..s-1
+    for (int t = 0; t < s; ++t) before += slices_of[t];
+    slot_of[before + k] = i;
+    max_of[before + k] = recs[i * (HD + 2) + HD];
+    sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
+  }
+  int count = 0;
+  for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
+  __syncthreads();
   float max_all = -INFINITY;
   for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_of[i]);
   float value = 0.0f;
@@ -102,7 +105,7 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
-// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..9) overrides it at the first launch. Variant
+// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..12) overrides it at the first launch. Variant
 // 5 (2 CTAs per SM, no clusters): on the H200 (2026-11-30, bench/attention/results/*-30b*) it is
 // within a few points of the best variant at batch >= 4 and passed every GPU test; the cluster
 // variants (7-9) are up to 2x faster at batch 1 with long contexts but up to 1.8x slower from
@@ -150,6 +153,22 @@ int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits;
   if (units >= device_sm_count()) return 5;
   return units * 2 >= device_sm_count() ? 7 : 8;
+}
+
+// CTAs per split (a divisor of sp.slices) for a geometry that may loop over slices (variant 12):
+// the most whose grid still fits kSliceWaves CTAs per SM, so a narrow launch (batch 1) gives each
+// slice its own CTA and a wide one runs a split's slices in one CTA, in turn, instead of
+// launching CTAs for slices that short sequences leave unused (each costs ~1.4 us of an SM slot
+// on the H200). Bytes do not depend on it (paged_attention_splitk.cuh).
+constexpr int kSliceWaves = 2;  // variant 5 holds two CTAs per SM
+
+int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
+  const int64_t per_cta = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
+  const int64_t budget = static_cast<int64_t>(kSliceWaves) * device_sm_count();
+  for (int ctas = sp.slices; ctas > 1; --ctas) {
+    if (sp.slices % ctas == 0 && per_cta * ctas <= budget) return ctas;
+  }
+  return 1;
 }
 
 std::atomic<int>& variant_slot() {
@@ -210,13 +229,18 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.early_kv = splitk_early_kv() ? 1 : 0;
   sp.slices = geometry.slices;
   sp.min_per_slice = geometry.min_kv_per_slice;
+  sp.slice_ctas = sp.slices;
 
   sp.block_shift = -1;
   if ((kv.block_size & (kv.block_size - 1)) == 0) {
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  const int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
+  int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
+  if (variant == 12) {
+    sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
+    if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
+  }
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);

@@ -61,20 +61,24 @@ inline constexpr int kMaxRows = 16;
 
 struct SplitParams {
   DecodeParams base;
-  int32_t group;         // num_heads / num_kv_heads
-  int32_t rows_per_cta;  // query heads one CTA carries (<= 16)
-  int32_t parts;         // CTAs per KV head: ceil(group / rows_per_cta)
-  int32_t block_shift;   // log2(block_size) when it is a power of two, else -1
-  int32_t early_kv;      // 1: copy the first K/V tiles before the chained-launch wait (prologue)
-  int32_t slices;        // CTAs (record slots) per split: split_slices_used's cap; 1 = not sliced
-  int32_t min_per_slice; // split_slices_used's floor on a slice's length
+  int32_t group;          // num_heads / num_kv_heads
+  int32_t rows_per_cta;   // query heads one CTA carries (<= 16)
+  int32_t parts;          // CTAs per KV head: ceil(group / rows_per_cta)
+  int32_t block_shift;    // log2(block_size) when it is a power of two, else -1
+  int32_t early_kv;       // 1: copy the first K/V tiles before the chained-launch wait (prologue)
+  int32_t slices;         // record slots per split: split_slices_used's cap; 1 = not sliced
+  int32_t min_per_slice;  // split_slices_used's floor on a slice's length
+  int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
+                          // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
+                          // c + slice_ctas, ... in turn (the same bytes either way)
 };
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode and the
 // cluster size.
-template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1>
+template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false>
 struct SplitCfg {
+  static constexpr bool kSliceLoop = kLoopSlices;  // a CTA may run several slices in turn
   static constexpr int kWarps = W;
   static constexpr int kStages = S;
   static constexpr int kTile = T;
@@ -130,327 +134,335 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   const int part = unit % sp.parts;
   const int head0 = kv_head * sp.group + part * sp.rows_per_cta;
   const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
-  const int split = blockIdx.y / sp.slices, slice = blockIdx.y % sp.slices, seq = blockIdx.z;
+  const int split = blockIdx.y / sp.slice_ctas, first_slice = blockIdx.y % sp.slice_ctas, seq = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
 
-  const int len = p.context_lens[seq];
-  int start, end;
-  {
-    const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule);
-    const int64_t first = static_cast<int64_t>(split) * per;
-    const int split_start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
-    const int split_end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));
-    const int used = split_slices_used(split_end - split_start, sp.slices, sp.min_per_slice);  // 0: empty split
-    if (slice >= (used > 0 ? used : 1)) return;  // a slot this split does not use
-    const int slice_len = used > 0 ? (split_end - split_start + used - 1) / used : 0;
-    start = split_start + slice * slice_len;
-    end = min(start + slice_len, split_end);
-  }
-  auto record = [&](int row) {
-    const int64_t slot =
-        ((static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits + split) * sp.slices + slice;
-    return p.workspace + slot * (HD + 2);
-  };
-  if (start >= end) {  // the same for every rank of a cluster
-    if (rank != 0) return;
-    chained_kernel_begin();  // the workspace is written only after the wait
-    for (int i = tid; i < rows * (HD + 2); i += kThreads) {
-      const int row = i / (HD + 2), d = i % (HD + 2);
-      record(row)[d] = d == HD ? -INFINITY : 0.0f;
+  // Without kSliceLoop the loop body runs once (one CTA per slice). With it, the slice's range is
+  // derived afresh from a volatile load of the length on every pass, so none of it stays live in
+  // registers across a slice's main loop.
+  for (int slice = first_slice;; slice += sp.slice_ctas) {
+    const int len =
+        Cfg::kSliceLoop ? *reinterpret_cast<const volatile int32_t*>(p.context_lens + seq) : p.context_lens[seq];
+    int start, end;
+    {
+      const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule);
+      const int64_t first = static_cast<int64_t>(split) * per;
+      const int split_start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
+      const int split_end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));
+      const int used = split_slices_used(split_end - split_start, sp.slices, sp.min_per_slice);  // 0: empty split
+      if (slice >= (used > 0 ? used : 1)) return;  // a slot this split does not use
+      const int slice_len = used > 0 ? (split_end - split_start + used - 1) / used : 0;
+      start = split_start + slice * slice_len;
+      end = min(start + slice_len, split_end);
     }
-    return;
-  }
+    auto record = [&](int row) {
+      const int64_t slot =
+          ((static_cast<int64_t>(seq) * p.num_heads + head0 + row) * p.num_splits + split) * sp.slices + slice;
+      return p.workspace + slot * (HD + 2);
+    };
+    if (start >= end) {  // the same for every rank of a cluster
+      if (rank != 0) return;
+      chained_kernel_begin();  // the workspace is written only after the wait
+      for (int i = tid; i < rows * (HD + 2); i += kThreads) {
+        const int row = i / (HD + 2), d = i % (HD + 2);
+        record(row)[d] = d == HD ? -INFINITY : 0.0f;
+      }
+      return;
+    }
 
-  const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
-  const int bs = p.block_size;
-  [[maybe_unused]] const int shift = sp.block_shift;
-  unsigned char* mine = work + warp * L::kPerWarp;
-  const int num_tiles = (end - start + kTile - 1) / kTile;
-  int ranks = 1;  // R: cluster ranks this split uses (a function of its length alone)
-  if constexpr (kCluster > 1) {
-    while (ranks < kCluster && end - start >= 2 * ranks * kMinPerRank) ranks *= 2;
-    if (ranks == 1 && rank != 0) return;  // no cluster barrier is used by this split
-  }
-  const bool idle = rank >= ranks;  // a rank past R: no tiles, only the barriers
-  const int workers = ranks * kWarps, worker = rank * kWarps + warp;
-  // Tiles of this warp: worker, worker + R * W, ...; the i-th of them is staged in stage i % S.
-  const int my_tiles = !idle && num_tiles > worker ? (num_tiles - worker + workers - 1) / workers : 0;
-  auto tile_first = [&](int i) { return idle ? end : start + (worker + i * workers) * kTile; };
+    const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
+    const int bs = p.block_size;
+    [[maybe_unused]] const int shift = sp.block_shift;
+    unsigned char* mine = work + warp * L::kPerWarp;
+    const int num_tiles = (end - start + kTile - 1) / kTile;
+    int ranks = 1;  // R: cluster ranks this split uses (a function of its length alone)
+    if constexpr (kCluster > 1) {
+      while (ranks < kCluster && end - start >= 2 * ranks * kMinPerRank) ranks *= 2;
+      if (ranks == 1 && rank != 0) return;  // no cluster barrier is used by this split
+    }
+    const bool idle = rank >= ranks;  // a rank past R: no tiles, only the barriers
+    const int workers = ranks * kWarps, worker = rank * kWarps + warp;
+    // Tiles of this warp: worker, worker + R * W, ...; the i-th of them is staged in stage i % S.
+    const int my_tiles = !idle && num_tiles > worker ? (num_tiles - worker + workers - 1) / workers : 0;
+    auto tile_first = [&](int i) { return idle ? end : start + (worker + i * workers) * kTile; };
 
-  // Byte offsets of (block, kv head, slot, chunk) in K or V: one 64-bit multiply-add per copy.
-  const int64_t block_bytes = static_cast<int64_t>(p.num_kv_heads) * bs * HD * Kv::kBytes;
-  const int64_t head_bytes = static_cast<int64_t>(kv_head) * bs * HD * Kv::kBytes;
-  const unsigned char* kbase = static_cast<const unsigned char*>(p.k) + head_bytes;
-  const unsigned char* vbase = static_cast<const unsigned char*>(p.v) + head_bytes;
-  [[maybe_unused]] int32_t staged_ids = 0;  // kPrefetch: the block ids of the next tile to issue, one per lane
+    // Byte offsets of (block, kv head, slot, chunk) in K or V: one 64-bit multiply-add per copy.
+    const int64_t block_bytes = static_cast<int64_t>(p.num_kv_heads) * bs * HD * Kv::kBytes;
+    const int64_t head_bytes = static_cast<int64_t>(kv_head) * bs * HD * Kv::kBytes;
+    const unsigned char* kbase = static_cast<const unsigned char*>(p.k) + head_bytes;
+    const unsigned char* vbase = static_cast<const unsigned char*>(p.v) + head_bytes;
+    [[maybe_unused]] int32_t staged_ids = 0;  // kPrefetch: the block ids of the next tile to issue, one per lane
 
-  // The i-th tile of this warp for i >= my_tiles starts at or past `end`: its copies are all
-  // invalid (zero-fill, nothing read), so the issue code needs no branch on i.
-  auto issue = [&](int i) {
-    const int ts = tile_first(i);
-    unsigned char* k_dst = mine + (i % kStages) * L::kStage;
-    unsigned char* v_dst = k_dst + L::kRawTile;
-    constexpr int kRowsPerIter = 32 / L::kChunksPerRow;
-    const int r0 = lane / L::kChunksPerRow, cc = lane % L::kChunksPerRow;
+    // The i-th tile of this warp for i >= my_tiles starts at or past `end`: its copies are all
+    // invalid (zero-fill, nothing read), so the issue code needs no branch on i.
+    auto issue = [&](int i) {
+      const int ts = tile_first(i);
+      unsigned char* k_dst = mine + (i % kStages) * L::kStage;
+      unsigned char* v_dst = k_dst + L::kRawTile;
+      constexpr int kRowsPerIter = 32 / L::kChunksPerRow;
+      const int r0 = lane / L::kChunksPerRow, cc = lane % L::kChunksPerRow;
+      if constexpr (Cfg::kPrefetch) {
+        // Staged ids: lane l holds the id of block (first block of the tile + l); launched only
+        // with a power-of-two block size of at least T / 31 (launch_variant checks).
+        const int32_t ids = staged_ids;
+        const int next_ts = tile_first(i + 1);
+        const int nb0 = next_ts >> shift, nb1 = (min(next_ts + kTile, end) - 1) >> shift;
+        staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;  // used by the next issue
+        const int b0 = ts >> shift;
+#pragma unroll
+        for (int it = 0; it < L::kIssueIters; ++it) {
+          const int r = r0 + it * kRowsPerIter;
+          const int pos = ts + r;
+          const bool valid = pos < end;
+          const int32_t block = __shfl_sync(0xffffffffu, ids, ((pos >> shift) - b0) & 31);
+          const int64_t off = block * block_bytes + ((pos & (bs - 1)) * HD * Kv::kBytes + cc * 16);
+          cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + (valid ? off : 0), valid);
+          cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + (valid ? off : 0), valid);
+        }
+      } else {
+#pragma unroll
+        for (int it = 0; it < L::kIssueIters; ++it) {
+          const int r = r0 + it * kRowsPerIter;
+          const int pos = ts + r;
+          const bool valid = pos < end;
+          int64_t off = 0;
+          if (valid) {
+            const int32_t block = __ldg(table + pos / bs);
+            off = block * block_bytes + ((pos % bs) * HD * Kv::kBytes + cc * 16);
+          }
+          cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + off, valid);
+          cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + off, valid);
+        }
+      }
+      cp_async_commit();  // one group per tile, empty or not: the wait counts stay uniform
+    };
     if constexpr (Cfg::kPrefetch) {
-      // Staged ids: lane l holds the id of block (first block of the tile + l); launched only
-      // with a power-of-two block size of at least T / 31 (launch_variant checks).
-      const int32_t ids = staged_ids;
-      const int next_ts = tile_first(i + 1);
-      const int nb0 = next_ts >> shift, nb1 = (min(next_ts + kTile, end) - 1) >> shift;
-      staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;  // used by the next issue
-      const int b0 = ts >> shift;
-#pragma unroll
-      for (int it = 0; it < L::kIssueIters; ++it) {
-        const int r = r0 + it * kRowsPerIter;
-        const int pos = ts + r;
-        const bool valid = pos < end;
-        const int32_t block = __shfl_sync(0xffffffffu, ids, ((pos >> shift) - b0) & 31);
-        const int64_t off = block * block_bytes + ((pos & (bs - 1)) * HD * Kv::kBytes + cc * 16);
-        cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + (valid ? off : 0), valid);
-        cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + (valid ? off : 0), valid);
+      const int ts = tile_first(0);
+      const int nb0 = ts >> shift, nb1 = (min(ts + kTile, end) - 1) >> shift;
+      staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;
+    }
+
+    // Start the first tiles' copies before the query is staged: their latency covers it. With
+    // sp.early_kv the tiles that lie wholly before position len - 1 are issued even before the wait
+    // for the previous kernel: that kernel (QK-norm/RoPE/KV write) writes this step's query and the
+    // K/V row at len - 1 only; every earlier row was written by an earlier step, and the lengths and
+    // block tables were uploaded before the step's first kernel (which every kernel before this one
+    // waited for). A warp's tiles ascend, so the early ones are a prefix of its prologue; the copy
+    // groups are committed in the same order either way.
+    int prologue = 0;
+    if (sp.early_kv) {
+      while (prologue < kStages - 1 && tile_first(prologue) + kTile <= len - 1) issue(prologue++);
+    }
+    chained_kernel_begin();
+    for (int i = prologue; i < kStages - 1; ++i) issue(i);
+
+    // Query rows (zero beyond `rows`).
+    for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+      const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+      uint4 value = make_uint4(0, 0, 0, 0);
+      if (r < rows) {
+        value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(seq) * p.q_stride +
+                                                     static_cast<int64_t>(head0 + r) * HD + col));
       }
-    } else {
+      *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
+    }
+    __syncthreads();
+    uint32_t qa[kQInRegs ? HD / 16 : 1][4];
+    if constexpr (kQInRegs) {
 #pragma unroll
-      for (int it = 0; it < L::kIssueIters; ++it) {
-        const int r = r0 + it * kRowsPerIter;
-        const int pos = ts + r;
-        const bool valid = pos < end;
-        int64_t off = 0;
-        if (valid) {
-          const int32_t block = __ldg(table + pos / bs);
-          off = block * block_bytes + ((pos % bs) * HD * Kv::kBytes + cc * 16);
-        }
-        cp_async16(k_dst + r * L::kRawRow + cc * 16, kbase + off, valid);
-        cp_async16(v_dst + r * L::kRawRow + cc * 16, vbase + off, valid);
+      for (int kk = 0; kk < HD / 16; ++kk) {
+        ldmatrix_x4(qa[kk], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
       }
     }
-    cp_async_commit();  // one group per tile, empty or not: the wait counts stay uniform
-  };
-  if constexpr (Cfg::kPrefetch) {
-    const int ts = tile_first(0);
-    const int nb0 = ts >> shift, nb1 = (min(ts + kTile, end) - 1) >> shift;
-    staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;
-  }
 
-  // Start the first tiles' copies before the query is staged: their latency covers it. With
-  // sp.early_kv the tiles that lie wholly before position len - 1 are issued even before the wait
-  // for the previous kernel: that kernel (QK-norm/RoPE/KV write) writes this step's query and the
-  // K/V row at len - 1 only; every earlier row was written by an earlier step, and the lengths and
-  // block tables were uploaded before the step's first kernel (which every kernel before this one
-  // waited for). A warp's tiles ascend, so the early ones are a prefix of its prologue; the copy
-  // groups are committed in the same order either way.
-  int prologue = 0;
-  if (sp.early_kv) {
-    while (prologue < kStages - 1 && tile_first(prologue) + kTile <= len - 1) issue(prologue++);
-  }
-  chained_kernel_begin();
-  for (int i = prologue; i < kStages - 1; ++i) issue(i);
+    const float s_mul = p.scale * kLog2e * (L::kWiden ? p.k_scale : 1.0f);
+    float o[HD / 8][4];
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
 
-  // Query rows (zero beyond `rows`).
-  for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
-    const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-    uint4 value = make_uint4(0, 0, 0, 0);
-    if (r < rows) {
-      value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(seq) * p.q_stride +
-                                                   static_cast<int64_t>(head0 + r) * HD + col));
-    }
-    *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
-  }
-  __syncthreads();
-  uint32_t qa[kQInRegs ? HD / 16 : 1][4];
-  if constexpr (kQInRegs) {
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) {
-      ldmatrix_x4(qa[kk], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
-    }
-  }
-
-  const float s_mul = p.scale * kLog2e * (L::kWiden ? p.k_scale : 1.0f);
-  float o[HD / 8][4];
-#pragma unroll
-  for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-  float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
-
-  for (int i = 0; i < my_tiles; ++i) {
-    issue(i + kStages - 1);
-    cp_async_wait<kStages - 1>();
-    __syncwarp();
-    const int tile_start = tile_first(i);
-    unsigned char* stage = mine + (i % kStages) * L::kStage;
-    const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
-    const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
-    if constexpr (L::kWiden) {
-      __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(mine + kStages * L::kStage);
-      __nv_bfloat16* wide_v = wide_k + kTile * kRow;
-#pragma unroll
-      for (int c = lane; c < kTile * (HD / 8); c += 32) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-#pragma unroll
-        for (int which = 0; which < 2; ++which) {
-          float f[kFragElems];
-          widen(*reinterpret_cast<const uint2*>(stage + which * L::kRawTile + r * L::kRawRow + col), f);
-          uint4 packed;
-          packed.x = pack_bf16x2(f[0], f[1]);
-          packed.y = pack_bf16x2(f[2], f[3]);
-          packed.z = pack_bf16x2(f[4], f[5]);
-          packed.w = pack_bf16x2(f[6], f[7]);
-          *reinterpret_cast<uint4*>((which ? wide_v : wide_k) + r * kRow + col) = packed;
-        }
-      }
+    for (int i = 0; i < my_tiles; ++i) {
+      issue(i + kStages - 1);
+      cp_async_wait<kStages - 1>();
       __syncwarp();
-      kt = wide_k;
-      vt = wide_v;
-    }
-
-    // S = Q K^T over the tile.
-    float s[kTile / 8][4];
+      const int tile_start = tile_first(i);
+      unsigned char* stage = mine + (i % kStages) * L::kStage;
+      const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
+      const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
+      if constexpr (L::kWiden) {
+        __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(mine + kStages * L::kStage);
+        __nv_bfloat16* wide_v = wide_k + kTile * kRow;
 #pragma unroll
-    for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+        for (int c = lane; c < kTile * (HD / 8); c += 32) {
+          const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
 #pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) {
-      // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
-      if constexpr (!kQInRegs) {
-        ldmatrix_x4(qa[0], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
-      }
-      const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
-#pragma unroll
-      for (int j = 0; j < kTile / 8; j += 2) {
-        uint32_t b[4];
-        ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
-        mma_bf16(s[j], a, b[0], b[1]);
-        mma_bf16(s[j + 1], a, b[2], b[3]);
-      }
-    }
-
-    float max_a = -INFINITY, max_b = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < kTile / 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const bool valid = tile_start + j * 8 + 2 * t + e < end;
-        s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
-        s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
-        max_a = fmaxf(max_a, s[j][e]);
-        max_b = fmaxf(max_b, s[j][2 + e]);
-      }
-    }
-#pragma unroll
-    for (int offset = 1; offset < 4; offset *= 2) {
-      max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
-      max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
-    }
-    const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
-    const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
-    m_a = new_a;
-    m_b = new_b;
-    // P = hi + lo, both BF16 (hi = bf16(p), lo = bf16(p - hi)): the two products below carry p to
-    // ~16 significant bits, so the split arm does not add a BF16 rounding of the weights that the
-    // CUDA-core non-split arm (f32 weights) does not have.
-    float sum_a = 0.0f, sum_b = 0.0f;
-    uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
-#pragma unroll
-    for (int j = 0; j < kTile / 8; ++j) {
-      const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
-      const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
-      sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-      sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-      const uint32_t hi_a = pack_bf16x2(p0, p1), hi_b = pack_bf16x2(p2, p3);
-      pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
-      pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
-      pa_lo[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
-      pa_lo[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
-    }
-    online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < HD / 8; j += 2) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
-        mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
-        mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
-        mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
-        mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
-      }
-    }
-    __syncwarp();  // this stage is refilled by the next iteration's issue
-  }
-  cp_async_wait<0>();
-  __syncthreads();  // every warp is done with its stages: the merge area reuses them
-
-  // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's
-  // state, which rank 0 then merges with the others' in rank order.
-  float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
-  {
-    float* mw = merge + warp * kMaxRows * (HD + 2);
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) {
-      mw[g * (HD + 2) + j * 8 + 2 * t] = o[j][0];
-      mw[g * (HD + 2) + j * 8 + 2 * t + 1] = o[j][1];
-      mw[(g + 8) * (HD + 2) + j * 8 + 2 * t] = o[j][2];
-      mw[(g + 8) * (HD + 2) + j * 8 + 2 * t + 1] = o[j][3];
-    }
-    if (t == 0) {
-      mw[g * (HD + 2) + HD] = m_a;
-      mw[g * (HD + 2) + HD + 1] = l_a;
-      mw[(g + 8) * (HD + 2) + HD] = m_b;
-      mw[(g + 8) * (HD + 2) + HD + 1] = l_b;
-    }
-  }
-  __syncthreads();
-  const float v_mul = L::kWiden ? p.v_scale : 1.0f;
-  float* rank_state = merge + kWarps * kMaxRows * (HD + 2);  // [row][HD + 2] (clusters only)
-  const bool clustered = kCluster > 1 && ranks > 1;
-  for (int i = tid; i < rows * HD; i += kThreads) {
-    const int row = i / HD, d = i % HD;
-    float max_all = -INFINITY;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, merge[(w * kMaxRows + row) * (HD + 2) + HD]);
-    float sum = 0.0f, out = 0.0f;
-#pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float* state = merge + (w * kMaxRows + row) * (HD + 2);
-      const float f = exp2f(state[HD] - max_all);
-      sum = __fmaf_rn(state[HD + 1], f, sum);
-      out = __fmaf_rn(state[d], f, out);
-    }
-    float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
-    rec[d] = clustered ? out : __fmul_rn(out, v_mul);
-    if (d == 0) {
-      rec[HD] = max_all;
-      rec[HD + 1] = sum;
-    }
-  }
-  if constexpr (kCluster > 1) {
-    if (!clustered) return;
-    namespace cg = cooperative_groups;
-    cg::cluster_group cluster = cg::this_cluster();
-    cluster.sync();  // every rank's state is written (release / acquire across the cluster)
-    if (rank == 0) {
-      for (int i = tid; i < rows * HD; i += kThreads) {
-        const int row = i / HD, d = i % HD;
-        float max_all = -INFINITY;
-        for (int r = 0; r < ranks; ++r) {
-          max_all = fmaxf(max_all, cluster.map_shared_rank(rank_state, r)[row * (HD + 2) + HD]);
+          for (int which = 0; which < 2; ++which) {
+            float f[kFragElems];
+            widen(*reinterpret_cast<const uint2*>(stage + which * L::kRawTile + r * L::kRawRow + col), f);
+            uint4 packed;
+            packed.x = pack_bf16x2(f[0], f[1]);
+            packed.y = pack_bf16x2(f[2], f[3]);
+            packed.z = pack_bf16x2(f[4], f[5]);
+            packed.w = pack_bf16x2(f[6], f[7]);
+            *reinterpret_cast<uint4*>((which ? wide_v : wide_k) + r * kRow + col) = packed;
+          }
         }
-        float sum = 0.0f, out = 0.0f;
-        for (int r = 0; r < ranks; ++r) {
-          const float* state = cluster.map_shared_rank(rank_state, r) + row * (HD + 2);
-          const float f = exp2f(state[HD] - max_all);
-          sum = __fmaf_rn(state[HD + 1], f, sum);
-          out = __fmaf_rn(state[d], f, out);
+        __syncwarp();
+        kt = wide_k;
+        vt = wide_v;
+      }
+
+      // S = Q K^T over the tile.
+      float s[kTile / 8][4];
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < HD / 16; ++kk) {
+        // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
+        if constexpr (!kQInRegs) {
+          ldmatrix_x4(qa[0], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
         }
-        float* rec = record(row);
-        rec[d] = __fmul_rn(out, v_mul);
-        if (d == 0) {
-          rec[HD] = max_all;
-          rec[HD + 1] = sum;
+        const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+#pragma unroll
+        for (int j = 0; j < kTile / 8; j += 2) {
+          uint32_t b[4];
+          ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
+          mma_bf16(s[j], a, b[0], b[1]);
+          mma_bf16(s[j + 1], a, b[2], b[3]);
         }
       }
+
+      float max_a = -INFINITY, max_b = -INFINITY;
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j) {
+#pragma unroll
+        for (int e = 0; e < 2; ++e) {
+          const bool valid = tile_start + j * 8 + 2 * t + e < end;
+          s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
+          s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
+          max_a = fmaxf(max_a, s[j][e]);
+          max_b = fmaxf(max_b, s[j][2 + e]);
+        }
+      }
+#pragma unroll
+      for (int offset = 1; offset < 4; offset *= 2) {
+        max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
+        max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
+      }
+      const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
+      const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
+      m_a = new_a;
+      m_b = new_b;
+      // P = hi + lo, both BF16 (hi = bf16(p), lo = bf16(p - hi)): the two products below carry p to
+      // ~16 significant bits, so the split arm does not add a BF16 rounding of the weights that the
+      // CUDA-core non-split arm (f32 weights) does not have.
+      float sum_a = 0.0f, sum_b = 0.0f;
+      uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j) {
+        const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
+        const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
+        sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+        sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+        const uint32_t hi_a = pack_bf16x2(p0, p1), hi_b = pack_bf16x2(p2, p3);
+        pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
+        pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
+        pa_lo[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
+        pa_lo[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
+      }
+      online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
+#pragma unroll
+      for (int kk = 0; kk < kTile / 16; ++kk) {
+#pragma unroll
+        for (int j = 0; j < HD / 8; j += 2) {
+          uint32_t b[4];
+          ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
+          mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
+          mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
+          mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
+          mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
+        }
+      }
+      __syncwarp();  // this stage is refilled by the next iteration's issue
     }
-    cluster.sync();  // the other ranks' shared memory stays alive until rank 0 has read it
+    cp_async_wait<0>();
+    __syncthreads();  // every warp is done with its stages: the merge area reuses them
+
+    // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's
+    // state, which rank 0 then merges with the others' in rank order.
+    float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
+    {
+      float* mw = merge + warp * kMaxRows * (HD + 2);
+#pragma unroll
+      for (int j = 0; j < HD / 8; ++j) {
+        mw[g * (HD + 2) + j * 8 + 2 * t] = o[j][0];
+        mw[g * (HD + 2) + j * 8 + 2 * t + 1] = o[j][1];
+        mw[(g + 8) * (HD + 2) + j * 8 + 2 * t] = o[j][2];
+        mw[(g + 8) * (HD + 2) + j * 8 + 2 * t + 1] = o[j][3];
+      }
+      if (t == 0) {
+        mw[g * (HD + 2) + HD] = m_a;
+        mw[g * (HD + 2) + HD + 1] = l_a;
+        mw[(g + 8) * (HD + 2) + HD] = m_b;
+        mw[(g + 8) * (HD + 2) + HD + 1] = l_b;
+      }
+    }
+    __syncthreads();
+    const float v_mul = L::kWiden ? p.v_scale : 1.0f;
+    float* rank_state = merge + kWarps * kMaxRows * (HD + 2);  // [row][HD + 2] (clusters only)
+    const bool clustered = kCluster > 1 && ranks > 1;
+    for (int i = tid; i < rows * HD; i += kThreads) {
+      const int row = i / HD, d = i % HD;
+      float max_all = -INFINITY;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, merge[(w * kMaxRows + row) * (HD + 2) + HD]);
+      float sum = 0.0f, out = 0.0f;
+#pragma unroll
+      for (int w = 0; w < kWarps; ++w) {
+        const float* state = merge + (w * kMaxRows + row) * (HD + 2);
+        const float f = exp2f(state[HD] - max_all);
+        sum = __fmaf_rn(state[HD + 1], f, sum);
+        out = __fmaf_rn(state[d], f, out);
+      }
+      float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
+      rec[d] = clustered ? out : __fmul_rn(out, v_mul);
+      if (d == 0) {
+        rec[HD] = max_all;
+        rec[HD + 1] = sum;
+      }
+    }
+    if constexpr (kCluster > 1) {
+      if (!clustered) return;
+      namespace cg = cooperative_groups;
+      cg::cluster_group cluster = cg::this_cluster();
+      cluster.sync();  // every rank's state is written (release / acquire across the cluster)
+      if (rank == 0) {
+        for (int i = tid; i < rows * HD; i += kThreads) {
+          const int row = i / HD, d = i % HD;
+          float max_all = -INFINITY;
+          for (int r = 0; r < ranks; ++r) {
+            max_all = fmaxf(max_all, cluster.map_shared_rank(rank_state, r)[row * (HD + 2) + HD]);
+          }
+          float sum = 0.0f, out = 0.0f;
+          for (int r = 0; r < ranks; ++r) {
+            const float* state = cluster.map_shared_rank(rank_state, r) + row * (HD + 2);
+            const float f = exp2f(state[HD] - max_all);
+            sum = __fmaf_rn(state[HD + 1], f, sum);
+            out = __fmaf_rn(state[d], f, out);
+          }
+          float* rec = record(row);
+          rec[d] = __fmul_rn(out, v_mul);
+          if (d == 0) {
+            rec[HD] = max_all;
+            rec[HD + 1] = sum;
+          }
+        }
+      }
+      cluster.sync();  // the other ranks' shared memory stays alive until rank 0 has read it
+    }
+    if constexpr (!Cfg::kSliceLoop) return;
+    __syncthreads();  // the slice's merge area becomes stages again
   }
 }
 
@@ -462,7 +474,7 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_mma<Kv, HD, Cfg>,
                                                          cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
   if (opt_in != cudaSuccess) return opt_in;
-  const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slices, num_seqs);
+  const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slice_ctas, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
     return launch_chained_status(paged_decode_splitk_mma<Kv, HD, Cfg>, grid, dim3(Cfg::kThreads), L::kBytes, stream,
                                  sp);
@@ -498,6 +510,8 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
 //  10: 5 with 4 stages, 1 per SM (the same warps and tiles, so the same bytes as 5; twice the
 //      copies in flight per warp where an SM holds only one CTA anyway)
 //  11: 5, or 10 when the grid has at most one CTA per SM (resolve_variant); bytes of 5 either way
+//  12: 5 whose CTAs may run several slices of a split in turn (kSliceLoop; the launcher takes it
+//      only when one CTA per slice would exceed two CTAs per SM, else 5); bytes of 5 either way
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -512,6 +526,7 @@ struct Variants {
   using V7 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 2>;
   using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
   using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
+  using V12 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 1, true>;
 };
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
@@ -552,6 +567,9 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       break;
     case 10:
       if (staged_ids_ok<typename V::V10>(bs, shift)) return launch_main<Kv, HD, typename V::V10>(sp, num_seqs, stream);
+      break;
+    case 12:
+      if (staged_ids_ok<typename V::V12>(bs, shift)) return launch_main<Kv, HD, typename V::V12>(sp, num_seqs, stream);
       break;
     default:
       break;

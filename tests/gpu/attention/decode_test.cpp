@@ -129,8 +129,10 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
   }
 }
 
-// The 4-stage, one-CTA-per-SM geometry (variant 10) and the width-dependent choice between it and
-// variant 5 (variant 11) only change when bytes arrive: their outputs must equal variant 5's.
+// The 4-stage, one-CTA-per-SM geometry (variant 10), the width-dependent choice between it and
+// variant 5 (variant 11), and variant 5 with CTAs looping over a split's slices (variant 12, taken
+// when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
+// must equal variant 5's (make_config slices the splits).
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -143,7 +145,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
         ASSERT_TRUE(cuda::set_splitk_kernel_variant(5));
         const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
         ASSERT_FALSE(any_nan(two_stages));
-        for (const int variant : {10, 11}) {
+        for (const int variant : {10, 11, 12}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
           EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, pack)), two_stages)
               << "variant " << variant << " " << target::splitk_policy_label(policy) << (pack ? " packed" : "")
