@@ -112,7 +112,7 @@ if has slices; then
   # narrow batches; variant 5 gives every slice its own CTA, variant 12 lets a CTA run a split's
   # slices in turn when the grid would exceed two CTAs per SM. Decode step at 1k (batch 1, 4, 16)
   # and 16k / 32k (batch 1) for the 8B shape (9 splits, 3 slices), 16k for 32B (5 splits, 6 slices).
-  for cfg in off:5 auto:5 auto:12; do
+  for cfg in ${SLICES_CONFIGS:-off:5 auto:5 auto:12}; do
     s=${cfg%:*} k=${cfg#*:}
     LATHE_ATTN_DECODE_SPLIT_SLICES=$s LATHE_ATTN_SPLITK_KERNEL=$k latency "slices_${s}_k${k}_in1k" 90 \
       configs/Qwen3-8B-FP8 --batch-sizes 1,4,16 --output-len 32

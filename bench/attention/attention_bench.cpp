@@ -19,7 +19,8 @@
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
 //              Non-split plans are measured once.
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
-//              runs without split slices except "auto+pack+slices" (attn_decode_split_slices=auto).
+//              runs without split slices except "auto+pack+slices": the slice cap auto gives a
+//              single-sequence serve, pinned at every batch width.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -41,6 +42,7 @@
 #include "common/list_arg.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
+#include "ops/splitk_policy.h"
 
 namespace {
 
@@ -67,7 +69,9 @@ struct Variant {
   const char* label;
   target::SplitkPolicy policy;
   bool pack;
-  int32_t slices = 1;  // attn_decode_split_slices: 1 = off (every label without "+slices"), 0 = auto
+  // attn_decode_split_slices: 1 = off (every label without "+slices"); 0 = the cap auto gives a
+  // single-sequence serve (3, 6, 6 for the three shapes on 132 SMs), pinned at every batch width.
+  int32_t slices = 1;
 };
 
 double measure_ceiling(cudaStream_t stream) {
@@ -231,9 +235,16 @@ int main(int argc, char** argv) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
               config.levers.attn_decode_gqa_pack = {variant.pack, false};
-              config.levers.attn_decode_split_slices = {variant.slices, false};
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
+              int32_t slices = variant.slices;
+              if (slices == 0) {
+                config.levers.attn_decode_split_slices = {1, false};
+                const int32_t splits = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config).num_splits;
+                slices = static_cast<int32_t>(ops::decode_split_slices(
+                    0, variant.policy, kSmCount, static_cast<uint32_t>(shape.kv_heads), static_cast<uint32_t>(splits), 1));
+              }
+              config.levers.attn_decode_split_slices = {slices, false};
               const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
               const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
               if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once

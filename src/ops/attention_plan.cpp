@@ -12,7 +12,8 @@ namespace {
 uint32_t split_slices_of(const AttentionConfig& config, const AttentionShape& shape, uint32_t splits) {
   return decode_split_slices(config.levers.attn_decode_split_slices.value, config.levers.attn_decode_splitk.value,
                              static_cast<uint32_t>(std::max(config.sm_count, 0)),
-                             static_cast<uint32_t>(std::max(shape.num_kv_heads, 0)), splits);
+                             static_cast<uint32_t>(std::max(shape.num_kv_heads, 0)), splits,
+                             static_cast<uint32_t>(std::max(config.max_decode_seqs, 1)));
 }
 
 }  // namespace

@@ -42,12 +42,13 @@ uint64_t workspace_slots(const SplitkPolicy& policy, uint32_t sm_count, uint32_t
 }
 
 uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, uint32_t sm_count,
-                             uint32_t num_kv_heads, uint32_t splits) {
+                             uint32_t num_kv_heads, uint32_t splits, uint32_t max_decode_seqs) {
   if (policy.kind == SplitkPolicy::Kind::kLegacy || splits <= 1) return 1;
   const uint32_t cap = static_cast<uint32_t>(kMaxSplitSlices);
   if (slices_lever > 0) return std::min(static_cast<uint32_t>(slices_lever), cap);
   const uint64_t ctas = static_cast<uint64_t>(kSplitkTargetWaves) * std::max<uint32_t>(sm_count, 1);
-  const uint64_t units = static_cast<uint64_t>(std::max<uint32_t>(num_kv_heads, 1)) * splits;
+  const uint64_t units =
+      static_cast<uint64_t>(std::max<uint32_t>(num_kv_heads, 1)) * splits * std::max<uint32_t>(max_decode_seqs, 1);
   return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / units, 1, cap));
 }
 

@@ -81,16 +81,22 @@ size_t workspace_record_bytes(int32_t head_dim);
 // cuts each split into up to `slices` pieces with their own records (the kernel derives the pieces
 // from the sequence's own length: backends/cuda/split_length.h, split_slices_used) that separate
 // CTAs can take. The cap is, like the split count, a function of configuration only:
-//   auto: clamp(floor(kSplitkTargetWaves * sm_count / (num_kv_heads * splits)), 1, kMaxSplitSlices)
-// i.e. enough pieces for two waves at the single-sequence shape. It counts KV heads whether or
-// not packing is armed, so the packed and unpacked arms keep the same bytes.
+//   auto: clamp(floor(kSplitkTargetWaves * sm_count / (num_kv_heads * splits * max_decode_seqs)),
+//               1, kMaxSplitSlices)
+// i.e. slices only where even the widest decode batch the serve admits (--max-num-seqs) leaves
+// the device short of two waves, and as many as fill them. The reason for max_decode_seqs: on the
+// H200 slices pay at batch 1 and long contexts (up to 3.9x at 64k) but cost wider batches (CTAs
+// for the slices short sequences leave unused, or a CTA running a split's slices in turn: up to
+// +35% at batch 64, 1k context; docs/PERFORMANCE.md), so auto slices only serves that never run
+// wide. It counts KV heads whether or not packing is armed, so both arms keep the same bytes.
 // The fewest positions a slice covers (the kernel's floor on a slice's length).
 inline constexpr int32_t kMinKvPerSlice = 256;
 
-// Slices per split: 0 = auto (above), N >= 1 = at most N (clamped to kMaxSplitSlices; 1 = off).
-// The legacy policy never slices (it is kept as it was), nor does a launch without splits.
+// Slices per split: 0 = auto (above), N >= 1 = at most N (clamped to kMaxSplitSlices; 1 = off)
+// whatever the batch. The legacy policy never slices (it is kept as it was), nor does a launch
+// without splits.
 uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, uint32_t sm_count,
-                             uint32_t num_kv_heads, uint32_t splits);
+                             uint32_t num_kv_heads, uint32_t splits, uint32_t max_decode_seqs);
 
 // ---- GQA-packed decode ---------------------------------------------------------------------
 // The packed kernel puts a whole query group (the heads sharing one KV head) into one CTA, keeps

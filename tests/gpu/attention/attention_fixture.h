@@ -115,8 +115,10 @@ double rel_rms_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>&
 // True when any element is NaN.
 bool any_nan(const std::vector<uint16_t>& out);
 
-// `slices`: the attn_decode_split_slices lever (0 = auto, the h200 declaration; 1 = off).
+// `slices`: the attn_decode_split_slices lever (0 = auto, 1 = off). The default, a pinned 4, slices
+// the splits of long sequences at every batch width, so every split-K test covers the sliced path
+// (auto slices only serves whose widest batch is narrow: ops/splitk_policy.h).
 ops::AttentionConfig make_config(target::SplitkPolicy policy, bool pack, int32_t sm_count = 132,
-                                 int32_t max_decode_seqs = 64, int32_t slices = 0);
+                                 int32_t max_decode_seqs = 64, int32_t slices = 4);
 
 }  // namespace lathe::attn_test

@@ -97,8 +97,9 @@ TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
 }
 
 // Split slices (attn_decode_split_slices): sliced output against the reference and against the
-// unsliced split arm (rel_rms like split vs non-split); under auto, each sequence alone gives its
-// row of the batch of 8 byte for byte.
+// unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the
+// batch of 8 byte for byte; auto on a single-sequence serve gives the bytes of the count it
+// resolves to.
 TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({20011, 9000, 4099, 640, 1, 12345, 2600, 7}),
@@ -107,7 +108,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
   const std::vector<double> ref = c.reference(step);
   for (const bool pack : {false, true}) {
     for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(4)}) {
-      for (const int32_t slices : {0, 2, 8}) {
+      for (const int32_t slices : {2, 8}) {
         const ops::AttentionConfig sliced = make_config(policy, pack, 132, 64, slices);
         const std::vector<uint16_t> out = c.run(ops::Phase::kDecode, step, sliced);
         ASSERT_FALSE(any_nan(out));
@@ -116,7 +117,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
                                   std::to_string(slices);
         EXPECT_LE(rel_rms(out, ref), kDecodeTolerance) << label;
         EXPECT_LE(rel_rms_bf16(out, whole), kSplitVsNonSplit) << label;
-        if (slices != 0) continue;
+        if (slices != 8) continue;
         const size_t row = static_cast<size_t>(c.row_elems());
         for (size_t s = 0; s < step.size(); ++s) {
           const std::vector<uint16_t> alone = c.run(ops::Phase::kDecode, Step{step[s]}, sliced);
@@ -124,6 +125,14 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
                                  out.begin() + static_cast<std::ptrdiff_t>(s * row)))
               << label << " sequence " << s;
         }
+      }
+      const ops::AttentionConfig single = make_config(policy, pack, 132, 1, 0);
+      const int32_t resolved =
+          ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), single).split_slices;
+      for (const size_t s : {size_t{0}, size_t{5}}) {
+        EXPECT_EQ(c.run(ops::Phase::kDecode, Step{step[s]}, single),
+                  c.run(ops::Phase::kDecode, Step{step[s]}, make_config(policy, pack, 132, 64, resolved)))
+            << target::splitk_policy_label(policy) << (pack ? " packed" : "") << " auto -> " << resolved;
       }
     }
   }

@@ -49,9 +49,9 @@ struct Policy {
   bool pack;
 };
 
-// make_config slices the splits (auto: 3 for 32/8/128, 6 for 24/4/256 on 132 SMs); a split is
-// sliced only when it holds at least two slices' worth of positions, so the 20011-token watched
-// sequence (2224 / 1820 positions per split) takes the sliced path and 4099 (456 / 373) does not.
+// make_config slices the splits (a pinned 4); a split is sliced only when it holds at least two
+// slices' worth of positions, so the 20011-token watched sequence (2224 / 1820 positions per split
+// under auto) takes the sliced path and 4099 (456 / 373) does not.
 TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
   for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
     for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {

@@ -99,18 +99,22 @@ TEST(AttentionPlan, WorkspaceIsZeroWhenNoSplitArmCanBeTaken) {
 
 // Slices multiply the records per split; the count is the policy's (never the batch's), the same
 // packed or not, and the workspace covers every slot ((seq * heads + head) * splits + split) *
-// slices + slice the grid can address at every batch width.
+// slices + slice the grid can address at every batch width the serve admits.
 TEST(AttentionPlan, SlicesAreFixedPerServeAndTheWorkspaceCoversThem) {
   struct Case {
     AttentionShape shape;
-    int32_t splits, slices;
+    int32_t splits, max_seqs, slices;
   };
-  // 132 SMs: 8 KV heads x 9 splits -> floor(264 / 72) = 3; 4 x 11 -> 6; 8 x 5 -> 6.
-  for (const Case& c : {Case{k8B, 9, 3}, Case{k27B, 11, 6}, Case{AttentionShape{64, 8, 128, 0.088f}, 5, 6}}) {
+  // 132 SMs, auto: 8 KV heads x 9 splits -> floor(264 / 72) = 3 for a single-sequence serve, 1 for
+  // two or more; 4 x 11 -> 6; 8 x 5 -> 6, then 3 at two sequences; a pinned cap (8) at any width.
+  const AttentionShape k32B{64, 8, 128, 0.088f};
+  for (const Case& c : {Case{k8B, 9, 1, 3}, Case{k8B, 9, 2, 1}, Case{k27B, 11, 1, 6}, Case{k32B, 5, 1, 6},
+                        Case{k32B, 5, 2, 3}, Case{k8B, 9, 64, 8}}) {
     for (bool pack : {false, true}) {
-      const AttentionConfig config = config_with(SplitkPolicy::automatic(), pack, 132, 64, 0);
+      const int32_t lever = c.max_seqs == 64 ? 8 : 0;
+      const AttentionConfig config = config_with(SplitkPolicy::automatic(), pack, 132, c.max_seqs, lever);
       const size_t available = attention_workspace_bytes(c.shape, config);
-      for (int32_t seqs = 1; seqs <= 64; ++seqs) {
+      for (int32_t seqs = 1; seqs <= c.max_seqs; ++seqs) {
         const AttentionPlan plan = plan_attention(Phase::kDecode, seqs, c.shape, cache_for(c.shape), config);
         EXPECT_EQ(plan.num_splits, c.splits);
         EXPECT_EQ(plan.split_slices, c.slices) << seqs;

@@ -133,22 +133,25 @@ TEST(SplitkPolicy, WorkspaceSizing) {
   EXPECT_EQ(workspace_record_bytes(256), 258u * 4u);
 }
 
-// Auto slices fill two waves at the single-sequence packed shape, counting KV heads (packing armed
-// or not), and never take a batch argument at all; a pinned cap clamps; legacy and one split never
-// slice.
-TEST(SplitSlices, AutoFillsTwoWavesOfKvHeadSplitPairs) {
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9), 3u);   // Qwen3-8B/32B-like: 72 pairs
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 4, 11), 6u);  // 24/4/256: 44 pairs
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5), 6u);   // 64/8/128: 40 pairs
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 32, 9), 1u);  // already two waves
-  EXPECT_EQ(decode_split_slices(0, kAuto, 148, 1, 16), kMaxSplitSlices);
-  EXPECT_EQ(decode_split_slices(0, SplitkPolicy::pinned_to(4), 132, 8, 4), 8u);
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 1), 1u);
-  EXPECT_EQ(decode_split_slices(0, kLegacy, 132, 8, 9), 1u);
-  EXPECT_EQ(decode_split_slices(3, kAuto, 132, 8, 9), 3u);
-  EXPECT_EQ(decode_split_slices(5, kAuto, 132, 32, 9), 5u);
-  EXPECT_EQ(decode_split_slices(50, kAuto, 132, 8, 9), kMaxSplitSlices);
-  EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9), 1u);
+// Auto slices fill two waves of (KV head, split) pairs at the serve's widest decode batch,
+// counting KV heads (packing armed or not); they depend on configuration only (no batch
+// argument); a pinned cap clamps and ignores the widest batch; legacy and one split never slice.
+TEST(SplitSlices, AutoFillsTwoWavesAtTheWidestBatchTheServeAdmits) {
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 1), 3u);   // Qwen3-8B-like: 72 pairs
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 4, 11, 1), 6u);  // 24/4/256: 44 pairs
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 1), 6u);   // Qwen3-32B-like 64/8/128: 40 pairs
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 2), 3u);
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 2), 1u);   // two sequences fill 144 of 264
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 64), 1u);  // a batched serve never slices
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 32, 9, 1), 1u);  // already two waves
+  EXPECT_EQ(decode_split_slices(0, kAuto, 148, 1, 16, 1), kMaxSplitSlices);
+  EXPECT_EQ(decode_split_slices(0, SplitkPolicy::pinned_to(4), 132, 8, 4, 1), 8u);
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 1, 1), 1u);
+  EXPECT_EQ(decode_split_slices(0, kLegacy, 132, 8, 9, 1), 1u);
+  EXPECT_EQ(decode_split_slices(3, kAuto, 132, 8, 9, 64), 3u);
+  EXPECT_EQ(decode_split_slices(5, kAuto, 132, 32, 9, 1), 5u);
+  EXPECT_EQ(decode_split_slices(50, kAuto, 132, 8, 9, 1), kMaxSplitSlices);
+  EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9, 1), 1u);
 }
 
 // The packed kernel's shape gate admits exactly its compiled (group, head_dim) pairs, and tests
