@@ -30,45 +30,31 @@ void check_launch(cudaError_t status, AttentionArm arm) {
   }
 }
 
-// The split-K kernel's floor on a split's length: kMinKvPerSplit, or LATHE_ATTN_MIN_KV_PER_SPLIT
-// (a multiple of 16 in [16, 65536], for measurement; anything else keeps the default with a
-// warning). Read once per process. A pure constant either way, so a sequence's splits stay a
-// function of its own length.
-int32_t min_kv_per_split() {
-  static const int32_t value = [] {
-    const char* raw = std::getenv("LATHE_ATTN_MIN_KV_PER_SPLIT");
-    if (raw == nullptr) return kMinKvPerSplit;
-    char* end = nullptr;
-    const long parsed = std::strtol(raw, &end, 10);
-    if (end == raw || *end != '\0' || parsed < 16 || parsed > 65536 || parsed % 16 != 0) {
-      spdlog::warn("LATHE_ATTN_MIN_KV_PER_SPLIT='{}' is not a multiple of 16 in [16, 65536]; keeping {}", raw,
-                   kMinKvPerSplit);
-      return kMinKvPerSplit;
-    }
-    spdlog::info("attention: split-K minimum split length {} (env)", parsed);
-    return static_cast<int32_t>(parsed);
-  }();
-  return value;
+// A split-K length floor from the environment, for measurement: `env` holding a multiple of 16 in
+// [16, 65536], else `fallback` (with a warning when `env` is set but not such a number). A
+// constant for the whole process either way, so a sequence's splits and slices stay functions of
+// its own length.
+int32_t kv_floor_from_env(const char* env, int32_t fallback, const char* what) {
+  const char* raw = std::getenv(env);
+  if (raw == nullptr) return fallback;
+  char* end = nullptr;
+  const long parsed = std::strtol(raw, &end, 10);
+  if (end == raw || *end != '\0' || parsed < 16 || parsed > 65536 || parsed % 16 != 0) {
+    spdlog::warn("{}='{}' is not a multiple of 16 in [16, 65536]; keeping {}", env, raw, fallback);
+    return fallback;
+  }
+  spdlog::info("attention: split-K minimum {} length {} (env)", what, parsed);
+  return static_cast<int32_t>(parsed);
 }
 
-// The kernel's floor on a slice's length: kMinKvPerSlice, or LATHE_ATTN_MIN_KV_PER_SLICE (a
-// multiple of 16 in [16, 65536], for measurement; anything else keeps the default with a warning).
-// Read once per process; a constant either way, so a sequence's slices stay a function of its own
-// length.
+// The kernel's floors on a split's and on a slice's length (kMinKvPerSplit, kMinKvPerSlice), read
+// once per process.
+int32_t min_kv_per_split() {
+  static const int32_t value = kv_floor_from_env("LATHE_ATTN_MIN_KV_PER_SPLIT", kMinKvPerSplit, "split");
+  return value;
+}
 int32_t min_kv_per_slice() {
-  static const int32_t value = [] {
-    const char* raw = std::getenv("LATHE_ATTN_MIN_KV_PER_SLICE");
-    if (raw == nullptr) return kMinKvPerSlice;
-    char* end = nullptr;
-    const long parsed = std::strtol(raw, &end, 10);
-    if (end == raw || *end != '\0' || parsed < 16 || parsed > 65536 || parsed % 16 != 0) {
-      spdlog::warn("LATHE_ATTN_MIN_KV_PER_SLICE='{}' is not a multiple of 16 in [16, 65536]; keeping {}", raw,
-                   kMinKvPerSlice);
-      return kMinKvPerSlice;
-    }
-    spdlog::info("attention: split-K minimum slice length {} (env)", parsed);
-    return static_cast<int32_t>(parsed);
-  }();
+  static const int32_t value = kv_floor_from_env("LATHE_ATTN_MIN_KV_PER_SLICE", kMinKvPerSlice, "slice");
   return value;
 }
 
