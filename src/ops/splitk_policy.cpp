@@ -47,9 +47,10 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
   const uint32_t cap = static_cast<uint32_t>(kMaxSplitSlices);
   if (slices_lever > 0) return std::min(static_cast<uint32_t>(slices_lever), cap);
   const uint64_t ctas = static_cast<uint64_t>(kSplitkTargetWaves) * std::max<uint32_t>(sm_count, 1);
-  const uint64_t units =
+  const uint64_t pairs =
       static_cast<uint64_t>(std::max<uint32_t>(num_kv_heads, 1)) * splits * std::max<uint32_t>(max_decode_seqs, 1);
-  return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / units, 1, cap));
+  if (2 * pairs > std::max<uint32_t>(sm_count, 1)) return 1;
+  return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / pairs, 1, cap));
 }
 
 size_t workspace_record_bytes(int32_t head_dim) {

@@ -80,15 +80,18 @@ size_t workspace_record_bytes(int32_t head_dim);
 // for the Qwen3 shapes on 132 SMs): most SMs idle while each CTA streams its long split. Slicing
 // cuts each split into up to `slices` pieces with their own records (the kernel derives the pieces
 // from the sequence's own length: backends/cuda/split_length.h, split_slices_used) that separate
-// CTAs can take. The cap is, like the split count, a function of configuration only:
-//   auto: clamp(floor(kSplitkTargetWaves * sm_count / (num_kv_heads * splits * max_decode_seqs)),
-//               1, kMaxSplitSlices)
+// CTAs can take. The cap is, like the split count, a function of configuration only: with
+// pairs = num_kv_heads * splits * max_decode_seqs (the widest grid the serve can launch unsliced),
+//   auto: pairs <= sm_count / 2 ? clamp(floor(kSplitkTargetWaves * sm_count / pairs), 1,
+//                                       kMaxSplitSlices) : 1
 // i.e. slices only where even the widest decode batch the serve admits (--max-num-seqs) leaves
-// the device short of two waves, and as many as fill them. The reason for max_decode_seqs: on the
-// H200 slices pay at batch 1 and long contexts (up to 3.9x at 64k) but cost wider batches (CTAs
-// for the slices short sequences leave unused, or a CTA running a split's slices in turn: up to
-// +35% at batch 64, 1k context; docs/PERFORMANCE.md), so auto slices only serves that never run
-// wide. It counts KV heads whether or not packing is armed, so both arms keep the same bytes.
+// more than half the SMs without a CTA, and as many as fill two waves. Measured on the H200
+// (docs/PERFORMANCE.md, "Split slices"): slices pay at batch 1 and long contexts where a
+// sequence's grid is that small (40 and 44 pairs: 1.6-2.3x at 16k-64k; Qwen3-32B decode step at
+// 16k -6.3%) but cost wider batches (CTAs for the slices short sequences leave unused, or a CTA
+// running a split's slices in turn: up to +35% at batch 64, 1k context), and for 72 pairs
+// (Qwen3-8B) the batch-1 step gained nothing (+0.3% at 16k, -0.6% at 32k, +1.7% at 1k). It counts
+// KV heads whether or not packing is armed, so both arms keep the same bytes.
 // The fewest positions a slice covers (the kernel's floor on a slice's length).
 inline constexpr int32_t kMinKvPerSlice = 256;
 

@@ -133,15 +133,17 @@ TEST(SplitkPolicy, WorkspaceSizing) {
   EXPECT_EQ(workspace_record_bytes(256), 258u * 4u);
 }
 
-// Auto slices fill two waves of (KV head, split) pairs at the serve's widest decode batch,
-// counting KV heads (packing armed or not); they depend on configuration only (no batch
-// argument); a pinned cap clamps and ignores the widest batch; legacy and one split never slice.
-TEST(SplitSlices, AutoFillsTwoWavesAtTheWidestBatchTheServeAdmits) {
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 1), 3u);   // Qwen3-8B-like: 72 pairs
+// Auto slices fill two waves of (KV head, split) pairs where the serve's widest decode batch
+// leaves more than half the SMs idle, counting KV heads (packing armed or not); they depend on
+// configuration only (no batch argument); a pinned cap clamps and ignores the widest batch;
+// legacy and one split never slice.
+TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 4, 11, 1), 6u);  // 24/4/256: 44 pairs
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 1), 6u);   // Qwen3-32B-like 64/8/128: 40 pairs
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 2), 3u);
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 2), 1u);   // two sequences fill 144 of 264
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 2), 1u);   // 80 pairs cover more than half
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 1), 1u);   // Qwen3-8B-like: 72 pairs
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 2, 11, 2), 6u);  // 44 pairs at the widest batch
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 1, 33, 2), 4u);  // 66 pairs: exactly half
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 64), 1u);  // a batched serve never slices
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 32, 9, 1), 1u);  // already two waves
   EXPECT_EQ(decode_split_slices(0, kAuto, 148, 1, 16, 1), kMaxSplitSlices);
