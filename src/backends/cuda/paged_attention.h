@@ -68,10 +68,11 @@ cudaError_t launch_paged_decode_gqa_packed(const AttentionRows& rows, const Page
 // each (sequence, head) in split order 0..num_splits-1 into BF16 `out`. The output bytes do not
 // depend on rows_per_cta (tensor-core rows are independent), only on num_splits, the sequence's
 // own length and the kernel variant (below).
-// Splits may be cut further into slices (split_length.h, split_slices_used), one CTA and one
-// record each: grid y is num_splits * slices, the workspace holds num_splits * slices records per
-// (sequence, head), slot split * slices + slice, and the reduce merges the used ones in slot order.
-// A slice's bytes depend on `slices` and `min_kv_per_slice` and the sequence's own length only.
+// Splits may be cut further into slices (split_length.h, split_slices_used), one record each
+// (and one CTA each, except under variant 12, whose CTAs may run several in turn): the workspace
+// holds num_splits * slices records per (sequence, head), slot split * slices + slice, and the
+// reduce merges the used ones in slot order. A slice's bytes depend on `slices`,
+// `min_kv_per_slice` and the sequence's own length only.
 inline constexpr int32_t kMaxSplitSlices = 8;
 struct SplitGeometry {
   int32_t num_splits = 1;

@@ -26,11 +26,13 @@
 // shared memory (exact); k_scale folds into the score scale, v_scale into the output.
 //
 // Slices (sp.slices > 1): a split of n positions is cut further into split_slices_used(n, slices,
-// min_per_slice) slices (split_length.h), one CTA each (grid y = split * slices + slice), each
-// computed exactly as a whole split would be (tiles from its first position, warp rotation, warp
-// merge) into its own record, slot split * slices + slice. CTAs of slices a split does not use
-// exit at once, writing nothing (the reduce never reads those slots); an empty split's slice 0
-// writes the neutral record. Batch 1 uses this to put several CTAs on each split.
+// min_per_slice) slices (split_length.h), each computed exactly as a whole split would be (tiles
+// from its first position, warp rotation, warp merge) into its own record, slot split * slices +
+// slice. Grid y = split * slice_ctas + c: normally slice_ctas = slices, one CTA per slice, and CTAs
+// of slices a split does not use exit at once, writing nothing (the reduce never reads those
+// slots); kSliceLoop geometries (variant 12) may take fewer CTAs, CTA c running slices c,
+// c + slice_ctas, ... in turn. An empty split's slice 0 writes the neutral record. Batch 1 uses
+// this to put several CTAs on each split.
 //
 // Clusters (kCluster = C > 1, sm_90 thread-block clusters): C CTAs share one (query rows, split,
 // sequence). A split of n positions uses R = the largest power of two <= C with n >= R *
