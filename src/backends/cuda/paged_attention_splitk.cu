@@ -54,43 +54,49 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   chained_kernel_begin();
   // Merges the used records of one (sequence, head) in slot order:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
+  // Unsliced, every slot is used and slot i is record i, read in place (any split count, legacy's
+  // included); sliced (at most kMaxReduceSplits splits, launch_paged_decode_splitk checks), the
+  // used slots are gathered into shared memory first.
   __shared__ int32_t slot_of[kMaxReduceSlots];  // the used slots, in order
   __shared__ float max_of[kMaxReduceSlots], sum_of[kMaxReduceSlots];
-  __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split (1 when not sliced)
+  __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
+  const bool sliced = rp.slices > 1;
   const int records = rp.num_splits * rp.slices;
   const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
-  if (d < rp.num_splits) {
-    int n = 1;
-    if (rp.slices > 1) {
+  int count = rp.num_splits;
+  if (sliced) {
+    if (d < rp.num_splits) {
       const int len = rp.context_lens[seq];
-      n = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
+      slices_of[d] = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
     }
-    slices_of[d] = n;
+    __syncthreads();
+    for (int i = d; i < records; i += HD) {
+      const int s = i / rp.slices, k = i % rp.slices;
+      if (k >= slices_of[s]) continue;
+      int before = 0;  // used slots of splits 0..s-1
+      for (int t = 0; t < s; ++t) before += slices_of[t];
+      slot_of[before + k] = i;
+      max_of[before + k] = recs[i * (HD + 2) + HD];
+      sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
+    }
+    count = 0;
+    for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
+    __syncthreads();
   }
-  __syncthreads();
-  for (int i = d; i < records; i += HD) {
-    const int s = i / rp.slices, k = i % rp.slices;
-    if (k >= slices_of[s]) continue;
-    int before = 0;  // used slots of splits 0..s-1
-    for (int t = 0; t < s; ++t) before += slices_of[t];
-    slot_of[before + k] = i;
-    max_of[before + k] = recs[i * (HD + 2) + HD];
-    sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
-  }
-  int count = 0;
-  for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
-  __syncthreads();
+  auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
+  auto max_at = [&](int i) { return sliced ? max_of[i] : recs[i * (HD + 2) + HD]; };
+  auto sum_at = [&](int i) { return sliced ? sum_of[i] : recs[i * (HD + 2) + HD + 1]; };
   float max_all = -INFINITY;
-  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_of[i]);
+  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_at(i));
   float value = 0.0f;
   if (max_all != -INFINITY) {
     float sum = 0.0f, o = 0.0f;
 #pragma unroll 4
     for (int i = 0; i < count; ++i) {
-      const float w = exp2f(max_of[i] - max_all);
-      sum = __fmaf_rn(sum_of[i], w, sum);
-      o = __fmaf_rn(recs[slot_of[i] * (HD + 2) + d], w, o);
+      const float w = exp2f(max_at(i) - max_all);
+      sum = __fmaf_rn(sum_at(i), w, sum);
+      o = __fmaf_rn(recs[slot(i) * (HD + 2) + d], w, o);
     }
     value = __fdiv_rn(o, sum);
   }
@@ -217,6 +223,9 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     return cudaErrorInvalidValue;
   }
   if (kv.head_dim != 64 && kv.head_dim != 128 && kv.head_dim != 256) return cudaErrorInvalidValue;
+  // The reduce gathers sliced records in shared memory sized for the policy's split ceiling (the
+  // legacy rule, which may exceed it, never slices).
+  if (geometry.slices > 1 && num_splits > sk::kMaxReduceSplits) return cudaErrorInvalidValue;
   sk::SplitParams sp{};
   sp.base = attn::make_decode_params(rows, kv);
   sp.base.num_splits = num_splits;
