@@ -227,8 +227,8 @@ int main(int argc, char** argv) {
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
 
-            // (arm, splits, heads per CTA, kernel label) -> us
-            std::map<std::tuple<int, int, int, std::string>, double> measured;
+            // (arm, splits, slices, heads per CTA, kernel label) -> us
+            std::map<std::tuple<int, int, int, int, std::string>, double> measured;
             for (const Kernel& kernel : kernels) {
             LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.variant) ? cudaSuccess : cudaErrorInvalidValue);
             for (const Variant& variant : variants) {
@@ -248,7 +248,7 @@ int main(int argc, char** argv) {
               const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
               const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
               if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once
-              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits * 100 + plan.split_slices,
+              const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.split_slices,
                                                plan.gqa_group, split ? kernel.label() : std::string("-"));
               // One launch of this cell through the dispatch, reading the given block tables.
               auto launch = [&](const int32_t* table_base, void* workspace_ptr) {
