@@ -96,6 +96,23 @@ TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
   }
 }
 
+// The legacy rule is not clamped to 16 splits: 4 query heads on 132 SMs at a reference batch of 1
+// give 33. The reduce must merge them all (its sliced path holds at most 16 splits; legacy never
+// slices), agreeing with the non-split arm like any split count.
+TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) {
+  PagedCase c(4, 2, 128, DType::kBF16, decode_seqs({9000}), 4343);
+  const ops::AttentionConfig legacy = make_config(SplitkPolicy::legacy(), false, 132, 1);
+  const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), legacy);
+  ASSERT_EQ(plan.num_splits, 33);
+  ASSERT_EQ(plan.split_slices, 1);
+  const Step step = c.full_step();
+  const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, legacy);
+  ASSERT_FALSE(any_nan(split));
+  const std::vector<uint16_t> whole = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(1), false));
+  EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit);
+  EXPECT_LE(rel_rms(split, c.reference(step)), kDecodeTolerance);
+}
+
 // Split slices (attn_decode_split_slices): sliced output against the reference and against the
 // unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the
 // batch of 8 byte for byte; auto on a single-sequence serve gives the bytes of the count it
