@@ -22,8 +22,11 @@
 // Split s of a sequence of length L covers [s * n, min((s + 1) * n, L)), n = split_length(L, S,
 // min_kv_per_split, rule) (split_length.h; by default max(ceil(L / S), min_kv_per_split)), computed
 // here from the sequence's own length; an empty split writes the
-// neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and widened to BF16 in
-// shared memory (exact); k_scale folds into the score scale, v_scale into the output.
+// neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and converted in registers
+// straight into f16 MMA fragments (exact; paged_attention_fp8_frag.cuh, which also fixes the order
+// of the head dims inside an MMA chunk and of the output columns); the query enters those MMAs as
+// f16 and the softmax weights as an f16 hi + lo pair. k_scale folds into the score scale, v_scale
+// into the output.
 //
 // Slices (sp.slices > 1): a split of n positions is cut further into split_slices_used(n, slices,
 // min_per_slice) slices (split_length.h), each computed exactly as a whole split would be (tiles
@@ -54,6 +57,7 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_common.cuh"
 #include "backends/cuda/paged_attention_decode.cuh"
+#include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
 #include "backends/cuda/split_length.h"
 
@@ -101,9 +105,8 @@ struct SplitLayout {
   static constexpr int kRawRow = HD * Kv::kBytes + 16;  // bytes per staged row
   static constexpr int kRawTile = kTile * kRawRow;      // K or V of one stage
   static constexpr int kStage = 2 * kRawTile;
-  static constexpr bool kWiden = Kv::kDType == KvDType::kFP8E4M3;
-  static constexpr int kWideTile = kWiden ? kTile * kRow * 2 : 0;  // BF16 copy of K or V
-  static constexpr int kPerWarp = Cfg::kStages * kStage + 2 * kWideTile;
+  static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;  // f16 MMAs on raw rows (see header)
+  static constexpr int kPerWarp = Cfg::kStages * kStage;
   static constexpr int kQ = kMaxRows * kRow * 2;
   // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2].
   static constexpr int kMerge = (Cfg::kWarps + (Cfg::kCluster > 1 ? 1 : 0)) * kMaxRows * (HD + 2) * 4;
@@ -259,26 +262,47 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     chained_kernel_begin();
     for (int i = prologue; i < kStages - 1; ++i) issue(i);
 
-    // Query rows (zero beyond `rows`).
+    // Query rows (zero beyond `rows`): BF16 as given, or f16 for the FP8 arm's f16 MMAs.
     for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
       const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
       uint4 value = make_uint4(0, 0, 0, 0);
       if (r < rows) {
         value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(seq) * p.q_stride +
                                                      static_cast<int64_t>(head0 + r) * HD + col));
+        if constexpr (L::kFp8) {
+          uint32_t* w = &value.x;
+#pragma unroll
+          for (int e = 0; e < 4; ++e) {
+            w[e] = fp8frag::pack_f16x2(fp8frag::saturate_f16_range(bf16_lo(w[e])),
+                                       fp8frag::saturate_f16_range(bf16_hi(w[e])));
+          }
+        }
       }
       *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
     }
     __syncthreads();
+    // A fragments of Q for head-dimension chunk kk: ldmatrix of the BF16 rows, or (FP8 arm) the two
+    // 8-byte pieces at the chunk's dims (fp8frag::q_dim) of rows g and g + 8.
+    auto load_q = [&](uint32_t(&a)[4], int kk) {
+      if constexpr (L::kFp8) {
+        const int d = fp8frag::q_dim<HD>(kk, t);
+        const uint2 top = *reinterpret_cast<const uint2*>(sq + g * kRow + d);
+        const uint2 bottom = *reinterpret_cast<const uint2*>(sq + (g + 8) * kRow + d);
+        a[0] = top.x;
+        a[1] = bottom.x;
+        a[2] = top.y;
+        a[3] = bottom.y;
+      } else {
+        ldmatrix_x4(a, sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
+      }
+    };
     uint32_t qa[kQInRegs ? HD / 16 : 1][4];
     if constexpr (kQInRegs) {
 #pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) {
-        ldmatrix_x4(qa[kk], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
-      }
+      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
     }
 
-    const float s_mul = p.scale * kLog2e * (L::kWiden ? p.k_scale : 1.0f);
+    const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
     float o[HD / 8][4];
 #pragma unroll
     for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
@@ -289,49 +313,48 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       cp_async_wait<kStages - 1>();
       __syncwarp();
       const int tile_start = tile_first(i);
-      unsigned char* stage = mine + (i % kStages) * L::kStage;
-      const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
-      const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
-      if constexpr (L::kWiden) {
-        __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(mine + kStages * L::kStage);
-        __nv_bfloat16* wide_v = wide_k + kTile * kRow;
-#pragma unroll
-        for (int c = lane; c < kTile * (HD / 8); c += 32) {
-          const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-#pragma unroll
-          for (int which = 0; which < 2; ++which) {
-            float f[kFragElems];
-            widen(*reinterpret_cast<const uint2*>(stage + which * L::kRawTile + r * L::kRawRow + col), f);
-            uint4 packed;
-            packed.x = pack_bf16x2(f[0], f[1]);
-            packed.y = pack_bf16x2(f[2], f[3]);
-            packed.z = pack_bf16x2(f[4], f[5]);
-            packed.w = pack_bf16x2(f[6], f[7]);
-            *reinterpret_cast<uint4*>((which ? wide_v : wide_k) + r * kRow + col) = packed;
-          }
-        }
-        __syncwarp();
-        kt = wide_k;
-        vt = wide_v;
-      }
+      const unsigned char* stage = mine + (i % kStages) * L::kStage;
 
       // S = Q K^T over the tile.
       float s[kTile / 8][4];
 #pragma unroll
       for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+      if constexpr (L::kFp8) {
+        // One 16-byte load per K row (position 8j + g) and unit feeds four chunks.
 #pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) {
-        // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
-        if constexpr (!kQInRegs) {
-          ldmatrix_x4(qa[0], sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
+        for (int m = 0; m < HD / 64; ++m) {
+          uint4 kw[kTile / 8];
+#pragma unroll
+          for (int j = 0; j < kTile / 8; ++j) {
+            kw[j] = *reinterpret_cast<const uint4*>(stage + (j * 8 + g) * L::kRawRow + 16 * fp8frag::k_unit<HD>(m, t));
+          }
+#pragma unroll
+          for (int c = 0; c < 4; ++c) {
+            const int kk = 4 * m + c;
+            if constexpr (!kQInRegs) load_q(qa[0], kk);
+            const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+#pragma unroll
+            for (int j = 0; j < kTile / 8; ++j) {
+              uint32_t b0, b1;
+              fp8frag::e4m3x4_to_f16x4((&kw[j].x)[c], b0, b1);
+              fp8frag::mma_f16(s[j], a, b0, b1);
+            }
+          }
         }
-        const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+      } else {
+        const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
 #pragma unroll
-        for (int j = 0; j < kTile / 8; j += 2) {
-          uint32_t b[4];
-          ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
-          mma_bf16(s[j], a, b[0], b[1]);
-          mma_bf16(s[j + 1], a, b[2], b[3]);
+        for (int kk = 0; kk < HD / 16; ++kk) {
+          // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
+          if constexpr (!kQInRegs) load_q(qa[0], kk);
+          const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+#pragma unroll
+          for (int j = 0; j < kTile / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
+            mma_bf16(s[j], a, b[0], b[1]);
+            mma_bf16(s[j + 1], a, b[2], b[3]);
+          }
         }
       }
 
@@ -356,9 +379,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
       m_a = new_a;
       m_b = new_b;
-      // P = hi + lo, both BF16 (hi = bf16(p), lo = bf16(p - hi)): the two products below carry p to
-      // ~16 significant bits, so the split arm does not add a BF16 rounding of the weights that the
-      // CUDA-core non-split arm (f32 weights) does not have.
+      // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
+      // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
+      // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
+      auto pack = [](float x, float y) { return L::kFp8 ? fp8frag::pack_f16x2(x, y) : pack_bf16x2(x, y); };
+      auto low = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_lo(pair) : bf16_lo(pair); };
+      auto high = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_hi(pair) : bf16_hi(pair); };
       float sum_a = 0.0f, sum_b = 0.0f;
       uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
 #pragma unroll
@@ -367,23 +393,63 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
         sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
         sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-        const uint32_t hi_a = pack_bf16x2(p0, p1), hi_b = pack_bf16x2(p2, p3);
+        const uint32_t hi_a = pack(p0, p1), hi_b = pack(p2, p3);
         pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
         pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
-        pa_lo[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
-        pa_lo[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
+        pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, low(hi_a)), __fsub_rn(p1, high(hi_a)));
+        pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, low(hi_b)), __fsub_rn(p3, high(hi_b)));
       }
       online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
+      if constexpr (L::kFp8) {
+        // Rows 2t, 2t+1, 2t+8, 2t+9 of chunk kk, this thread's units of dims (fp8frag::out_dim).
+        constexpr int kUnitBytes = HD == 64 ? 8 : 16;  // dims per thread per unit
+        constexpr int kUnits = HD == 256 ? 2 : 1;
+        const unsigned char* vt = stage + L::kRawTile;
 #pragma unroll
-      for (int kk = 0; kk < kTile / 16; ++kk) {
+        for (int kk = 0; kk < kTile / 16; ++kk) {
 #pragma unroll
-        for (int j = 0; j < HD / 8; j += 2) {
-          uint32_t b[4];
-          ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
-          mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
-          mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
-          mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
-          mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
+          for (int u = 0; u < kUnits; ++u) {
+            const unsigned char* col = vt + (kk * 16 + 2 * t) * L::kRawRow + kUnitBytes * (g + 8 * u);
+            uint32_t w[4][kUnitBytes / 4];  // [row][word]
+#pragma unroll
+            for (int r = 0; r < 4; ++r) {
+              const unsigned char* row = col + ((r & 1) + 8 * (r >> 1)) * L::kRawRow;
+              if constexpr (kUnitBytes == 16) {
+                const uint4 x = *reinterpret_cast<const uint4*>(row);
+                w[r][0] = x.x, w[r][1] = x.y, w[r][2] = x.z, w[r][3] = x.w;
+              } else {
+                const uint2 x = *reinterpret_cast<const uint2*>(row);
+                w[r][0] = x.x, w[r][1] = x.y;
+              }
+            }
+#pragma unroll
+            for (int q = 0; q < kUnitBytes / 4; ++q) {
+              uint32_t dims[4];
+              fp8frag::transpose4x4({w[0][q], w[1][q], w[2][q], w[3][q]}, dims);
+#pragma unroll
+              for (int d = 0; d < 4; ++d) {
+                const int j = 16 * u + 4 * q + d;
+                uint32_t b0, b1;
+                fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
+                fp8frag::mma_f16(o[j], pa_hi[kk], b0, b1);
+                fp8frag::mma_f16(o[j], pa_lo[kk], b0, b1);
+              }
+            }
+          }
+        }
+      } else {
+        const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
+#pragma unroll
+        for (int kk = 0; kk < kTile / 16; ++kk) {
+#pragma unroll
+          for (int j = 0; j < HD / 8; j += 2) {
+            uint32_t b[4];
+            ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
+            mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
+            mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
+            mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
+            mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
+          }
         }
       }
       __syncwarp();  // this stage is refilled by the next iteration's issue
@@ -398,10 +464,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       float* mw = merge + warp * kMaxRows * (HD + 2);
 #pragma unroll
       for (int j = 0; j < HD / 8; ++j) {
-        mw[g * (HD + 2) + j * 8 + 2 * t] = o[j][0];
-        mw[g * (HD + 2) + j * 8 + 2 * t + 1] = o[j][1];
-        mw[(g + 8) * (HD + 2) + j * 8 + 2 * t] = o[j][2];
-        mw[(g + 8) * (HD + 2) + j * 8 + 2 * t + 1] = o[j][3];
+        // Head dims of this thread's two output columns 2t, 2t + 1 of column tile j.
+        const int d0 = L::kFp8 ? fp8frag::out_dim<HD>(j, 2 * t) : j * 8 + 2 * t;
+        const int d1 = L::kFp8 ? fp8frag::out_dim<HD>(j, 2 * t + 1) : d0 + 1;
+        mw[g * (HD + 2) + d0] = o[j][0];
+        mw[g * (HD + 2) + d1] = o[j][1];
+        mw[(g + 8) * (HD + 2) + d0] = o[j][2];
+        mw[(g + 8) * (HD + 2) + d1] = o[j][3];
       }
       if (t == 0) {
         mw[g * (HD + 2) + HD] = m_a;
@@ -411,7 +480,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       }
     }
     __syncthreads();
-    const float v_mul = L::kWiden ? p.v_scale : 1.0f;
+    const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
     float* rank_state = merge + kWarps * kMaxRows * (HD + 2);  // [row][HD + 2] (clusters only)
     const bool clustered = kCluster > 1 && ranks > 1;
     for (int i = tid; i < rows * HD; i += kThreads) {
