@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -134,6 +134,27 @@ if has attnslices; then
       --policies auto+pack,auto+pack+slices --batches 1,2,4,16,64 >"$out/attn/bench.txt" 2>&1
     note "lathe_bench_attention slices" "rc=$?"
   fi
+fi
+if has fp8attn; then
+  # FP8 KV split-K attention: the kernel benchmark of this bundle beside a baseline binary
+  # (bin/lathe_bench_attention_base, when the bundle carries one) in the same call, then decode
+  # steps with BF16 against FP8 KV at 16k (batch 1 and 16) and 32k (batch 1) on the 8B-FP8 shape.
+  mkdir -p "$out/attn"
+  for b in lathe_bench_attention lathe_bench_attention_base; do
+    [[ -x "$bundle/bin/$b" ]] || continue
+    timeout 240 "$bundle/bin/$b" --out "$out/attn/$b" --kernels 5 --policies auto+pack,auto+pack+slices \
+      --batches 1,16,64 >"$out/attn/$b.txt" 2>&1
+    note "$b fp8attn" "rc=$?"
+  done
+  for kv in bf16 fp8; do
+    for run in 16384:1,16 32768:1; do
+      ctx=${run%:*} batches=${run#*:}
+      name="fp8attn_kv${kv}_in$ctx"
+      timeout 150 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda --input-len "$ctx" \
+        --batch-sizes "$batches" --output-len 32 --kv-cache-dtype "$kv" $([[ $kv == fp8 ]] && echo --calculate-kv-scales) --out "$out/$name.json" >"$out/$name.txt" 2>&1
+      note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
+    done
+  done
 fi
 if has nochain; then
   # The same quick measurement with chained launches (programmatic dependent launch) off.
