@@ -13,7 +13,9 @@
 //    timed out of L2.
 //
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
+//                              [--dtypes LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
+//   --dtypes: KV dtypes to measure, `bf16`, `fp8` or both (default both; --quick: bf16).
 //   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
@@ -117,7 +119,17 @@ int main(int argc, char** argv) {
   std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant()}};
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
+  std::vector<DType> dtype_filter;
   for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--dtypes") && i + 1 < argc) {
+      for (const std::string& d : bench::split_list(argv[++i])) {
+        if (d != "bf16" && d != "fp8") {
+          std::fprintf(stderr, "error: --dtypes: %s is not bf16 or fp8\n", d.c_str());
+          return 2;
+        }
+        dtype_filter.push_back(d == "bf16" ? DType::kBF16 : DType::kF8E4M3);
+      }
+    }
     if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
       for (const std::string& b : bench::split_list(argv[++i])) {
         const int v = std::atoi(b.c_str());
@@ -160,7 +172,9 @@ int main(int argc, char** argv) {
                                                                 : std::vector<int32_t>{1, 4, 16, 64};
     const std::vector<int32_t> contexts =
         quick ? std::vector<int32_t>{4096, 16384} : std::vector<int32_t>{1024, 4096, 16384, 65536};
-    const std::vector<DType> dtypes = quick ? std::vector<DType>{DType::kBF16} : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
+    const std::vector<DType> dtypes = !dtype_filter.empty() ? dtype_filter
+                                      : quick                ? std::vector<DType>{DType::kBF16}
+                                                             : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
     std::vector<Variant> variants;
     for (const Variant& v : {Variant{"legacy", target::SplitkPolicy::legacy(), false},
                              Variant{"auto", target::SplitkPolicy::automatic(), false},
