@@ -137,22 +137,27 @@ if has attnslices; then
 fi
 if has fp8attn; then
   # FP8 KV split-K attention: the kernel benchmark of this bundle beside a baseline binary
-  # (bin/lathe_bench_attention_base, when the bundle carries one) in the same call, then decode
-  # steps with BF16 against FP8 KV at 16k (batch 1 and 16) and 32k (batch 1) on the 8B-FP8 shape.
+  # (bin/lathe_bench_attention_base, when the bundle carries one) in the same call, then 8B-FP8
+  # decode steps at 16k (batch 1 and 16) and 32k (batch 1) for each KV dtype in FP8ATTN_KV
+  # (default "bf16 fp8"), with this bundle's lathe and, when carried, bin/lathe_base.
   mkdir -p "$out/attn"
   for b in lathe_bench_attention lathe_bench_attention_base; do
     [[ -x "$bundle/bin/$b" ]] || continue
     timeout 240 "$bundle/bin/$b" --out "$out/attn/$b" --kernels 5 --policies auto+pack,auto+pack+slices \
-      --batches 1,16,64 >"$out/attn/$b.txt" 2>&1
+      --batches "${FP8ATTN_BATCHES:-1,16,64}" ${FP8ATTN_BENCH_ARGS:-} >"$out/attn/$b.txt" 2>&1
     note "$b fp8attn" "rc=$?"
   done
-  for kv in bf16 fp8; do
-    for run in 16384:1,16 32768:1; do
-      ctx=${run%:*} batches=${run#*:}
-      name="fp8attn_kv${kv}_in$ctx"
-      timeout 150 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda --input-len "$ctx" \
-        --batch-sizes "$batches" --output-len 32 --kv-cache-dtype "$kv" $([[ $kv == fp8 ]] && echo --calculate-kv-scales) --out "$out/$name.json" >"$out/$name.txt" 2>&1
-      note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
+  for bin in lathe lathe_base; do
+    [[ -x "$bundle/bin/$bin" ]] || continue
+    for kv in ${FP8ATTN_KV:-bf16 fp8}; do
+      for run in 16384:1,16 32768:1; do
+        ctx=${run%:*} batches=${run#*:}
+        name="fp8attn_${bin}_kv${kv}_in$ctx"
+        timeout 150 "$bundle/bin/$bin" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
+          --input-len "$ctx" --batch-sizes "$batches" --output-len 32 --kv-cache-dtype "$kv" \
+          $([[ $kv == fp8 ]] && echo --calculate-kv-scales) --out "$out/$name.json" >"$out/$name.txt" 2>&1
+        note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
+      done
     done
   done
 fi
