@@ -573,8 +573,7 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
 //   2: 8 x 3 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
 //   3: 4 x 3 x 16, 2 per SM (2 x 3 x 16; 4 x 3 x 32)
 //   4: 12 x 2 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
-//   5: 6 x 2 x 16, 2 per SM (3 x 2 x 16; 4 x 2 x 32); FP8 KV 3 stages (an FP8 stage holds half the
-//      bytes of a BF16 one, so 3 still fit two CTAs per SM and keep as many bytes in flight)
+//   5: 6 x 2 x 16, 2 per SM (3 x 2 x 16; 4 x 2 x 32)
 //   6: 4 x 2 x 16, 3 per SM (2 x 2 x 16; 4 x 2 x 32), FP8 at HD 256 and 64 one warp fewer or 2 per SM
 //   7: 5 in clusters of 2
 //   8: 5 in clusters of 4
@@ -592,13 +591,13 @@ struct Variants {
   using V2 = SplitCfg<(HD == 256 ? 6 : 8), (HD == 128 ? 3 : 2), (HD == 64 ? 32 : 16), 1, true>;
   using V3 = SplitCfg<(HD == 256 ? 2 : 4), 3, (HD == 64 ? 32 : 16), 2, true>;
   using V4 = SplitCfg<(HD == 128 ? 12 : (HD == 256 ? 6 : 8)), 2, (HD == 64 ? 32 : 16), 1, true>;
-  using V5 = SplitCfg<(HD == 128 ? 6 : (HD == 256 ? 3 : 4)), (kFp8 ? 3 : 2), (HD == 64 ? 32 : 16), 2, true>;
+  using V5 = SplitCfg<(HD == 128 ? 6 : (HD == 256 ? 3 : 4)), 2, (HD == 64 ? 32 : 16), 2, true>;
   using V6 = SplitCfg<(HD == 256 ? 2 : (HD == 64 && kFp8 ? 3 : 4)), 2, (HD == 64 ? 32 : 16),
                       (HD == 256 && kFp8 ? 2 : 3), true>;
   using V7 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 2>;
   using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
   using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
-  using V12 = SplitCfg<V5::kWarps, V5::kStages, V5::kTile, 2, true, 1, true>;
+  using V12 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 1, true>;
 };
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
