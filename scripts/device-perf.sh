@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnprof nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -159,6 +159,35 @@ if has fp8attn; then
         note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
       done
     done
+  done
+fi
+if has attnprof; then
+  # Nsight Compute on single split-K attention launches (the split kernel and its reduce) of the
+  # kernel benchmark: ATTNPROF_CASES "dtype:batch:context ..." on shape ATTNPROF_SHAPE (default
+  # 32/8/128, variant 5, auto+pack). Headline counters and warp stall reasons go to the summary,
+  # the split kernel's most-stalled SASS (bench/kernels/sass_stalls.py) to $OUT/attnprof_*.
+  command -v ncu >/dev/null || export PATH="$PATH:/usr/local/cuda/bin:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)"
+  stalls=""
+  for r in barrier branch_resolving dispatch_stall drain imc_miss lg_throttle long_scoreboard math_pipe_throttle \
+    membar mio_throttle misc no_instruction not_selected selected short_scoreboard sleeping tex_throttle wait; do
+    stalls+="${stalls:+,}smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
+  done
+  for c in ${ATTNPROF_CASES:-bf16:1:16384 fp8:1:16384 bf16:16:4096}; do
+    IFS=: read -r dt b ctx <<<"$c"
+    tag="attnprof_${dt}_b${b}_l$ctx"
+    start=$SECONDS
+    timeout 150 ncu --clock-control none --set full --metrics "$stalls" --kernel-name-base demangled \
+      -k regex:splitk -s 2 -c 2 --export "$out/$tag" "$bundle/bin/lathe_bench_attention" --kernels 5 \
+      --policies auto+pack --shapes "${ATTNPROF_SHAPE:-32/8/128}" --dtypes "$dt" --batches "$b" --contexts "$ctx" \
+      >"$out/$tag.txt" 2>&1
+    note "ncu $tag" "rc=$? $((SECONDS - start))s"
+    grep -E "^  [a-zA-Z_0-9:]+.*\(|^    (Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|Eligible Warps Per Scheduler|L2 Hit Rate|Grid Size|Block Size) " \
+      "$out/$tag.txt" | cut -c1-120 >>"$summary"
+    grep -E "issue_stalled_" "$out/$tag.txt" | awk '$NF + 0 >= 0.5 { sub(/smsp__average_warps_issue_stalled_/, "stall "); print }' \
+      | head -16 >>"$summary"
+    ncu --import "$out/$tag.ncu-rep" --page source --print-source sass --csv -k regex:splitk_mma >"$out/${tag}_sass.csv" 2>&1
+    python3 "$root/bench/kernels/sass_stalls.py" "$out/${tag}_sass.csv" --top 25 >"$out/${tag}_sass_top.txt" 2>&1
+    rm -f "$out/$tag.ncu-rep"
   done
 fi
 if has nochain; then

@@ -13,9 +13,11 @@
 //    timed out of L2.
 //
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
-//                              [--dtypes LIST]
+//                              [--dtypes LIST] [--contexts LIST] [--shapes LIST]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
 //   --dtypes: KV dtypes to measure, `bf16`, `fp8` or both (default both; --quick: bf16).
+//   --contexts: comma list of context lengths (1..65536) instead of {1k,4k,16k,64k} (or --quick's).
+//   --shapes: comma list of num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
@@ -120,6 +122,8 @@ int main(int argc, char** argv) {
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
   std::vector<DType> dtype_filter;
+  std::vector<int32_t> context_filter;
+  std::vector<std::string> shape_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       for (const std::string& d : bench::split_list(argv[++i])) {
@@ -140,6 +144,17 @@ int main(int argc, char** argv) {
         batch_filter.push_back(v);
       }
     }
+    if (!std::strcmp(argv[i], "--contexts") && i + 1 < argc) {
+      for (const std::string& c : bench::split_list(argv[++i])) {
+        const int v = std::atoi(c.c_str());
+        if (v < 1 || v > 65536 || c != std::to_string(v)) {
+          std::fprintf(stderr, "error: --contexts: %s is not a context length in 1..65536\n", c.c_str());
+          return 2;
+        }
+        context_filter.push_back(v);
+      }
+    }
+    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
@@ -166,12 +181,23 @@ int main(int argc, char** argv) {
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 
-    const std::vector<Shape> shapes = {{24, 4, 256}, {32, 8, 128}, {64, 8, 128}};
+    std::vector<Shape> shapes;
+    for (const Shape& shape : {Shape{24, 4, 256}, Shape{32, 8, 128}, Shape{64, 8, 128}}) {
+      const std::string label = fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim);
+      if (shape_filter.empty() || std::find(shape_filter.begin(), shape_filter.end(), label) != shape_filter.end()) {
+        shapes.push_back(shape);
+      }
+    }
+    if (shapes.empty()) {
+      std::fprintf(stderr, "error: --shapes: none of 24/4/256, 32/8/128, 64/8/128 selected\n");
+      return 2;
+    }
     const std::vector<int32_t> batches = !batch_filter.empty() ? batch_filter
                                          : quick                ? std::vector<int32_t>{1, 16}
                                                                 : std::vector<int32_t>{1, 4, 16, 64};
-    const std::vector<int32_t> contexts =
-        quick ? std::vector<int32_t>{4096, 16384} : std::vector<int32_t>{1024, 4096, 16384, 65536};
+    const std::vector<int32_t> contexts = !context_filter.empty() ? context_filter
+                                          : quick                  ? std::vector<int32_t>{4096, 16384}
+                                                                   : std::vector<int32_t>{1024, 4096, 16384, 65536};
     const std::vector<DType> dtypes = !dtype_filter.empty() ? dtype_filter
                                       : quick                ? std::vector<DType>{DType::kBF16}
                                                              : std::vector<DType>{DType::kBF16, DType::kF8E4M3};
