@@ -138,9 +138,8 @@ fi
 if has fp8attn; then
   # FP8 KV split-K attention: the kernel benchmark of this bundle beside a baseline binary
   # (bin/lathe_bench_attention_base, when the bundle carries one) in the same call, then 8B-FP8
-  # decode steps at 16k (batch 1 and 16) and 32k (batch 1) (FP8ATTN_RUNS "context:batches ...")
-  # for each KV dtype in FP8ATTN_KV (default "bf16 fp8"), with this bundle's lathe and, when
-  # carried, bin/lathe_base.
+  # decode steps at 16k (batch 1 and 16) and 32k (batch 1) for each KV dtype in FP8ATTN_KV
+  # (default "bf16 fp8"), with this bundle's lathe and, when carried, bin/lathe_base.
   mkdir -p "$out/attn"
   for b in lathe_bench_attention lathe_bench_attention_base; do
     [[ -x "$bundle/bin/$b" ]] || continue
@@ -151,7 +150,7 @@ if has fp8attn; then
   for bin in lathe lathe_base; do
     [[ -x "$bundle/bin/$bin" ]] || continue
     for kv in ${FP8ATTN_KV:-bf16 fp8}; do
-      for run in ${FP8ATTN_RUNS:-16384:1,16 32768:1}; do
+      for run in 16384:1,16 32768:1; do
         ctx=${run%:*} batches=${run#*:}
         name="fp8attn_${bin}_kv${kv}_in$ctx"
         timeout 150 "$bundle/bin/$bin" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
@@ -182,10 +181,9 @@ if has attnprof; then
       --policies auto+pack --shapes "${ATTNPROF_SHAPE:-32/8/128}" --dtypes "$dt" --batches "$b" --contexts "$ctx" \
       >"$out/$tag.txt" 2>&1
     note "ncu $tag" "rc=$? $((SECONDS - start))s"
-    ncu --import "$out/$tag.ncu-rep" --page details >"$out/${tag}_details.txt" 2>&1
     grep -E "^  [a-zA-Z_0-9:]+.*\(|^    (Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|Eligible Warps Per Scheduler|L2 Hit Rate|Grid Size|Block Size) " \
-      "$out/${tag}_details.txt" | cut -c1-120 >>"$summary"
-    grep -E "issue_stalled_" "$out/${tag}_details.txt" | awk '$NF + 0 >= 0.5 { sub(/smsp__average_warps_issue_stalled_/, "stall "); print }' \
+      "$out/$tag.txt" | cut -c1-120 >>"$summary"
+    grep -E "issue_stalled_" "$out/$tag.txt" | awk '$NF + 0 >= 0.5 { sub(/smsp__average_warps_issue_stalled_/, "stall "); print }' \
       | head -16 >>"$summary"
     ncu --import "$out/$tag.ncu-rep" --page source --print-source sass --csv -k regex:splitk_mma >"$out/${tag}_sass.csv" 2>&1
     python3 "$root/bench/kernels/sass_stalls.py" "$out/${tag}_sass.csv" --top 25 >"$out/${tag}_sass_top.txt" 2>&1

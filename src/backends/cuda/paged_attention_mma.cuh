@@ -59,9 +59,6 @@ __device__ __forceinline__ void cp_async_wait() {
 // tile's probabilities over the 4 lanes that share a row, folds them into the running
 // denominators l (l = l * alpha + sum) and rescales the running output o by alpha. sum_a/sum_b
 // hold this lane's partial sums on entry; the order of operations is fixed (bit-reproducible).
-// When no row of the warp has a new maximum every alpha is 1 and the rescale is skipped: x * 1 is
-// x exactly, so skipping changes no bit (and saves 4 * kCols multiplies on most tiles of a long
-// sequence).
 template <int kCols>
 __device__ __forceinline__ void online_softmax_rescale(float sum_a, float sum_b, float alpha_a, float alpha_b,
                                                        float& l_a, float& l_b, float (&o)[kCols][4]) {
@@ -72,7 +69,6 @@ __device__ __forceinline__ void online_softmax_rescale(float sum_a, float sum_b,
   }
   l_a = __fmaf_rn(l_a, alpha_a, sum_a);
   l_b = __fmaf_rn(l_b, alpha_b, sum_b);
-  if (!__any_sync(0xffffffffu, alpha_a != 1.0f || alpha_b != 1.0f)) return;
 #pragma unroll
   for (int j = 0; j < kCols; ++j) {
     o[j][0] = __fmul_rn(o[j][0], alpha_a);

@@ -214,31 +214,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         const int next_ts = tile_first(i + 1);
         const int nb0 = next_ts >> shift, nb1 = (min(next_ts + kTile, end) - 1) >> shift;
         staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;  // used by the next issue
-        if (kTile <= bs) {
-          // The tile spans at most two blocks (ids in lanes 0 and 1): rows below first_rows lie in
-          // the first, the rest in the second, so each copy is a select between two per-tile
-          // pointers plus a compile-time offset. Every address stays inside block id0 or id1 (an
-          // id a tile does not reach was staged as 0, a real block), valid or not.
-          constexpr int64_t kRowBytes = HD * Kv::kBytes;
-          const int32_t id0 = __shfl_sync(0xffffffffu, ids, 0), id1 = __shfl_sync(0xffffffffu, ids, 1);
-          const int slot0 = ts & (bs - 1), first_rows = bs - slot0;
-          const int64_t lane_bytes = r0 * kRowBytes + cc * 16;
-          const int64_t off0 = id0 * block_bytes + slot0 * kRowBytes + lane_bytes;
-          const int64_t off1 = id1 * block_bytes - first_rows * kRowBytes + lane_bytes;
-          const unsigned char *k0 = kbase + off0, *k1 = kbase + off1, *v0 = vbase + off0, *v1 = vbase + off1;
-          unsigned char* k_lane = k_dst + r0 * L::kRawRow + cc * 16;
-          unsigned char* v_lane = v_dst + r0 * L::kRawRow + cc * 16;
-#pragma unroll
-          for (int it = 0; it < L::kIssueIters; ++it) {
-            const int r = r0 + it * kRowsPerIter;
-            const bool second = r >= first_rows;
-            const int64_t step = it * kRowsPerIter * kRowBytes;
-            cp_async16(k_lane + it * kRowsPerIter * L::kRawRow, (second ? k1 : k0) + step, ts + r < end);
-            cp_async16(v_lane + it * kRowsPerIter * L::kRawRow, (second ? v1 : v0) + step, ts + r < end);
-          }
-          cp_async_commit();
-          return;
-        }
         const int b0 = ts >> shift;
 #pragma unroll
         for (int it = 0; it < L::kIssueIters; ++it) {
