@@ -138,8 +138,9 @@ fi
 if has fp8attn; then
   # FP8 KV split-K attention: the kernel benchmark of this bundle beside a baseline binary
   # (bin/lathe_bench_attention_base, when the bundle carries one) in the same call, then 8B-FP8
-  # decode steps at 16k (batch 1 and 16) and 32k (batch 1) for each KV dtype in FP8ATTN_KV
-  # (default "bf16 fp8"), with this bundle's lathe and, when carried, bin/lathe_base.
+  # decode steps at 16k (batch 1 and 16) and 32k (batch 1) (FP8ATTN_RUNS "context:batches ...")
+  # for each KV dtype in FP8ATTN_KV (default "bf16 fp8"), with this bundle's lathe and, when
+  # carried, bin/lathe_base.
   mkdir -p "$out/attn"
   for b in lathe_bench_attention lathe_bench_attention_base; do
     [[ -x "$bundle/bin/$b" ]] || continue
@@ -150,7 +151,7 @@ if has fp8attn; then
   for bin in lathe lathe_base; do
     [[ -x "$bundle/bin/$bin" ]] || continue
     for kv in ${FP8ATTN_KV:-bf16 fp8}; do
-      for run in 16384:1,16 32768:1; do
+      for run in ${FP8ATTN_RUNS:-16384:1,16 32768:1}; do
         ctx=${run%:*} batches=${run#*:}
         name="fp8attn_${bin}_kv${kv}_in$ctx"
         timeout 150 "$bundle/bin/$bin" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
