@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnprof nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,6 +189,30 @@ if has attnprof; then
     ncu --import "$out/$tag.ncu-rep" --page source --print-source sass --csv -k regex:splitk_mma >"$out/${tag}_sass.csv" 2>&1
     python3 "$root/bench/kernels/sass_stalls.py" "$out/${tag}_sass.csv" --top 25 >"$out/${tag}_sass_top.txt" 2>&1
     rm -f "$out/$tag.ncu-rep"
+  done
+fi
+if has gemvsweep; then
+  # Decode GEMV variants (GEMV_VARIANTS, default "auto,auto:b3") side by side on the Qwen3 decode
+  # shapes (lathe_bench_kernels --variants, cuBLASLt/cuBLAS beside them), after the tier-equality
+  # test under each variant; the summary gets the weighted geometric mean of % of the read ceiling
+  # per (variant, dtype) (m = 1 counted twice, m = 4 and 16 once; bench/kernels/device_run.sh's score).
+  variants=${GEMV_VARIANTS:-auto,auto:b3}
+  for v in ${variants//,/ }; do
+    start=$SECONDS
+    LATHE_GEMV_TEST_VARIANT_FP8=$v LATHE_GEMV_TEST_VARIANT_BF16=$v timeout 90 "$bundle/bin/gpu_cuda_gemv_test" \
+      >"$out/gemv_test_${v//:/_}.log" 2>&1
+    note "gpu_cuda_gemv_test ($v)" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/gemv_test_${v//:/_}.log" | tr '\n' ' ')"
+  done
+  start=$SECONDS
+  timeout 200 "$bundle/bin/lathe_bench_kernels" --variants --shapes decode --variant-list "$variants" \
+    >"$out/gemv_variants.txt" 2>&1
+  note "lathe_bench_kernels --variants $variants" "rc=$? $((SECONDS - start))s"
+  for v in ${variants//,/ }; do
+    for dt in fp8 bf16; do
+      note "  score $v $dt" "$(awk -v dt="$dt" -v nm="v:$v" '$5 == dt && $7 == nm { pct = $NF; sub(/%/, "", pct)
+          w = ($6 == 1) ? 2 : 1; if (pct > 0) { s += w * log(pct); n += w } }
+        END { printf "%.2f%% (%d rows)", (n > 0 ? exp(s / n) : 0), n }' "$out/gemv_variants.txt")"
+    done
   done
 fi
 if has nochain; then
