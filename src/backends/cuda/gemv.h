@@ -127,9 +127,10 @@ struct GemvVariant {
   int group_steps = 0;
   // Register ring: CTAs per SM the registers of tiers 1 and 4 are budgeted for, 2 (0) or 3
   // ("b3": fp8 s2 and bf16 s1 only; more resident warps per SM). Ringbal then takes 396 CTAs and
-  // "auto:b3" fills a wave of 396 with its K splits. Opt-in; its tests passed on the H200, its
-  // speed is not yet measured (ptxas, 80 registers: fp8 s2 spills up to 100 bytes of loads (16-step
-  // staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160 bytes).
+  // "auto:b3" fills a wave of 396 with its K splits. Opt-in; its tests pass on the H200, and it is
+  // slower than "auto" on 7 of the 8 Qwen3 decode shapes at fp8 m = 1 (bench/results/
+  // gemv_b3_sweep_f0152dd_2026-11-30j.txt; ptxas, 80 registers: fp8 s2 spills up to 100 bytes of
+  // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
   int ctas_per_sm = 0;
 };
 
