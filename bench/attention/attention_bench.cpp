@@ -46,6 +46,7 @@
 #include "common/list_arg.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
+#include "ops/cuda/chained_launch_lever.h"
 #include "ops/splitk_policy.h"
 
 namespace {
@@ -112,6 +113,7 @@ struct Row {
 }  // namespace
 
 int main(int argc, char** argv) {
+  lathe::ops::cuda::configure_attention_kernel();  // LATHE_ATTN_SPLITK_KERNEL / _SPLIT_RULE, as a backend would
   std::string out_dir;
   bool quick = false;
   struct Kernel {

@@ -97,6 +97,19 @@ std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
+std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling) {
+  std::optional<uint64_t> value = parse_decimal(normalise(spelling));
+  if (!value || *value >= static_cast<uint64_t>(kSplitkKernelVariants)) return std::nullopt;
+  return static_cast<int32_t>(*value);
+}
+
+std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "seed") return AttnSplitRule::kSeed;
+  if (word == "even") return AttnSplitRule::kEven;
+  return std::nullopt;
+}
+
 Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
                                           std::string* note) {
   std::string why;

@@ -69,6 +69,16 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
 inline constexpr int32_t kMaxGemvEarlyWeights = 64;
 std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);
 
+// LATHE_ATTN_SPLITK_KERNEL (measurement lever; backends/cuda/paged_attention.h lists the
+// variants): a decimal variant number in 0..kSplitkKernelVariants - 1; else nullopt.
+inline constexpr int32_t kSplitkKernelVariants = 13;
+std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
+
+// LATHE_ATTN_SPLIT_RULE (measurement lever; backends/cuda/split_length.h): how a sequence's length
+// is cut into splits, "seed" (max(ceil(L / S), floor), the default) or "even"; else nullopt.
+enum class AttnSplitRule { kSeed, kEven };
+std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
+
 // One resolved lever: its value and whether the value came from the environment (the boot line
 // marks those "(env)").
 template <typename T>

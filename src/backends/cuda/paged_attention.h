@@ -86,10 +86,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ
 // between variants (except where the list there says otherwise: 10, 11 and 12 give 5's bytes), so a
-// serve keeps one for its whole life: LATHE_ATTN_SPLITK_KERNEL (0..12) read
-// at the first split-K launch, else the default. set_splitk_kernel_variant is for benchmarks and
-// tests (false for a variant that does not exist); a captured graph keeps the variant its
-// launches were captured with.
+// serve keeps one for its whole life: the default, or LATHE_ATTN_SPLITK_KERNEL (0..12) applied
+// at backend start (ops/cuda/chained_launch_lever.cpp) through set_splitk_kernel_variant, which
+// benchmarks and tests also call (false for a variant that does not exist); a captured graph
+// keeps the variant its launches were captured with.
 inline constexpr int kSplitkKernelVariants = 13;
 
 // Whether the split-K kernel copies its first K/V tiles before its chained-launch wait (the rows
@@ -101,9 +101,11 @@ bool splitk_early_kv();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 
-// How a sequence's length is cut into splits (split_length.h): LATHE_ATTN_SPLIT_RULE=even selects
-// SplitRule::kEven (opt-in, for measurement; any other value or none: the seed's rule), read once
-// at the first call. Like the variant, a serve keeps one rule for its whole life.
+// How a sequence's length is cut into splits (split_length.h): the seed's rule unless set at
+// backend start (LATHE_ATTN_SPLIT_RULE=even, opt-in for measurement; ops/cuda/
+// chained_launch_lever.cpp). Like the variant, a serve keeps one rule for its whole life: set it
+// before the first launch.
+void set_splitk_split_rule(SplitRule rule);
 SplitRule splitk_split_rule();
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------

@@ -5,9 +5,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
@@ -132,24 +129,14 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
-// The default variant; LATHE_ATTN_SPLITK_KERNEL (0..12) overrides it at the first launch. Variant
+// The default variant (set_splitk_kernel_variant changes it: LATHE_ATTN_SPLITK_KERNEL, read at
+// backend start in ops/cuda/chained_launch_lever.cpp, or the benchmark's --kernels). Variant
 // 5 (2 CTAs per SM, no clusters): on the H200 (2026-11-30, bench/attention/results/*-30b*) it is
 // within a few points of the best variant at batch >= 4 and passed every GPU test; the cluster
 // variants (7-9) are up to 2x faster at batch 1 with long contexts but up to 1.8x slower from
 // batch 4 up (a cluster's CTAs are scheduled together and wait for each other), so they stay
 // opt-in for latency-bound single-sequence serving.
 constexpr int kDefaultVariant = 5;
-
-// A decimal variant number in [0, kSplitkKernelVariants); anything else keeps the default.
-int initial_variant() {
-  const char* env = std::getenv("LATHE_ATTN_SPLITK_KERNEL");
-  if (env == nullptr) return kDefaultVariant;
-  const char* end = env + std::strlen(env);
-  int value = -1;
-  const auto [stop, error] = std::from_chars(env, end, value);
-  const bool ok = error == std::errc() && stop == end && value >= 0 && value < kSplitkKernelVariants;
-  return ok ? value : kDefaultVariant;
-}
 
 // The device's SM count, read once (a host attribute query: no stream work, capture-safe).
 int device_sm_count() {
@@ -199,7 +186,7 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
 }
 
 std::atomic<int>& variant_slot() {
-  static std::atomic<int> slot{initial_variant()};
+  static std::atomic<int> slot{kDefaultVariant};
   return slot;
 }
 
@@ -208,13 +195,12 @@ std::atomic<int>& variant_slot() {
 
 int splitk_kernel_variant() { return attn::splitk::variant_slot().load(std::memory_order_relaxed); }
 
-SplitRule splitk_split_rule() {
-  static const SplitRule rule = [] {
-    const char* env = std::getenv("LATHE_ATTN_SPLIT_RULE");
-    return env != nullptr && std::strcmp(env, "even") == 0 ? SplitRule::kEven : SplitRule::kSeed;
-  }();
-  return rule;
-}
+namespace {
+std::atomic<int> g_split_rule{static_cast<int>(SplitRule::kSeed)};
+}  // namespace
+
+void set_splitk_split_rule(SplitRule rule) { g_split_rule.store(static_cast<int>(rule), std::memory_order_relaxed); }
+SplitRule splitk_split_rule() { return static_cast<SplitRule>(g_split_rule.load(std::memory_order_relaxed)); }
 
 namespace {
 // Default on: on the H200 (bundle 5d1f669, two rounds, same call) it took the Qwen3-8B-FP8 decode

@@ -60,4 +60,24 @@ void configure_attention_early_kv() {
                lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
 }
 
+static_assert(target::kSplitkKernelVariants == lathe::cuda::kSplitkKernelVariants,
+              "the lever grammar and the split-K kernel know the same variants");
+
+void configure_attention_kernel() {
+  const std::optional<int32_t> variant =
+      env_lever("LATHE_ATTN_SPLITK_KERNEL", target::parse_splitk_kernel_variant,
+                "a split-K kernel variant 0.." + std::to_string(target::kSplitkKernelVariants - 1));
+  if (variant) lathe::cuda::set_splitk_kernel_variant(*variant);
+  const std::optional<target::AttnSplitRule> rule =
+      env_lever("LATHE_ATTN_SPLIT_RULE", target::parse_attn_split_rule, "seed/even");
+  if (rule) {
+    lathe::cuda::set_splitk_split_rule(*rule == target::AttnSplitRule::kEven ? lathe::cuda::SplitRule::kEven
+                                                                             : lathe::cuda::SplitRule::kSeed);
+  }
+  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
+               env_mark(variant.has_value()),
+               lathe::cuda::splitk_split_rule() == lathe::cuda::SplitRule::kEven ? "even" : "seed",
+               env_mark(rule.has_value()));
+}
+
 }  // namespace lathe::ops::cuda

@@ -74,6 +74,23 @@ TEST(LeverGrammar, GemvEarlyWeights) {
   }
 }
 
+TEST(LeverGrammar, SplitkKernelVariant) {
+  EXPECT_EQ(parse_splitk_kernel_variant("0"), 0);
+  EXPECT_EQ(parse_splitk_kernel_variant(" 5 "), 5);
+  EXPECT_EQ(parse_splitk_kernel_variant("12"), kSplitkKernelVariants - 1);
+  for (const char* bad : {"13", "-1", "", "five", "5.0", "1 2", "0x5"}) {
+    EXPECT_FALSE(parse_splitk_kernel_variant(bad).has_value()) << bad;
+  }
+}
+
+TEST(LeverGrammar, AttnSplitRule) {
+  EXPECT_EQ(parse_attn_split_rule("seed"), AttnSplitRule::kSeed);
+  EXPECT_EQ(parse_attn_split_rule(" EVEN "), AttnSplitRule::kEven);
+  for (const char* bad : {"", "evn", "equal", "1", "even seed"}) {
+    EXPECT_FALSE(parse_attn_split_rule(bad).has_value()) << bad;
+  }
+}
+
 TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
   std::string note;
   Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);
