@@ -110,6 +110,20 @@ struct Row {
   int32_t slices;
 };
 
+// A comma list of decimal integers in 1..max appended to `out`; false (with a message naming
+// `flag`) at the first entry that is not one.
+bool parse_ints(const char* list, const char* flag, int max, std::vector<int32_t>& out) {
+  for (const std::string& item : bench::split_list(list)) {
+    const int v = std::atoi(item.c_str());
+    if (v < 1 || v > max || item != std::to_string(v)) {
+      std::fprintf(stderr, "error: %s: %s is not an integer in 1..%d\n", flag, item.c_str(), max);
+      return false;
+    }
+    out.push_back(v);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -136,25 +150,12 @@ int main(int argc, char** argv) {
         dtype_filter.push_back(d == "bf16" ? DType::kBF16 : DType::kF8E4M3);
       }
     }
-    if (!std::strcmp(argv[i], "--batches") && i + 1 < argc) {
-      for (const std::string& b : bench::split_list(argv[++i])) {
-        const int v = std::atoi(b.c_str());
-        if (v < 1 || v > 64 || b != std::to_string(v)) {
-          std::fprintf(stderr, "error: --batches: %s is not a batch size in 1..64\n", b.c_str());
-          return 2;
-        }
-        batch_filter.push_back(v);
-      }
+    if (!std::strcmp(argv[i], "--batches") && i + 1 < argc && !parse_ints(argv[++i], "--batches", 64, batch_filter)) {
+      return 2;
     }
-    if (!std::strcmp(argv[i], "--contexts") && i + 1 < argc) {
-      for (const std::string& c : bench::split_list(argv[++i])) {
-        const int v = std::atoi(c.c_str());
-        if (v < 1 || v > 65536 || c != std::to_string(v)) {
-          std::fprintf(stderr, "error: --contexts: %s is not a context length in 1..65536\n", c.c_str());
-          return 2;
-        }
-        context_filter.push_back(v);
-      }
+    if (!std::strcmp(argv[i], "--contexts") && i + 1 < argc &&
+        !parse_ints(argv[++i], "--contexts", 65536, context_filter)) {
+      return 2;
     }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];

@@ -26,16 +26,9 @@
 
 #include <cstdint>
 
-namespace lathe::cuda::attn::fp8frag {
+#include "backends/cuda/paged_attention_mma.cuh"
 
-// d += a . b for one m16n8k16 f16 tile with f32 accumulators.
-__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
+namespace lathe::cuda::attn::fp8frag {
 
 // Four E4M3 codes (bytes 0..3) -> f16x2 {byte 0, byte 1} in `lo` and {byte 2, byte 3} in `hi`,
 // exactly (sm_89+ packed cvt; NaN codes stay NaN).

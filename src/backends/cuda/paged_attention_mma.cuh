@@ -1,6 +1,6 @@
 #pragma once
-// Tensor-core helpers of the paged attention kernels (sm_80+ mma.sync m16n8k16, BF16 in, f32
-// accumulate) and the fragment conventions they rely on, with g = lane / 4, t = lane % 4:
+// Tensor-core helpers of the paged attention kernels (sm_80+ mma.sync m16n8k16, BF16 or f16 in,
+// f32 accumulate) and the fragment conventions they rely on, with g = lane / 4, t = lane % 4:
 //   A (16x16, row-major):  a0 = (g, 2t..2t+1)  a1 = (g+8, 2t..)  a2 = (g, 2t+8..)  a3 = (g+8, 2t+8..)
 //   B (16x8, "col"):       b0 = (k 2t..2t+1, n g)   b1 = (k 2t+8.., n g)
 //   C (16x8, f32):         c0,c1 = (g, 2t..2t+1)    c2,c3 = (g+8, 2t..2t+1)
@@ -28,14 +28,20 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(smem_addr(ptr)));
 }
 
-// d += a . b for one m16n8k16 BF16 tile with f32 accumulators.
+// d += a . b for one m16n8k16 tile with f32 accumulators, inputs of type INPUT (a PTX type
+// string literal: inline asm takes only literals, hence the macro).
+#define LATHE_ATTN_MMA_M16N8K16(INPUT)                                                                   \
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32." INPUT "." INPUT                                 \
+               ".f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, {%0, %1, %2, %3};"                   \
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])                                        \
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1))
 __device__ __forceinline__ void mma_bf16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  LATHE_ATTN_MMA_M16N8K16("bf16");
 }
+__device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+  LATHE_ATTN_MMA_M16N8K16("f16");
+}
+#undef LATHE_ATTN_MMA_M16N8K16
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {
   const __nv_bfloat162 pair = __floats2bfloat162_rn(lo, hi);

@@ -337,7 +337,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
             for (int j = 0; j < kTile / 8; ++j) {
               uint32_t b0, b1;
               fp8frag::e4m3x4_to_f16x4((&kw[j].x)[c], b0, b1);
-              fp8frag::mma_f16(s[j], a, b0, b1);
+              mma_f16(s[j], a, b0, b1);
             }
           }
         }
@@ -431,8 +431,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
                 const int j = 16 * u + 4 * q + d;
                 uint32_t b0, b1;
                 fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
-                fp8frag::mma_f16(o[j], pa_hi[kk], b0, b1);
-                fp8frag::mma_f16(o[j], pa_lo[kk], b0, b1);
+                mma_f16(o[j], pa_hi[kk], b0, b1);
+                mma_f16(o[j], pa_lo[kk], b0, b1);
               }
             }
           }
