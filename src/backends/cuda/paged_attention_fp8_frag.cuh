@@ -48,9 +48,13 @@ __device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
 __device__ __forceinline__ float f16_lo(uint32_t pair) { return __half2float(__ushort_as_half(pair & 0xffffu)); }
 __device__ __forceinline__ float f16_hi(uint32_t pair) { return __half2float(__ushort_as_half(pair >> 16)); }
 
-// A BF16 query value as f16, saturated to the finite range. Exact for |q| in [2^-14, 65504]; below
-// 2^-14 the f16 subnormal step (2^-24) bounds the error. QK-normed queries lie far inside.
-__device__ __forceinline__ float saturate_f16_range(float x) { return fminf(fmaxf(x, -65504.0f), 65504.0f); }
+// A BF16 query value for the f16 MMA: a finite value saturated to the f16 range (exact for |q| in
+// [2^-14, 65504]; below 2^-14 the f16 subnormal step, 2^-24, bounds the error; QK-normed queries
+// lie far inside); NaN and infinities pass through as they do in the BF16 arm, instead of turning
+// into plausible finite queries.
+__device__ __forceinline__ float saturate_f16_range(float x) {
+  return isfinite(x) ? fminf(fmaxf(x, -65504.0f), 65504.0f) : x;
+}
 
 // The 16-byte unit (of HD / 16 per FP8 K row) holding thread t's dims of chunks 4m .. 4m + 3.
 template <int HD>

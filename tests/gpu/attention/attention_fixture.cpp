@@ -289,6 +289,10 @@ double rel_rms_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>&
   return rel_rms(a, ref);
 }
 
+void PagedCase::set_query_element(int32_t s, int32_t h, int32_t d, uint16_t bits) {
+  q_host_.at(s).at(static_cast<int64_t>(h) * shape_.head_dim + d) = bits;
+}
+
 bool any_nan(const std::vector<uint16_t>& out) {
   return std::any_of(out.begin(), out.end(), [](uint16_t b) { return std::isnan(to_float(bf16{b})); });
 }

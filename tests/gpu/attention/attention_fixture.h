@@ -83,6 +83,9 @@ class PagedCase {
   // Uploads the step's metadata and q rows; returns the device batch (valid until the next call).
   ops::DeviceBatch upload_step(ops::Phase phase, const std::vector<StepSeq>& step);
   ops::KvCacheLayer layer() const;
+  // Replaces element d of head h in the first query row of sequence s (BF16 bits), e.g. with a
+  // NaN, before the next run or upload_step.
+  void set_query_element(int32_t s, int32_t h, int32_t d, uint16_t bits);
   void* q_device() const { return q_dev_.get(); }
   void* out_device() const { return out_dev_.get(); }
   void poison_output();

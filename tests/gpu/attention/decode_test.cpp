@@ -2,6 +2,8 @@
 // byte-identical to the non-split one; the packed launcher's shape gate; workspace checks.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 #include <tuple>
 
@@ -117,6 +119,37 @@ TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) {
 // unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the
 // batch of 8 byte for byte; auto on a single-sequence serve gives the bytes of the count it
 // resolves to.
+// Bad values stay where they are: a NaN in one element of one sequence's query changes no byte of
+// any other sequence's output, nor of the other heads of that sequence, in any decode arm (every
+// row of the MMA tiles, the split records and the reduce is per (sequence, head)). What the
+// poisoned head itself shows is not asserted: the split reduce reads an all-NaN record as empty.
+TEST_P(DecodeArms, ANanQueryTouchesNoOtherSequenceOrHead) {
+  const auto [dtype, geo] = GetParam();
+  const std::vector<SeqSpec> seqs = decode_seqs({700, 3001, 129, 5000});
+  PagedCase clean(geo.heads, geo.kv_heads, geo.head_dim, dtype, seqs, 4321);
+  PagedCase dirty(geo.heads, geo.kv_heads, geo.head_dim, dtype, seqs, 4321);
+  constexpr int32_t kSeq = 1, kHead = 0;
+  dirty.set_query_element(kSeq, kHead, 3, 0x7fc0);  // BF16 quiet NaN
+  const int64_t row = clean.row_elems();
+  for (const bool pack : {false, true}) {
+    for (const SplitkPolicy& policy : {SplitkPolicy::pinned_to(1), SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
+      const ops::AttentionConfig config = make_config(policy, pack);
+      const std::vector<uint16_t> a = clean.run(ops::Phase::kDecode, clean.full_step(), config);
+      const std::vector<uint16_t> b = dirty.run(ops::Phase::kDecode, dirty.full_step(), config);
+      const std::string label = target::splitk_policy_label(policy) + (pack ? " packed" : "");
+      ASSERT_FALSE(any_nan(a)) << label;
+      for (int32_t s = 0; s < static_cast<int32_t>(seqs.size()); ++s) {
+        for (int32_t h = 0; h < geo.heads; ++h) {
+          if (s == kSeq && h == kHead) continue;
+          const int64_t at = s * row + static_cast<int64_t>(h) * geo.head_dim;
+          EXPECT_TRUE(std::equal(a.begin() + at, a.begin() + at + geo.head_dim, b.begin() + at))
+              << label << ": sequence " << s << " head " << h;
+        }
+      }
+    }
+  }
+}
+
 TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({20011, 9000, 4099, 640, 1, 12345, 2600, 7}),
