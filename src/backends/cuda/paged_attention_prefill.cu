@@ -145,13 +145,7 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
     for (int kk = 0; kk < HD / 16; ++kk) {
       uint32_t a[4];
       ldmatrix_x4(a, sq + (warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + kk * 16 + 8 * (lane / 16));
-#pragma unroll
-      for (int j = 0; j < kTileKv / 8; j += 2) {
-        uint32_t b[4];
-        ldmatrix_x4(b, sk + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kS + kk * 16 + 8 * ((lane / 8) % 2));
-        mma_bf16(s[j], a, b[0], b[1]);
-        mma_bf16(s[j + 1], a, b[2], b[3]);
-      }
+      mma_qk_chunk(s, a, sk, kS, kk, lane);
     }
 
     // Scale, mask, row max over the tile (the 4 threads of a quad share a row).
@@ -193,15 +187,7 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
 
     // O += P V.
 #pragma unroll
-    for (int kk = 0; kk < kTileKv / 16; ++kk) {
-#pragma unroll
-      for (int j = 0; j < HD / 8; j += 2) {
-        uint32_t b[4];
-        ldmatrix_x4_trans(b, sv + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + j * 8 + 8 * (lane / 16));
-        mma_bf16(o[j], pa[kk], b[0], b[1]);
-        mma_bf16(o[j + 1], pa[kk], b[2], b[3]);
-      }
-    }
+    for (int kk = 0; kk < kTileKv / 16; ++kk) mma_pv_chunk(o, sv, kS, kk, lane, pa[kk]);
   }
 
   const float v_mul = Kv::kDType == KvDType::kFP8E4M3 ? p.v_scale : 1.0f;

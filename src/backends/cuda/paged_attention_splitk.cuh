@@ -347,14 +347,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         for (int kk = 0; kk < HD / 16; ++kk) {
           // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
           if constexpr (!kQInRegs) load_q(qa[0], kk);
-          const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
-#pragma unroll
-          for (int j = 0; j < kTile / 8; j += 2) {
-            uint32_t b[4];
-            ldmatrix_x4(b, kt + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kRow + kk * 16 + 8 * ((lane / 8) % 2));
-            mma_bf16(s[j], a, b[0], b[1]);
-            mma_bf16(s[j + 1], a, b[2], b[3]);
-          }
+          mma_qk_chunk(s, qa[kQInRegs ? kk : 0], kt, kRow, kk, lane);
         }
       }
 
@@ -440,17 +433,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       } else {
         const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
 #pragma unroll
-        for (int kk = 0; kk < kTile / 16; ++kk) {
-#pragma unroll
-          for (int j = 0; j < HD / 8; j += 2) {
-            uint32_t b[4];
-            ldmatrix_x4_trans(b, vt + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kRow + j * 8 + 8 * (lane / 16));
-            mma_bf16(o[j], pa_hi[kk], b[0], b[1]);
-            mma_bf16(o[j + 1], pa_hi[kk], b[2], b[3]);
-            mma_bf16(o[j], pa_lo[kk], b[0], b[1]);
-            mma_bf16(o[j + 1], pa_lo[kk], b[2], b[3]);
-          }
-        }
+        for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk(o, vt, kRow, kk, lane, pa_hi[kk], pa_lo[kk]);
       }
       __syncwarp();  // this stage is refilled by the next iteration's issue
     }
