@@ -84,7 +84,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
                                        int32_t rows_per_cta, float* workspace, cudaStream_t stream);
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
-// paged_attention_splitk.cuh lists them). Each is deterministic on its own; a query's bytes differ
+// paged_attention_splitk_variants.cuh lists them). Each is deterministic on its own; a query's bytes differ
 // between variants (except where the list there says otherwise: 10, 11 and 12 give 5's bytes), so a
 // serve keeps one for its whole life: the default, or LATHE_ATTN_SPLITK_KERNEL (0..12) applied
 // at backend start (ops/cuda/chained_launch_lever.cpp) through set_splitk_kernel_variant, which

@@ -1,6 +1,6 @@
 // Split-K paged decode kernels with FP8 KV: every (head dim, variant) of
-// paged_attention_splitk.cuh. (One file per KV dtype so the two compile in parallel.)
-#include "backends/cuda/paged_attention_splitk.cuh"
+// paged_attention_splitk_variants.cuh. (One file per KV dtype so the two compile in parallel.)
+#include "backends/cuda/paged_attention_splitk_variants.cuh"
 
 namespace lathe::cuda::attn::splitk {
 

@@ -1,0 +1,91 @@
+#pragma once
+// The compiled geometries of the split-K decode kernel (paged_attention_splitk.cuh) and the switch
+// from a variant number to one of them; included by the per-KV-dtype instantiation files
+// (paged_attention_splitk_bf16.cu, paged_attention_splitk_fp8.cu).
+#include "backends/cuda/paged_attention_splitk.cuh"
+
+namespace lathe::cuda::attn::splitk {
+
+// The compiled variants (selected by splitk_kernel_variant(), paged_attention.h). W x S x T and
+// CTAs per SM, at HD 128 (HD 256; HD 64):
+//   0: 4 x 3 x 4096/HD, 1 per SM, block ids loaded per copy (the issue loop of 0007e55)
+//   1: as 0 with staged block ids (all below stage them)
+//   2: 8 x 3 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
+//   3: 4 x 3 x 16, 2 per SM (2 x 3 x 16; 4 x 3 x 32)
+//   4: 12 x 2 x 16, 1 per SM (6 x 2 x 16; 8 x 2 x 32)
+//   5: 6 x 2 x 16, 2 per SM (3 x 2 x 16; 4 x 2 x 32)
+//   6: 4 x 2 x 16, 3 per SM (2 x 2 x 16; 4 x 2 x 32), FP8 at HD 256 and 64 one warp fewer or 2 per SM
+//   7: 5 in clusters of 2
+//   8: 5 in clusters of 4
+//   9: 5, 7 or 8 by shape (paged_attention_splitk.cu resolve_variant)
+//  10: 5 with 4 stages, 1 per SM (the same warps and tiles, so the same bytes as 5; twice the
+//      copies in flight per warp where an SM holds only one CTA anyway)
+//  11: 5, or 10 when the grid has at most one CTA per SM (resolve_variant); bytes of 5 either way
+//  12: 5 whose CTAs may run several slices of a split in turn (kSliceLoop; the launcher takes it
+//      only when one CTA per slice would exceed two CTAs per SM, else 5); bytes of 5 either way
+template <typename Kv, int HD>
+struct Variants {
+  static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
+  using V0 = SplitCfg<4, 3, 4096 / HD, 1, false>;
+  using V1 = SplitCfg<4, 3, 4096 / HD, 1, true>;
+  using V2 = SplitCfg<(HD == 256 ? 6 : 8), (HD == 128 ? 3 : 2), (HD == 64 ? 32 : 16), 1, true>;
+  using V3 = SplitCfg<(HD == 256 ? 2 : 4), 3, (HD == 64 ? 32 : 16), 2, true>;
+  using V4 = SplitCfg<(HD == 128 ? 12 : (HD == 256 ? 6 : 8)), 2, (HD == 64 ? 32 : 16), 1, true>;
+  using V5 = SplitCfg<(HD == 128 ? 6 : (HD == 256 ? 3 : 4)), 2, (HD == 64 ? 32 : 16), 2, true>;
+  using V6 = SplitCfg<(HD == 256 ? 2 : (HD == 64 && kFp8 ? 3 : 4)), 2, (HD == 64 ? 32 : 16),
+                      (HD == 256 && kFp8 ? 2 : 3), true>;
+  using V7 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 2>;
+  using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
+  using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
+  using V12 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 1, true>;
+};
+
+// Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
+// 32 blocks (one id per lane).
+template <typename Cfg>
+bool staged_ids_ok(int32_t block_size, int32_t block_shift) {
+  return block_shift >= 0 && (Cfg::kTile + block_size - 1) / block_size + 1 <= 32;
+}
+
+template <typename Kv, int HD>
+cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
+  using V = Variants<Kv, HD>;
+  const int32_t bs = sp.base.block_size, shift = sp.block_shift;
+  switch (variant) {  // a block size a staged-id variant does not serve takes variant 0
+    case 1:
+      if (staged_ids_ok<typename V::V1>(bs, shift)) return launch_main<Kv, HD, typename V::V1>(sp, num_seqs, stream);
+      break;
+    case 2:
+      if (staged_ids_ok<typename V::V2>(bs, shift)) return launch_main<Kv, HD, typename V::V2>(sp, num_seqs, stream);
+      break;
+    case 3:
+      if (staged_ids_ok<typename V::V3>(bs, shift)) return launch_main<Kv, HD, typename V::V3>(sp, num_seqs, stream);
+      break;
+    case 4:
+      if (staged_ids_ok<typename V::V4>(bs, shift)) return launch_main<Kv, HD, typename V::V4>(sp, num_seqs, stream);
+      break;
+    case 5:
+      if (staged_ids_ok<typename V::V5>(bs, shift)) return launch_main<Kv, HD, typename V::V5>(sp, num_seqs, stream);
+      break;
+    case 6:
+      if (staged_ids_ok<typename V::V6>(bs, shift)) return launch_main<Kv, HD, typename V::V6>(sp, num_seqs, stream);
+      break;
+    case 7:
+      if (staged_ids_ok<typename V::V7>(bs, shift)) return launch_main<Kv, HD, typename V::V7>(sp, num_seqs, stream);
+      break;
+    case 8:
+      if (staged_ids_ok<typename V::V8>(bs, shift)) return launch_main<Kv, HD, typename V::V8>(sp, num_seqs, stream);
+      break;
+    case 10:
+      if (staged_ids_ok<typename V::V10>(bs, shift)) return launch_main<Kv, HD, typename V::V10>(sp, num_seqs, stream);
+      break;
+    case 12:
+      if (staged_ids_ok<typename V::V12>(bs, shift)) return launch_main<Kv, HD, typename V::V12>(sp, num_seqs, stream);
+      break;
+    default:
+      break;
+  }
+  return launch_main<Kv, HD, typename V::V0>(sp, num_seqs, stream);
+}
+
+}  // namespace lathe::cuda::attn::splitk
