@@ -90,6 +90,23 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
+// The maximum step of online softmax for an m16 MMA row pair (rows a = lane/4 and b = lane/4 + 8):
+// reduces this lane's tile maxima over the 4 lanes that share a row, folds them into the running
+// maxima m and returns the factors alpha = 2^(m_old - m_new) that rescale the running state.
+__device__ __forceinline__ void online_softmax_max(float tile_max_a, float tile_max_b, float& m_a, float& m_b,
+                                                   float& alpha_a, float& alpha_b) {
+#pragma unroll
+  for (int offset = 1; offset < 4; offset *= 2) {
+    tile_max_a = fmaxf(tile_max_a, __shfl_xor_sync(0xffffffffu, tile_max_a, offset));
+    tile_max_b = fmaxf(tile_max_b, __shfl_xor_sync(0xffffffffu, tile_max_b, offset));
+  }
+  const float new_a = fmaxf(m_a, tile_max_a), new_b = fmaxf(m_b, tile_max_b);
+  alpha_a = exp2f(m_a - new_a);
+  alpha_b = exp2f(m_b - new_b);
+  m_a = new_a;
+  m_b = new_b;
+}
+
 // One online-softmax step of an m16 MMA row pair (rows a = lane/4 and b = lane/4 + 8): sums this
 // tile's probabilities over the 4 lanes that share a row, folds them into the running
 // denominators l (l = l * alpha + sum) and rescales the running output o by alpha. sum_a/sum_b

@@ -161,15 +161,8 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
         tile_max_b = fmaxf(tile_max_b, s[j][2 + e]);
       }
     }
-#pragma unroll
-    for (int offset = 1; offset < 4; offset *= 2) {
-      tile_max_a = fmaxf(tile_max_a, __shfl_xor_sync(0xffffffffu, tile_max_a, offset));
-      tile_max_b = fmaxf(tile_max_b, __shfl_xor_sync(0xffffffffu, tile_max_b, offset));
-    }
-    const float new_a = fmaxf(m_a, tile_max_a), new_b = fmaxf(m_b, tile_max_b);
-    const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
-    m_a = new_a;
-    m_b = new_b;
+    float alpha_a, alpha_b;
+    online_softmax_max(tile_max_a, tile_max_b, m_a, m_b, alpha_a, alpha_b);
 
     // P = 2^(s - m), row sums, and P as BF16 A fragments (two 8-wide S tiles per k16 step).
     float sum_a = 0.0f, sum_b = 0.0f;

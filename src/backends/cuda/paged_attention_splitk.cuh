@@ -364,15 +364,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
           max_b = fmaxf(max_b, s[j][2 + e]);
         }
       }
-#pragma unroll
-      for (int offset = 1; offset < 4; offset *= 2) {
-        max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
-        max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
-      }
-      const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
-      const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
-      m_a = new_a;
-      m_b = new_b;
+      float alpha_a, alpha_b;
+      online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
       // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
       // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
       // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
