@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnvariants attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -161,6 +161,41 @@ if has fp8attn; then
       done
     done
   done
+fi
+if has attnvariants; then
+  # Split-K kernel variants (ATTN_VARIANTS, default "13 14") beside the default: the split-K GPU
+  # tests under each (LATHE_ATTN_SPLITK_KERNEL; less Prefill and GqaPacked, which take no split-K
+  # launch), a memcheck of every arm at each head dim under each, then one benchmark process over the
+  # default and every listed variant (auto+pack; ATTN_VARIANT_BATCHES, default 1,4,16,64) and the
+  # PyTorch SDPA peer on contiguous KV (tools/peers/sdpa_decode.py) in the same call.
+  variants=${ATTN_VARIANTS:-13 14}
+  export LATHE_FIXTURES_DIR=$root/tests/fixtures
+  command -v compute-sanitizer >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
+  every_arm=Shapes/DecodeArms.EveryArmMatchesTheReference
+  memcheck_cases="$every_arm/*nq32_nkv8_hd128:$every_arm/*nq24_nkv4_hd256:$every_arm/*nq16_nkv2_hd64"
+  for v in $variants; do
+    start=$SECONDS
+    LATHE_ATTN_SPLITK_KERNEL=$v timeout 200 "$bundle/bin/gpu_attention" --gtest_filter='-Shapes/Prefill.*:GqaPacked.*' \
+      >"$out/gpu_attention_k$v.log" 2>&1
+    note "gpu_attention split tests, kernel $v" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/gpu_attention_k$v.log" | tr '\n' ' ')"
+    grep -E "^\[  FAILED  \]" "$out/gpu_attention_k$v.log" | head -8 >>"$summary"
+    if command -v compute-sanitizer >/dev/null; then
+      start=$SECONDS
+      LATHE_ATTN_SPLITK_KERNEL=$v timeout 120 compute-sanitizer --tool memcheck --error-exitcode 9 \
+        "$bundle/bin/gpu_attention" --gtest_filter="$memcheck_cases" \
+        >"$out/memcheck_k$v.log" 2>&1
+      note "memcheck DecodeArms, kernel $v" "rc=$? $((SECONDS - start))s $(grep -E 'ERROR SUMMARY' "$out/memcheck_k$v.log" | head -1)"
+    fi
+  done
+  mkdir -p "$out/attnvar"
+  start=$SECONDS
+  timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attnvar" --kernels "5,${variants// /,}" \
+    --policies auto+pack --batches "${ATTN_VARIANT_BATCHES:-1,4,16,64}" >"$out/attnvar/bench.txt" 2>&1
+  note "lathe_bench_attention kernels 5 $variants" "rc=$? $((SECONDS - start))s"
+  start=$SECONDS
+  PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnvar/sdpa.csv" \
+    >"$out/attnvar/sdpa.log" 2>&1
+  note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
 fi
 if has attnprof; then
   # Nsight Compute on single split-K attention launches (the split kernel and its reduce) of the
