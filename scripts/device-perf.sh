@@ -163,17 +163,19 @@ if has fp8attn; then
   done
 fi
 if has attnvariants; then
-  # Split-K kernel variants (ATTN_VARIANTS, default "13 14") beside the default: the split-K GPU
-  # tests under each (LATHE_ATTN_SPLITK_KERNEL; less Prefill and GqaPacked, which take no split-K
-  # launch), a memcheck of every arm at each head dim under each, then one benchmark process over the
-  # default and every listed variant (auto+pack; ATTN_VARIANT_BATCHES, default 1,4,16,64) and the
-  # PyTorch SDPA peer on contiguous KV (tools/peers/sdpa_decode.py) in the same call.
-  variants=${ATTN_VARIANTS:-13 14}
+  # Split-K kernel variants (ATTN_VARIANTS, default "13") beside the default: the split-K GPU tests
+  # under each of ATTN_VARIANT_TESTS (default: every listed variant; LATHE_ATTN_SPLITK_KERNEL; less
+  # Prefill and GqaPacked, which take no split-K launch) with a memcheck of every arm at each head
+  # dim, then one benchmark process over the default and every listed variant (auto+pack;
+  # ATTN_VARIANT_BATCHES, default 1,4,16,64), the PyTorch SDPA peer on contiguous KV
+  # (tools/peers/sdpa_decode.py; ATTN_NO_SDPA=1 skips it) and, with ATTN_VARIANT_STEPS
+  # ("context:batches ..."), Qwen3-8B-FP8 decode steps under the default and each variant.
+  variants=${ATTN_VARIANTS:-13}
   export LATHE_FIXTURES_DIR=$root/tests/fixtures
   command -v compute-sanitizer >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
   every_arm=Shapes/DecodeArms.EveryArmMatchesTheReference
   memcheck_cases="$every_arm/*nq32_nkv8_hd128:$every_arm/*nq24_nkv4_hd256:$every_arm/*nq16_nkv2_hd64"
-  for v in $variants; do
+  for v in ${ATTN_VARIANT_TESTS-$variants}; do
     start=$SECONDS
     LATHE_ATTN_SPLITK_KERNEL=$v timeout 200 "$bundle/bin/gpu_attention" --gtest_filter='-Shapes/Prefill.*:GqaPacked.*' \
       >"$out/gpu_attention_k$v.log" 2>&1
@@ -192,10 +194,25 @@ if has attnvariants; then
   timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attnvar" --kernels "5,${variants// /,}" \
     --policies auto+pack --batches "${ATTN_VARIANT_BATCHES:-1,4,16,64}" >"$out/attnvar/bench.txt" 2>&1
   note "lathe_bench_attention kernels 5 $variants" "rc=$? $((SECONDS - start))s"
-  start=$SECONDS
-  PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnvar/sdpa.csv" \
-    >"$out/attnvar/sdpa.log" 2>&1
-  note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
+  if [[ -z "${ATTN_NO_SDPA:-}" ]]; then
+    start=$SECONDS
+    PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnvar/sdpa.csv" \
+      >"$out/attnvar/sdpa.log" 2>&1
+    note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
+  fi
+  # Qwen3-8B-FP8 decode steps (BF16 KV) under the default and each variant, if the bundle has lathe.
+  if [[ -x "$lathe" && -n "${ATTN_VARIANT_STEPS:-}" ]]; then
+    for v in 5 $variants; do
+      for run in $ATTN_VARIANT_STEPS; do
+        ctx=${run%:*} batches=${run#*:}
+        name="attnvar_k${v}_in$ctx"
+        LATHE_ATTN_SPLITK_KERNEL=$v timeout 150 "$lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy \
+          --device cuda --input-len "$ctx" --batch-sizes "$batches" --output-len 32 --out "$out/$name.json" \
+          >"$out/$name.txt" 2>"$out/$name.log"
+        note "latency $name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
+      done
+    done
+  fi
 fi
 if has attnprof; then
   # Nsight Compute on single split-K attention launches (the split kernel and its reduce) of the
