@@ -163,14 +163,14 @@ if has fp8attn; then
   done
 fi
 if has attnvariants; then
-  # Split-K kernel variants (ATTN_VARIANTS, default "13") beside the default: the split-K GPU tests
+  # Split-K kernel variants (ATTN_VARIANTS, default "6") beside the default: the split-K GPU tests
   # under each of ATTN_VARIANT_TESTS (default: every listed variant; LATHE_ATTN_SPLITK_KERNEL; less
   # Prefill and GqaPacked, which take no split-K launch) with a memcheck of every arm at each head
   # dim, then one benchmark process over the default and every listed variant (auto+pack;
   # ATTN_VARIANT_BATCHES, default 1,4,16,64), the PyTorch SDPA peer on contiguous KV
   # (tools/peers/sdpa_decode.py; ATTN_NO_SDPA=1 skips it) and, with ATTN_VARIANT_STEPS
   # ("context:batches ..."), Qwen3-8B-FP8 decode steps under the default and each variant.
-  variants=${ATTN_VARIANTS:-13}
+  variants=${ATTN_VARIANTS:-6}
   export LATHE_FIXTURES_DIR=$root/tests/fixtures
   command -v compute-sanitizer >/dev/null || export PATH="$PATH:/usr/local/cuda/bin"
   every_arm=Shapes/DecodeArms.EveryArmMatchesTheReference

@@ -53,6 +53,10 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
   return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / pairs, 1, cap));
 }
 
+int32_t decode_splitk_kernel(uint32_t max_decode_seqs) {
+  return std::max<uint32_t>(max_decode_seqs, 1) <= kSplitkNarrowMaxSeqs ? kSplitkKernelNarrow : kSplitkKernelWide;
+}
+
 size_t workspace_record_bytes(int32_t head_dim) {
   return static_cast<size_t>(std::max(head_dim, 0) + 2) * sizeof(float);
 }

@@ -101,6 +101,29 @@ inline constexpr int32_t kMinKvPerSlice = 256;
 uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, uint32_t sm_count,
                              uint32_t num_kv_heads, uint32_t splits, uint32_t max_decode_seqs);
 
+// ---- Split-K kernel geometry ---------------------------------------------------------------
+// The split-K kernel is compiled in several geometries (backends/cuda/paged_attention_splitk_
+// variants.cuh); a query's bytes depend on the geometry's warps per CTA, so a serve picks ONE,
+// from configuration only, and keeps it. Two are used:
+//   narrow (variant 5): 6 warps per CTA, two CTAs per SM: more warps on each split, which is what a
+//     batch-1 step (num_kv_heads x splits CTAs, 40-72 here, fewer than the SMs) needs;
+//   wide (variant 6): 4 warps per CTA, three CTAs per SM: a wide grid of short-lived CTAs overlaps
+//     one CTA's start-up, first-tile wait and merge with the others' streaming.
+// Measured on the H200 (docs/PERFORMANCE.md, "Session 8"): the wide geometry took the Qwen3-8B-FP8
+// decode step at 1k context from 4.187 / 5.976 / 10.313 ms to 4.006 / 5.604 / 9.183 ms at batch
+// 4 / 16 / 64 (batch 1 3.592 -> 3.573), but cost batch 1 at 16k 2% (4.380 -> 4.469 ms) and the
+// batch-1 kernel up to 21% at 64k (24/4/256). So a serve whose widest decode batch is at most
+// kSplitkNarrowMaxSeqs sequences (a latency serve, where the slices above also arm) keeps the
+// narrow geometry, and every other serve takes the wide one. (At 2 sequences neither was
+// measured; the narrow one is kept there.) LATHE_ATTN_SPLITK_KERNEL overrides the choice.
+inline constexpr int32_t kSplitkKernelNarrow = 5;
+inline constexpr int32_t kSplitkKernelWide = 6;
+inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
+
+// The split-K kernel variant of a serve whose decode steps carry at most max_decode_seqs
+// sequences (0 is treated as 1).
+int32_t decode_splitk_kernel(uint32_t max_decode_seqs);
+
 // ---- GQA-packed decode ---------------------------------------------------------------------
 // The packed kernel puts a whole query group (the heads sharing one KV head) into one CTA, keeps
 // their queries in registers and reads each K/V row once: grid (num_kv_heads, sequences) instead

@@ -23,8 +23,6 @@ namespace lathe::cuda::attn::splitk {
 //  11: 5, or 10 when the grid has at most one CTA per SM (resolve_variant); bytes of 5 either way
 //  12: 5 whose CTAs may run several slices of a split in turn (kSliceLoop; the launcher takes it
 //      only when one CTA per slice would exceed two CTAs per SM, else 5); bytes of 5 either way
-//  13: 3 x 2 x 16, 4 per SM (2 x 2 x 16, 3 per SM; 3 x 2 x 16, 4 per SM): variant 5's warps per
-//      SM in CTAs of half the size, so more CTAs per SM overlap their start-up and merge
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -40,7 +38,6 @@ struct Variants {
   using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
   using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
   using V12 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 1, true>;
-  using V13 = SplitCfg<(HD == 256 ? 2 : 3), 2, 16, (HD == 256 ? 3 : 4), true>;
 };
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
@@ -84,9 +81,6 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       break;
     case 12:
       if (staged_ids_ok<typename V::V12>(bs, shift)) return launch_main<Kv, HD, typename V::V12>(sp, num_seqs, stream);
-      break;
-    case 13:
-      if (staged_ids_ok<typename V::V13>(bs, shift)) return launch_main<Kv, HD, typename V::V13>(sp, num_seqs, stream);
       break;
     default:
       break;

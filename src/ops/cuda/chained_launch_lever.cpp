@@ -8,6 +8,7 @@
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/paged_attention.h"
 #include "core/log.h"
+#include "ops/splitk_policy.h"
 #include "target/levers.h"
 
 namespace lathe::ops::cuda {
@@ -63,11 +64,17 @@ void configure_attention_early_kv() {
 static_assert(target::kSplitkKernelVariants == lathe::cuda::kSplitkKernelVariants,
               "the lever grammar and the split-K kernel know the same variants");
 
-void configure_attention_kernel() {
+void configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
   const std::optional<int32_t> variant =
       env_lever("LATHE_ATTN_SPLITK_KERNEL", target::parse_splitk_kernel_variant,
                 "a split-K kernel variant 0.." + std::to_string(target::kSplitkKernelVariants - 1));
-  if (variant) lathe::cuda::set_splitk_kernel_variant(*variant);
+  std::string origin = env_mark(variant.has_value());
+  if (variant) {
+    lathe::cuda::set_splitk_kernel_variant(*variant);
+  } else if (max_decode_seqs) {
+    lathe::cuda::set_splitk_kernel_variant(decode_splitk_kernel(*max_decode_seqs));
+    origin = " (widest decode batch " + std::to_string(*max_decode_seqs) + ")";
+  }
   const std::optional<target::AttnSplitRule> rule =
       env_lever("LATHE_ATTN_SPLIT_RULE", target::parse_attn_split_rule, "seed/even");
   if (rule) {
@@ -75,8 +82,7 @@ void configure_attention_kernel() {
                                                                              : lathe::cuda::SplitRule::kSeed);
   }
   spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
-               env_mark(variant.has_value()),
-               lathe::cuda::splitk_split_rule() == lathe::cuda::SplitRule::kEven ? "even" : "seed",
+               origin, lathe::cuda::splitk_split_rule() == lathe::cuda::SplitRule::kEven ? "even" : "seed",
                env_mark(rule.has_value()));
 }
 

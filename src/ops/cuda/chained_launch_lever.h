@@ -1,9 +1,13 @@
 #pragma once
+#include <cstdint>
+#include <optional>
+
 // The CUDA backend's process-wide kernel levers: around chained launches (backends/cuda/
 // chained_launch.cuh: whether kernels chain at all, and what the decode GEMV and split-K attention
 // may read before their wait) and the split-K attention's measurement levers (kernel variant,
-// split rule). Each is read once, when a backend is constructed, with a target/levers.h grammar;
-// a spelling that does not parse keeps the default, with a warning; the resolved value is logged.
+// split rule). Each is read when a backend is constructed (the split-K kernel again when the serve's
+// attention configuration arrives), with a target/levers.h grammar; a spelling that does not
+// parse keeps the default, with a warning; the resolved value is logged.
 namespace lathe::ops::cuda {
 
 // Resolves the lever for a device of compute capability `sm_major`, switches chained launches
@@ -19,11 +23,13 @@ void configure_gemv_early_weights();
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();
 
-// LATHE_ATTN_SPLITK_KERNEL (a variant number 0..12) and LATHE_ATTN_SPLIT_RULE (seed | even): the
-// split-K decode kernel's geometry and how it cuts a sequence into splits (backends/cuda/
-// paged_attention.h), measurement levers whose bytes differ from the default's. Unset or
-// unparseable keeps the defaults (variant 5, the seed's rule; the latter with a warning). Logs
-// the resolved values. Call before the first split-K launch.
-void configure_attention_kernel();
+// The split-K decode kernel's geometry (backends/cuda/paged_attention.h): LATHE_ATTN_SPLITK_KERNEL
+// (a variant number) if set, else, given the serve's widest decode batch, the serve's choice
+// (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 5); and
+// LATHE_ATTN_SPLIT_RULE (seed | even), how a sequence is cut into splits (default seed). Both
+// variables are measurement levers whose bytes differ from the default's; an unparseable one
+// keeps the default, with a warning. Logs the resolved values. Call before the first split-K
+// launch of a serve (the variant is process-wide; a captured graph keeps the one it captured).
+void configure_attention_kernel(std::optional<uint32_t> max_decode_seqs = std::nullopt);
 
 }  // namespace lathe::ops::cuda

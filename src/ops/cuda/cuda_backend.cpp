@@ -122,7 +122,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     cuda::configure_chained_launch(info_.sm_major);
     cuda::configure_gemv_early_weights();
     cuda::configure_attention_early_kv();
-    cuda::configure_attention_kernel();
+    cuda::configure_attention_kernel(static_cast<uint32_t>(attn_config_.max_decode_seqs));
   }
 
   ~CudaBackend() override {
@@ -180,6 +180,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     levers_.batch16 = config.levers.ffn_batch16.value;
     levers_.gemv_max_m = config.levers.ffn_gemv_max_m.value;
     spdlog::info("cuda backend: linear levers from the target: {}", describe_levers(levers_));
+    cuda::configure_attention_kernel(static_cast<uint32_t>(std::max(config.max_decode_seqs, 1)));
   }
 
   DeviceBatch upload_batch(const ForwardBatch& b) override {

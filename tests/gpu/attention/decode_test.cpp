@@ -216,13 +216,13 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
 }
 
 // Copying the first K/V tiles before the chained-launch wait (splitk_early_kv) changes when bytes
-// arrive, not which: outputs equal those with the copies after the wait, for variants 5 and 10.
+// arrive, not which: outputs equal those with the copies after the wait, for variants 5, 6 and 10.
 TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 808);
   const int saved_variant = cuda::splitk_kernel_variant();
   const bool saved_early = cuda::splitk_early_kv();
-  for (const int variant : {5, 10}) {
+  for (const int variant : {5, 6, 10}) {
     ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
     for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
       for (int32_t batch : {1, 8}) {

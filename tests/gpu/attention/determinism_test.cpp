@@ -8,6 +8,7 @@
 #include <random>
 
 #include "attention_fixture.h"
+#include "backends/cuda/paged_attention.h"
 #include "ops/cuda/attention_dispatch.h"
 #include "ops/splitk_policy.h"
 
@@ -53,7 +54,11 @@ struct Policy {
 // slices' worth of positions, so the 20011-token watched sequence (2224 / 1820 positions per split
 // under auto) takes the sliced path and 4099 (456 / 373) does not.
 TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
-  for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
+  // Under both split-K geometries a serve may take (ops/splitk_policy.h: decode_splitk_kernel).
+  const int saved_variant = cuda::splitk_kernel_variant();
+  for (const int variant : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide}) {
+   ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+   for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
     for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
      for (const int32_t watched_len : {4099, 20011}) {
       PagedCase c(heads, kv_heads, hd, dtype, cobatch_seqs(watched_len), 31337);
@@ -68,12 +73,15 @@ TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
         ASSERT_FALSE(any_nan(rows[0]));
         for (size_t i = 1; i < rows.size(); ++i) {
           EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << (dtype == DType::kBF16 ? " bf16" : " fp8")
-                                      << " watched length " << watched_len << " co-batch #" << i;
+                                      << " watched length " << watched_len << " co-batch #" << i << " variant "
+                                      << variant;
         }
       }
      }
     }
+   }
   }
+  cuda::set_splitk_kernel_variant(saved_variant);
 }
 
 // The control: legacy with a reference batch of 1 gives 16 / 8 / 4 / 1 / 1 splits for 8 heads on

@@ -156,6 +156,18 @@ TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
   EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9, 1), 1u);
 }
 
+// The split-K kernel geometry is a function of the serve's widest decode batch alone: narrow (5)
+// up to kSplitkNarrowMaxSeqs sequences, wide (6) beyond, and it never moves with anything else.
+TEST(SplitkKernel, NarrowOnlyForServesThatNeverBatchWide) {
+  EXPECT_EQ(kSplitkKernelNarrow, 5);
+  EXPECT_EQ(kSplitkKernelWide, 6);
+  EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelNarrow);
+  EXPECT_EQ(decode_splitk_kernel(1), kSplitkKernelNarrow);
+  EXPECT_EQ(decode_splitk_kernel(kSplitkNarrowMaxSeqs), kSplitkKernelNarrow);
+  EXPECT_EQ(decode_splitk_kernel(kSplitkNarrowMaxSeqs + 1), kSplitkKernelWide);
+  for (uint32_t seqs : {4u, 16u, 32u, 64u, 256u, 1u << 20}) EXPECT_EQ(decode_splitk_kernel(seqs), kSplitkKernelWide);
+}
+
 // The packed kernel's shape gate admits exactly its compiled (group, head_dim) pairs, and tests
 // the ratio by multiplication.
 TEST(GqaPackGate, AdmitsExactlyTheCompiledShapes) {
