@@ -41,7 +41,8 @@ inline constexpr uint32_t kSplitkTargetWaves = 2;
 // 256 helps Qwen3-8B (9 splits; batch 4/16/64 -3.5/-3.6/-8.1%) but hurts Qwen3-32B (5 splits;
 // batch 16 +4% FP8, +11% BF16), because a floor above ceil(len / splits) leaves a ragged last
 // split; 512 helps both at batch >= 16 and costs 8B batch 1 3.6%. No constant wins everywhere, so
-// 128 stays. LATHE_ATTN_MIN_KV_PER_SPLIT overrides it for measurement (ops/cuda/attention_dispatch.cpp).
+// 128 stays. Re-measured under the wide geometry (variant 6, below; session 8): 256 / 512 still
+// help batch 64 (-5 / -6% on 8B) but now cost batch 4 (+4 to +5%) and batch 1. LATHE_ATTN_MIN_KV_PER_SPLIT overrides it for measurement (ops/cuda/attention_dispatch.cpp).
 inline constexpr int32_t kMinKvPerSplit = 128;
 
 // clamp(ceil(kSplitkTargetWaves * sm_count / num_q_heads), 1, kMaxDecodeSplits). Zero arguments
