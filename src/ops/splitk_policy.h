@@ -115,8 +115,9 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // 4 / 16 / 64 (batch 1 3.592 -> 3.573), but cost batch 1 at 16k 2% (4.380 -> 4.469 ms) and the
 // batch-1 kernel up to 21% at 64k (24/4/256). So a serve whose widest decode batch is at most
 // kSplitkNarrowMaxSeqs sequences (a latency serve, where the slices above also arm) keeps the
-// narrow geometry, and every other serve takes the wide one. (At 2 sequences neither was
-// measured; the narrow one is kept there.) LATHE_ATTN_SPLITK_KERNEL overrides the choice.
+// narrow geometry, and every other serve takes the wide one (at batch 2 the narrow one is faster
+// on the 24/4/256 and 64/8/128 shapes at L >= 4k, up to 1.24x, and 1.05-1.07x slower on
+// 32/8/128). LATHE_ATTN_SPLITK_KERNEL overrides the choice.
 inline constexpr int32_t kSplitkKernelNarrow = 5;
 inline constexpr int32_t kSplitkKernelWide = 6;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
