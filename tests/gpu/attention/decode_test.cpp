@@ -1,10 +1,12 @@
-// Decode arms against the double reference; split-K against non-split; the packed kernel
-// byte-identical to the non-split one; the packed launcher's shape gate; workspace checks.
+// Decode arms against the double reference and split-K against non-split (under both split-K
+// geometries a serve may take); the packed kernel byte-identical to the non-split one; the packed
+// launcher's shape gate; workspace checks.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <string>
 #include <tuple>
+#include <vector>
 
 #include "attention_fixture.h"
 #include "backends/cuda/paged_attention.h"
@@ -38,6 +40,23 @@ struct Geometry {
 
 class DecodeArms : public ::testing::TestWithParam<std::tuple<DType, Geometry>> {};
 
+// Runs body(variant) under the split-K variant the process started with (the compiled default, or
+// LATHE_ATTN_SPLITK_KERNEL) and under each geometry a serve may take (ops/splitk_policy.h:
+// decode_splitk_kernel), then restores the starting variant.
+template <typename Body>
+void for_each_serve_geometry(Body body) {
+  const int saved = cuda::splitk_kernel_variant();
+  std::vector<int> variants = {saved};
+  for (const int v : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide}) {
+    if (v != saved) variants.push_back(v);
+  }
+  for (const int variant : variants) {
+    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+    body(variant);
+  }
+  cuda::set_splitk_kernel_variant(saved);
+}
+
 TEST_P(DecodeArms, EveryArmMatchesTheReference) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({1, 7, 16, 129, 1000, 3001}), 1234);
@@ -58,12 +77,14 @@ TEST_P(DecodeArms, EveryArmMatchesTheReference) {
   if (ops::gqa_pack_shape_ok(geo.heads, geo.kv_heads, geo.head_dim)) {
     arms.push_back({"packed", make_config(SplitkPolicy::pinned_to(1), true), ops::AttentionArm::kDecodeGqaPacked});
   }
-  for (const Arm& arm : arms) {
-    ASSERT_EQ(ops::plan_attention(ops::Phase::kDecode, 6, c.shape(), c.cache_shape(), arm.config).arm, arm.expected);
-    const std::vector<uint16_t> out = c.run(ops::Phase::kDecode, step, arm.config);
-    ASSERT_FALSE(any_nan(out)) << arm.name;
-    EXPECT_LE(rel_rms(out, ref), kDecodeTolerance) << arm.name;
-  }
+  for_each_serve_geometry([&](int variant) {
+    for (const Arm& arm : arms) {
+      ASSERT_EQ(ops::plan_attention(ops::Phase::kDecode, 6, c.shape(), c.cache_shape(), arm.config).arm, arm.expected);
+      const std::vector<uint16_t> out = c.run(ops::Phase::kDecode, step, arm.config);
+      ASSERT_FALSE(any_nan(out)) << arm.name << " variant " << variant;
+      EXPECT_LE(rel_rms(out, ref), kDecodeTolerance) << arm.name << " variant " << variant;
+    }
+  });
 }
 
 TEST_P(DecodeArms, SplitKAgreesWithNonSplit) {
@@ -71,11 +92,14 @@ TEST_P(DecodeArms, SplitKAgreesWithNonSplit) {
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({4097, 2500, 640, 9000}), 77);
   const Step step = c.full_step();
   const std::vector<uint16_t> whole = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(1), false));
-  for (uint32_t splits : {2u, 5u, 11u, 16u}) {
-    const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(splits), false));
-    ASSERT_FALSE(any_nan(split));
-    EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit) << splits << " splits";
-  }
+  for_each_serve_geometry([&](int variant) {
+    for (uint32_t splits : {2u, 5u, 11u, 16u}) {
+      const std::vector<uint16_t> split =
+          c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(splits), false));
+      ASSERT_FALSE(any_nan(split));
+      EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit) << splits << " splits, variant " << variant;
+    }
+  });
 }
 
 // Split-K packing changes only which CTA carries a query (tensor-core rows are independent): the
