@@ -120,6 +120,134 @@ struct SplitLayout {
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
 };
 
+// One tile of one warp, staged at `stage`: S = Q K^T over positions [tile_start, tile_start + T)
+// (those at or past `end` masked to -inf), the online-softmax update of the running maxima m_a, m_b
+// and sums l_a, l_b (rows g and g + 8 of the m16 tile) with the rescale of o, then o += P V. qa holds
+// Q's A fragments (HD <= 128), or is scratch that load_q(qa[0], kk) refills per head-dim chunk.
+template <typename Kv, int HD, typename Cfg, typename LoadQ>
+__device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile_start, int end, float s_mul,
+                                            uint32_t (&qa)[HD <= 128 ? HD / 16 : 1][4], const LoadQ& load_q,
+                                            float (&o)[HD / 8][4], float& m_a, float& m_b, float& l_a, float& l_b,
+                                            int lane) {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  constexpr int kTile = L::kTile, kRow = L::kRow;
+  constexpr bool kQInRegs = HD <= 128;
+  const int g = lane / 4, t = lane % 4;
+  // S = Q K^T over the tile.
+  float s[kTile / 8][4];
+#pragma unroll
+  for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+  if constexpr (L::kFp8) {
+    // One 16-byte load per K row (position 8j + g) and unit feeds four chunks.
+#pragma unroll
+    for (int m = 0; m < HD / 64; ++m) {
+      uint4 kw[kTile / 8];
+#pragma unroll
+      for (int j = 0; j < kTile / 8; ++j) {
+        kw[j] = *reinterpret_cast<const uint4*>(stage + (j * 8 + g) * L::kRawRow + 16 * fp8frag::k_unit<HD>(m, t));
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+        const int kk = 4 * m + c;
+        if constexpr (!kQInRegs) load_q(qa[0], kk);
+        const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
+#pragma unroll
+        for (int j = 0; j < kTile / 8; ++j) {
+          uint32_t b0, b1;
+          fp8frag::e4m3x4_to_f16x4((&kw[j].x)[c], b0, b1);
+          mma_f16(s[j], a, b0, b1);
+        }
+      }
+    }
+  } else {
+    const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
+      if constexpr (!kQInRegs) load_q(qa[0], kk);
+      mma_qk_chunk(s, qa[kQInRegs ? kk : 0], kt, kRow, kk, lane);
+    }
+  }
+
+  float max_a = -INFINITY, max_b = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kTile / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const bool valid = tile_start + j * 8 + 2 * t + e < end;
+      s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
+      s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
+      max_a = fmaxf(max_a, s[j][e]);
+      max_b = fmaxf(max_b, s[j][2 + e]);
+    }
+  }
+  float alpha_a, alpha_b;
+  online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
+  // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
+  // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
+  // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
+  auto pack = [](float x, float y) { return L::kFp8 ? fp8frag::pack_f16x2(x, y) : pack_bf16x2(x, y); };
+  auto low = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_lo(pair) : bf16_lo(pair); };
+  auto high = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_hi(pair) : bf16_hi(pair); };
+  float sum_a = 0.0f, sum_b = 0.0f;
+  uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
+#pragma unroll
+  for (int j = 0; j < kTile / 8; ++j) {
+    const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
+    const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
+    sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+    sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+    const uint32_t hi_a = pack(p0, p1), hi_b = pack(p2, p3);
+    pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
+    pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
+    pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, low(hi_a)), __fsub_rn(p1, high(hi_a)));
+    pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, low(hi_b)), __fsub_rn(p3, high(hi_b)));
+  }
+  online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
+  if constexpr (L::kFp8) {
+    // Rows 2t, 2t+1, 2t+8, 2t+9 of chunk kk, this thread's units of dims (fp8frag::out_dim).
+    constexpr int kUnitBytes = HD == 64 ? 8 : 16;  // dims per thread per unit
+    constexpr int kUnits = HD == 256 ? 2 : 1;
+    const unsigned char* vt = stage + L::kRawTile;
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) {
+#pragma unroll
+      for (int u = 0; u < kUnits; ++u) {
+        const unsigned char* col = vt + (kk * 16 + 2 * t) * L::kRawRow + kUnitBytes * (g + 8 * u);
+        uint32_t w[4][kUnitBytes / 4];  // [row][word]
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          const unsigned char* row = col + ((r & 1) + 8 * (r >> 1)) * L::kRawRow;
+          if constexpr (kUnitBytes == 16) {
+            const uint4 x = *reinterpret_cast<const uint4*>(row);
+            w[r][0] = x.x, w[r][1] = x.y, w[r][2] = x.z, w[r][3] = x.w;
+          } else {
+            const uint2 x = *reinterpret_cast<const uint2*>(row);
+            w[r][0] = x.x, w[r][1] = x.y;
+          }
+        }
+#pragma unroll
+        for (int q = 0; q < kUnitBytes / 4; ++q) {
+          uint32_t dims[4];
+          fp8frag::transpose4x4({w[0][q], w[1][q], w[2][q], w[3][q]}, dims);
+#pragma unroll
+          for (int d = 0; d < 4; ++d) {
+            const int j = 16 * u + 4 * q + d;
+            uint32_t b0, b1;
+            fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
+            mma_f16(o[j], pa_hi[kk], b0, b1);
+            mma_f16(o[j], pa_lo[kk], b0, b1);
+          }
+        }
+      }
+    }
+  } else {
+    const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
+#pragma unroll
+    for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk(o, vt, kRow, kk, lane, pa_hi[kk], pa_lo[kk]);
+  }
+}
+
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
   // chained_kernel_begin() (a no-op unless launched chained; the non-cluster variants are) comes
@@ -316,119 +444,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       const int tile_start = tile_first(i);
       const unsigned char* stage = mine + (i % kStages) * L::kStage;
 
-      // S = Q K^T over the tile.
-      float s[kTile / 8][4];
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-      if constexpr (L::kFp8) {
-        // One 16-byte load per K row (position 8j + g) and unit feeds four chunks.
-#pragma unroll
-        for (int m = 0; m < HD / 64; ++m) {
-          uint4 kw[kTile / 8];
-#pragma unroll
-          for (int j = 0; j < kTile / 8; ++j) {
-            kw[j] = *reinterpret_cast<const uint4*>(stage + (j * 8 + g) * L::kRawRow + 16 * fp8frag::k_unit<HD>(m, t));
-          }
-#pragma unroll
-          for (int c = 0; c < 4; ++c) {
-            const int kk = 4 * m + c;
-            if constexpr (!kQInRegs) load_q(qa[0], kk);
-            const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
-#pragma unroll
-            for (int j = 0; j < kTile / 8; ++j) {
-              uint32_t b0, b1;
-              fp8frag::e4m3x4_to_f16x4((&kw[j].x)[c], b0, b1);
-              mma_f16(s[j], a, b0, b1);
-            }
-          }
-        }
-      } else {
-        const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
-#pragma unroll
-        for (int kk = 0; kk < HD / 16; ++kk) {
-          // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
-          if constexpr (!kQInRegs) load_q(qa[0], kk);
-          mma_qk_chunk(s, qa[kQInRegs ? kk : 0], kt, kRow, kk, lane);
-        }
-      }
-
-      float max_a = -INFINITY, max_b = -INFINITY;
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j) {
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          const bool valid = tile_start + j * 8 + 2 * t + e < end;
-          s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
-          s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
-          max_a = fmaxf(max_a, s[j][e]);
-          max_b = fmaxf(max_b, s[j][2 + e]);
-        }
-      }
-      float alpha_a, alpha_b;
-      online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
-      // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
-      // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
-      // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
-      auto pack = [](float x, float y) { return L::kFp8 ? fp8frag::pack_f16x2(x, y) : pack_bf16x2(x, y); };
-      auto low = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_lo(pair) : bf16_lo(pair); };
-      auto high = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_hi(pair) : bf16_hi(pair); };
-      float sum_a = 0.0f, sum_b = 0.0f;
-      uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j) {
-        const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
-        const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
-        sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-        sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-        const uint32_t hi_a = pack(p0, p1), hi_b = pack(p2, p3);
-        pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
-        pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
-        pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, low(hi_a)), __fsub_rn(p1, high(hi_a)));
-        pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, low(hi_b)), __fsub_rn(p3, high(hi_b)));
-      }
-      online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
-      if constexpr (L::kFp8) {
-        // Rows 2t, 2t+1, 2t+8, 2t+9 of chunk kk, this thread's units of dims (fp8frag::out_dim).
-        constexpr int kUnitBytes = HD == 64 ? 8 : 16;  // dims per thread per unit
-        constexpr int kUnits = HD == 256 ? 2 : 1;
-        const unsigned char* vt = stage + L::kRawTile;
-#pragma unroll
-        for (int kk = 0; kk < kTile / 16; ++kk) {
-#pragma unroll
-          for (int u = 0; u < kUnits; ++u) {
-            const unsigned char* col = vt + (kk * 16 + 2 * t) * L::kRawRow + kUnitBytes * (g + 8 * u);
-            uint32_t w[4][kUnitBytes / 4];  // [row][word]
-#pragma unroll
-            for (int r = 0; r < 4; ++r) {
-              const unsigned char* row = col + ((r & 1) + 8 * (r >> 1)) * L::kRawRow;
-              if constexpr (kUnitBytes == 16) {
-                const uint4 x = *reinterpret_cast<const uint4*>(row);
-                w[r][0] = x.x, w[r][1] = x.y, w[r][2] = x.z, w[r][3] = x.w;
-              } else {
-                const uint2 x = *reinterpret_cast<const uint2*>(row);
-                w[r][0] = x.x, w[r][1] = x.y;
-              }
-            }
-#pragma unroll
-            for (int q = 0; q < kUnitBytes / 4; ++q) {
-              uint32_t dims[4];
-              fp8frag::transpose4x4({w[0][q], w[1][q], w[2][q], w[3][q]}, dims);
-#pragma unroll
-              for (int d = 0; d < 4; ++d) {
-                const int j = 16 * u + 4 * q + d;
-                uint32_t b0, b1;
-                fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
-                mma_f16(o[j], pa_hi[kk], b0, b1);
-                mma_f16(o[j], pa_lo[kk], b0, b1);
-              }
-            }
-          }
-        }
-      } else {
-        const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
-#pragma unroll
-        for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk(o, vt, kRow, kk, lane, pa_hi[kk], pa_lo[kk]);
-      }
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, end, s_mul, qa, load_q, o, m_a, m_b, l_a, l_b, lane);
       __syncwarp();  // this stage is refilled by the next iteration's issue
     }
     cp_async_wait<0>();
