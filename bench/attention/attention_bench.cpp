@@ -20,7 +20,9 @@
 //   --shapes: comma list of num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
-//              set_splitk_kernel_variant), e.g. `1,3,5`; default: the process's variant.
+//              set_splitk_kernel_variant), e.g. `1,3,5`, or `serve`: at each batch, the variant a
+//              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
+//              serve5 / serve6). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
 //              Non-split plans are measured once.
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
 //              runs without split slices except "auto+pack+slices": the slice cap auto gives a
@@ -30,6 +32,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -130,11 +133,21 @@ int main(int argc, char** argv) {
   lathe::ops::cuda::configure_attention_kernel();  // LATHE_ATTN_SPLITK_KERNEL / _SPLIT_RULE, as a backend would
   std::string out_dir;
   bool quick = false;
+  // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
+  // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve5" or
+  // "serve6".
   struct Kernel {
     int variant;
-    std::string label() const { return std::to_string(variant); }
+    bool serve = false;
+    int at(int32_t batch) const {
+      return serve ? ops::decode_splitk_kernel(static_cast<uint32_t>(batch)) : variant;
+    }
+    std::string label(int32_t batch) const { return (serve ? "serve" : "") + std::to_string(at(batch)); }
   };
-  std::vector<Kernel> kernels = {{cuda::splitk_kernel_variant()}};
+  // Default: the serve's choice, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
+  std::vector<Kernel> kernels = {std::getenv("LATHE_ATTN_SPLITK_KERNEL") != nullptr
+                                     ? Kernel{cuda::splitk_kernel_variant()}
+                                     : Kernel{0, true}};
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
   std::vector<DType> dtype_filter;
@@ -164,6 +177,10 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
       kernels.clear();
       for (const std::string& k : bench::split_list(argv[++i])) {
+        if (k == "serve") {
+          kernels.push_back({0, true});
+          continue;
+        }
         const int v = std::atoi(k.c_str());
         if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v)) {
           std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", k.c_str());
@@ -273,7 +290,7 @@ int main(int argc, char** argv) {
             // (arm, splits, slices, heads per CTA, kernel label) -> us
             std::map<std::tuple<int, int, int, int, std::string>, double> measured;
             for (const Kernel& kernel : kernels) {
-            LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.variant) ? cudaSuccess : cudaErrorInvalidValue);
+            LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.at(batch)) ? cudaSuccess : cudaErrorInvalidValue);
             for (const Variant& variant : variants) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};
@@ -292,7 +309,7 @@ int main(int argc, char** argv) {
               const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
               if (!split && &kernel != &kernels.front()) continue;  // non-split: measured once
               const auto key = std::make_tuple(static_cast<int>(plan.arm), plan.num_splits, plan.split_slices,
-                                               plan.gqa_group, split ? kernel.label() : std::string("-"));
+                                               plan.gqa_group, split ? kernel.label(batch) : std::string("-"));
               // One launch of this cell through the dispatch, reading the given block tables.
               auto launch = [&](const int32_t* table_base, void* workspace_ptr) {
                 ops::DeviceBatch db;
@@ -321,7 +338,7 @@ int main(int argc, char** argv) {
               const double gbs = kv_bytes / (us * 1e-6) / 1e9;
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
                       variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
-                      plan.gqa_group, split ? kernel.label() : std::string("-"), us, gbs,
+                      plan.gqa_group, split ? kernel.label(batch) : std::string("-"), us, gbs,
                       100.0 * gbs / ceiling, plan.split_slices};
               std::printf(
                   "%-10s %-4s B%-3d L%-6d %-16s %-18s splits %-2d slices %d rows %-2d k%-3s %9.1f us %6.0f GB/s "
