@@ -32,7 +32,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -130,7 +129,8 @@ bool parse_ints(const char* list, const char* flag, int max, std::vector<int32_t
 }  // namespace
 
 int main(int argc, char** argv) {
-  lathe::ops::cuda::configure_attention_kernel();  // LATHE_ATTN_SPLITK_KERNEL / _SPLIT_RULE, as a backend would
+  // LATHE_ATTN_SPLITK_KERNEL / _SPLIT_RULE, as a backend would read them.
+  const bool variant_pinned = lathe::ops::cuda::configure_attention_kernel();
   std::string out_dir;
   bool quick = false;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
@@ -145,9 +145,7 @@ int main(int argc, char** argv) {
     std::string label(int32_t batch) const { return (serve ? "serve" : "") + std::to_string(at(batch)); }
   };
   // Default: the serve's choice, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
-  std::vector<Kernel> kernels = {std::getenv("LATHE_ATTN_SPLITK_KERNEL") != nullptr
-                                     ? Kernel{cuda::splitk_kernel_variant()}
-                                     : Kernel{0, true}};
+  std::vector<Kernel> kernels = {variant_pinned ? Kernel{cuda::splitk_kernel_variant()} : Kernel{0, true}};
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
   std::vector<DType> dtype_filter;

@@ -64,7 +64,7 @@ void configure_attention_early_kv() {
 static_assert(target::kSplitkKernelVariants == lathe::cuda::kSplitkKernelVariants,
               "the lever grammar and the split-K kernel know the same variants");
 
-void configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
+bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
   const std::optional<int32_t> variant =
       env_lever("LATHE_ATTN_SPLITK_KERNEL", target::parse_splitk_kernel_variant,
                 "a split-K kernel variant 0.." + std::to_string(target::kSplitkKernelVariants - 1));
@@ -84,6 +84,7 @@ void configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
   spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
                origin, lathe::cuda::splitk_split_rule() == lathe::cuda::SplitRule::kEven ? "even" : "seed",
                env_mark(rule.has_value()));
+  return variant.has_value();
 }
 
 }  // namespace lathe::ops::cuda

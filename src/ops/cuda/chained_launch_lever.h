@@ -30,6 +30,7 @@ void configure_attention_early_kv();
 // variables are measurement levers whose bytes differ from the default's; an unparseable one
 // keeps the default, with a warning. Logs the resolved values. Call before the first split-K
 // launch of a serve (the variant is process-wide; a captured graph keeps the one it captured).
-void configure_attention_kernel(std::optional<uint32_t> max_decode_seqs = std::nullopt);
+// Returns true when LATHE_ATTN_SPLITK_KERNEL pinned the variant.
+bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs = std::nullopt);
 
 }  // namespace lathe::ops::cuda
