@@ -56,7 +56,7 @@ if has golden; then
     [[ -x "$bin" ]] || continue
     name=$(basename "$bin")
     start=$SECONDS
-    timeout 240 "$bin" >"$out/$name.log" 2>&1
+    timeout "${GOLDEN_TIMEOUT:-240}" "$bin" >"$out/$name.log" 2>&1
     note "$name" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
     grep -E "^\[  FAILED  \]" "$out/$name.log" | head -8 >>"$summary"
   done
