@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnvariants attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnvariants attnbench envab attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -213,6 +213,39 @@ if has attnvariants; then
       done
     done
   fi
+fi
+if has attnbench; then
+  # The attention kernel benchmark with ATTN_BENCH_ARGS (e.g. "--kernels serve,servem --policies
+  # auto+pack --batches 1,4,16,64"), then the SDPA peer unless ATTN_NO_SDPA=1, in $OUT/attnbench.
+  mkdir -p "$out/attnbench"
+  start=$SECONDS
+  # shellcheck disable=SC2086  # word splitting of the argument list is intended
+  timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attnbench" ${ATTN_BENCH_ARGS:-} \
+    >"$out/attnbench/bench.txt" 2>&1
+  note "lathe_bench_attention ${ATTN_BENCH_ARGS:-}" "rc=$? $((SECONDS - start))s"
+  if [[ -z "${ATTN_NO_SDPA:-}" ]]; then
+    start=$SECONDS
+    PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnbench/sdpa.csv" \
+      >"$out/attnbench/sdpa.log" 2>&1
+    note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
+  fi
+fi
+if has envab; then
+  # Decode-step A/B of one environment lever: ENVAB_VAR set to each of ENVAB_VALUES (default
+  # "off on") in turn, ENVAB_ROUNDS rounds (default 2, interleaved so drift shows), Qwen3-8B-FP8
+  # (ENVAB_MODEL) at each ENVAB_STEPS entry ("context:batches ...", default "1024:1,4,16,64").
+  for round in $(seq 1 "${ENVAB_ROUNDS:-2}"); do
+    for value in ${ENVAB_VALUES:-off on}; do
+      for run in ${ENVAB_STEPS:-1024:1,4,16,64}; do
+        ctx=${run%:*} batches=${run#*:}
+        name="envab_${value}_in${ctx}_r$round"
+        env "$ENVAB_VAR=$value" timeout 150 "$lathe" bench latency "${ENVAB_MODEL:-configs/Qwen3-8B-FP8}" \
+          --load-format dummy --device cuda --input-len "$ctx" --batch-sizes "$batches" --output-len 32 \
+          --out "$out/$name.json" >"$out/$name.txt" 2>"$out/$name.log"
+        note "latency $ENVAB_VAR=$name" "$(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$out/$name.txt")"
+      done
+    done
+  done
 fi
 if has attnprof; then
   # Nsight Compute on single split-K attention launches (the split kernel and its reduce) of the
