@@ -22,10 +22,8 @@
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`, or `serve`: at each batch, the variant a
 //              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
-//              serve5 / serve6). A trailing `m` (`6m`, `servem`) merges the splits in the split
-//              kernel instead of the reduce kernel (paged_attention.h set_splitk_merge_in_kernel);
-//              without it, the process's setting (LATHE_ATTN_MERGE_IN_KERNEL, default off). Default:
-//              `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins. Non-split plans are measured once.
+//              serve5 / serve6). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
+//              Non-split plans are measured once.
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
 //              runs without split slices except "auto+pack+slices": the slice cap auto gives a
 //              single-sequence serve, pinned at every batch width.
@@ -133,8 +131,6 @@ bool parse_ints(const char* list, const char* flag, int max, std::vector<int32_t
 int main(int argc, char** argv) {
   // LATHE_ATTN_SPLITK_KERNEL / _SPLIT_RULE, as a backend would read them.
   const bool variant_pinned = lathe::ops::cuda::configure_attention_kernel();
-  lathe::ops::cuda::configure_attention_merge_in_kernel();
-  const bool merge_default = cuda::splitk_merge_in_kernel();
   std::string out_dir;
   bool quick = false;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
@@ -143,18 +139,13 @@ int main(int argc, char** argv) {
   struct Kernel {
     int variant;
     bool serve = false;
-    bool merge_in_kernel = false;
-    bool merge_marked = false;  // "m" given: label it
     int at(int32_t batch) const {
       return serve ? ops::decode_splitk_kernel(static_cast<uint32_t>(batch)) : variant;
     }
-    std::string label(int32_t batch) const {
-      return (serve ? "serve" : "") + std::to_string(at(batch)) + (merge_marked ? "m" : "");
-    }
+    std::string label(int32_t batch) const { return (serve ? "serve" : "") + std::to_string(at(batch)); }
   };
   // Default: the serve's choice, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
-  std::vector<Kernel> kernels = {variant_pinned ? Kernel{cuda::splitk_kernel_variant(), false, merge_default}
-                                                : Kernel{0, true, merge_default}};
+  std::vector<Kernel> kernels = {variant_pinned ? Kernel{cuda::splitk_kernel_variant()} : Kernel{0, true}};
   std::vector<std::string> policy_filter;
   std::vector<int32_t> batch_filter;
   std::vector<DType> dtype_filter;
@@ -183,19 +174,17 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
       kernels.clear();
-      for (const std::string& spelled : bench::split_list(argv[++i])) {
-        const bool marked = !spelled.empty() && spelled.back() == 'm';
-        const std::string k = marked ? spelled.substr(0, spelled.size() - 1) : spelled;
+      for (const std::string& k : bench::split_list(argv[++i])) {
         if (k == "serve") {
-          kernels.push_back({0, true, marked || merge_default, marked});
+          kernels.push_back({0, true});
           continue;
         }
         const int v = std::atoi(k.c_str());
         if (v < 0 || v >= cuda::kSplitkKernelVariants || k != std::to_string(v)) {
-          std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", spelled.c_str());
+          std::fprintf(stderr, "error: --kernels: no split-K kernel variant %s\n", k.c_str());
           return 2;
         }
-        kernels.push_back({v, false, marked || merge_default, marked});
+        kernels.push_back({v});
       }
     }
   }
@@ -300,7 +289,6 @@ int main(int argc, char** argv) {
             std::map<std::tuple<int, int, int, int, std::string>, double> measured;
             for (const Kernel& kernel : kernels) {
             LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.at(batch)) ? cudaSuccess : cudaErrorInvalidValue);
-            cuda::set_splitk_merge_in_kernel(kernel.merge_in_kernel);
             for (const Variant& variant : variants) {
               ops::AttentionConfig config;
               config.levers.attn_decode_splitk = {variant.policy, false};

@@ -102,14 +102,6 @@ bool splitk_early_kv();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 
-// Where a split-K launch merges its splits' records: off (the default), in the reduce kernel, a
-// second launch; on, in the split kernel itself, by the CTA that finishes a (sequence, query rows)
-// group last (unsliced plans; sliced ones keep the reduce kernel). The same merge function in the
-// same order, so the same bytes either way (tested). Process-wide, set once at backend start
-// (LATHE_ATTN_MERGE_IN_KERNEL, ops/cuda/chained_launch_lever.cpp).
-void set_splitk_merge_in_kernel(bool enabled);
-bool splitk_merge_in_kernel();
-
 // How a sequence's length is cut into splits (split_length.h): the seed's rule unless set at
 // backend start (LATHE_ATTN_SPLIT_RULE=even, opt-in for measurement; ops/cuda/
 // chained_launch_lever.cpp). Like the variant, a serve keeps one rule for its whole life: set it

@@ -9,7 +9,6 @@
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
-#include "backends/cuda/paged_attention_splitk_merge.cuh"
 
 namespace lathe::cuda {
 namespace attn::splitk {
@@ -85,8 +84,40 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
   auto max_at = [&](int i) { return sliced ? max_of[i] : recs[i * (HD + 2) + HD]; };
   auto sum_at = [&](int i) { return sliced ? sum_of[i] : recs[i * (HD + 2) + HD + 1]; };
-  auto value_at = [&](int i) { return recs[slot(i) * (HD + 2) + d]; };
-  const float value = merge_split_records(count, max_at, sum_at, value_at);
+  // The records are read kChunk at a time, every load of a chunk issued before any is used, so a
+  // merge of up to kChunk slots costs two L2 round trips (the maximum, then the weighted sums)
+  // instead of one per slot or four; the arithmetic and its order are those of a plain loop.
+  constexpr int kChunk = 16;
+  float max_all = -INFINITY;
+  for (int base = 0; base < count; base += kChunk) {
+    float m[kChunk];
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) m[k] = base + k < count ? max_at(base + k) : -INFINITY;
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) max_all = fmaxf(max_all, m[k]);
+  }
+  float value = 0.0f;
+  if (max_all != -INFINITY) {
+    float sum = 0.0f, o = 0.0f;
+    for (int base = 0; base < count; base += kChunk) {
+      float m[kChunk], l[kChunk], x[kChunk];
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        const bool used = base + k < count;
+        m[k] = used ? max_at(base + k) : -INFINITY;
+        l[k] = used ? sum_at(base + k) : 0.0f;
+        x[k] = used ? recs[slot(base + k) * (HD + 2) + d] : 0.0f;
+      }
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) {
+        if (base + k >= count) break;
+        const float w = exp2f(m[k] - max_all);
+        sum = __fmaf_rn(l[k], w, sum);
+        o = __fmaf_rn(x[k], w, o);
+      }
+    }
+    value = __fdiv_rn(o, sum);
+  }
   rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
 }
 
@@ -172,32 +203,12 @@ void set_splitk_split_rule(SplitRule rule) { g_split_rule.store(static_cast<int>
 SplitRule splitk_split_rule() { return static_cast<SplitRule>(g_split_rule.load(std::memory_order_relaxed)); }
 
 namespace {
-// The in-kernel merge's arrival counters (SplitParams::arrivals): zero when the module loads, and
-// every launch's last CTA of a group resets its own, so they are zero between launches. One set
-// per device (a __device__ variable); split-K launches on one device are ordered on one stream
-// (the backend's), as everything sharing the split-K workspace already must be.
-constexpr int64_t kArrivalSlots = int64_t{1} << 16;
-__device__ int32_t g_splitk_arrivals[kArrivalSlots];
-
-int32_t* arrival_counters() {
-  static int32_t* const counters = [] {
-    void* ptr = nullptr;
-    return cudaGetSymbolAddress(&ptr, g_splitk_arrivals) == cudaSuccess ? static_cast<int32_t*>(ptr) : nullptr;
-  }();
-  return counters;
-}
-
-std::atomic<bool> g_merge_in_kernel{false};
-
 // Default on: on the H200 (bundle 5d1f669, two rounds, same call) it took the Qwen3-8B-FP8 decode
 // step at 1k context from 3.605 / 3.598 to 3.581 / 3.566 ms at batch 1 and 4.240 / 4.223 to
 // 4.175 / 4.147 ms at batch 4, at 16k from 4.355 / 4.353 to 4.321 / 4.316 ms at batch 1; batch 16
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
 }  // namespace
-
-void set_splitk_merge_in_kernel(bool enabled) { g_merge_in_kernel.store(enabled, std::memory_order_relaxed); }
-bool splitk_merge_in_kernel() { return g_merge_in_kernel.load(std::memory_order_relaxed); }
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
@@ -246,14 +257,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
   }
-  // The in-kernel merge takes unsliced plans whose groups fit the counters; any other launch (the
-  // same bytes either way) runs the reduce kernel.
-  const int64_t groups = static_cast<int64_t>(rows.num_seqs) * kv.num_kv_heads * sp.parts;
-  sp.arrivals = splitk_merge_in_kernel() && sp.slices == 1 && groups <= kArrivalSlots ? arrival_counters() : nullptr;
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);
-  if (status != cudaSuccess || sp.arrivals != nullptr) return status;
+  if (status != cudaSuccess) return status;
   switch (kv.head_dim) {
     case 64:
       return sk::launch_reduce<64>(sp, rows.num_seqs, stream);

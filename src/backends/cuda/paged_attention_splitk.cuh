@@ -60,7 +60,6 @@
 #include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
-#include "backends/cuda/paged_attention_splitk_merge.cuh"
 #include "backends/cuda/split_length.h"
 
 namespace lathe::cuda::attn::splitk {
@@ -79,10 +78,6 @@ struct SplitParams {
   int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
                           // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
                           // c + slice_ctas, ... in turn (the same bytes either way)
-  // In-kernel merge (unsliced plans): one arrival counter per (sequence, query-row unit), zero
-  // between launches; the group's last CTA to arrive merges its rows' records into `out` and
-  // resets the counter. nullptr: the reduce kernel merges (paged_attention_splitk.cu).
-  int32_t* arrivals;
 };
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
@@ -253,9 +248,8 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
   }
 }
 
-// The work of one split-K CTA, up to and including its records (every return is CTA-uniform).
 template <typename Kv, int HD, typename Cfg>
-__device__ __forceinline__ void splitk_cta(const SplitParams& sp) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
   // chained_kernel_begin() (a no-op unless launched chained; the non-cluster variants are) comes
   // after the first tiles' copies when sp.early_kv: see the prologue below.
   using L = SplitLayout<Kv, HD, Cfg>;
@@ -534,55 +528,6 @@ __device__ __forceinline__ void splitk_cta(const SplitParams& sp) {
     if constexpr (!Cfg::kSliceLoop) return;
     __syncthreads();  // the slice's merge area becomes stages again
   }
-}
-
-// In-kernel merge (sp.arrivals set; unsliced plans only, so record i of a (sequence, head) is
-// split i): after its records, every CTA of a (sequence, query-row unit) group arrives on the
-// group's counter; the last one to arrive merges the records of the unit's rows with
-// merge_split_records, as the reduce kernel would (the same function and order, so the same
-// bytes), and resets the counter for the next launch. Which CTA is last depends on timing, never
-// the bytes.
-template <int HD, typename Cfg>
-__device__ __forceinline__ void splitk_merge_if_last(const SplitParams& sp) {
-  extern __shared__ __align__(16) unsigned char smem[];
-  const DecodeParams& p = sp.base;
-  const int units = gridDim.x / Cfg::kCluster, unit = blockIdx.x / Cfg::kCluster, seq = blockIdx.z;
-  int* last = reinterpret_cast<int*>(smem);
-  // CTAs that wrote nothing returned before their chained-launch wait; the counter is touched only
-  // after it (the previous launch on this stream has then reset every counter it used).
-  chained_kernel_begin();
-  __syncthreads();  // every thread's records are written; the shared memory is free
-  if (threadIdx.x == 0) {
-    int* counter = sp.arrivals + static_cast<int64_t>(seq) * units + unit;
-    const int arrivals = static_cast<int>(gridDim.y) * Cfg::kCluster;
-    int before;
-    // Release (cumulative through the barrier above: the CTA's records) and acquire (the records
-    // of every CTA that arrived before).
-    asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(before) : "l"(counter) : "memory");
-    *last = before == arrivals - 1;
-    if (*last) *counter = 0;  // every CTA of the group has arrived
-  }
-  __syncthreads();
-  if (!*last) return;
-  const int kv_head = unit / sp.parts, part = unit % sp.parts;
-  const int head0 = kv_head * sp.group + part * sp.rows_per_cta;
-  const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
-  for (int i = threadIdx.x; i < rows * HD; i += Cfg::kThreads) {
-    const int head = head0 + i / HD, d = i % HD;
-    const float* recs = p.workspace + (static_cast<int64_t>(seq) * p.num_heads + head) * p.num_splits * (HD + 2);
-    // L2 loads: records other SMs wrote during this launch.
-    auto max_at = [&](int s) { return __ldcg(recs + s * (HD + 2) + HD); };
-    auto sum_at = [&](int s) { return __ldcg(recs + s * (HD + 2) + HD + 1); };
-    auto value_at = [&](int s) { return __ldcg(recs + s * (HD + 2) + d); };
-    const float value = merge_split_records(p.num_splits, max_at, sum_at, value_at);
-    p.out[static_cast<int64_t>(seq) * p.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
-  }
-}
-
-template <typename Kv, int HD, typename Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
-  splitk_cta<Kv, HD, Cfg>(sp);
-  if (sp.arrivals != nullptr) splitk_merge_if_last<HD, Cfg>(sp);
 }
 
 template <typename Kv, int HD, typename Cfg>

@@ -61,15 +61,6 @@ void configure_attention_early_kv() {
                lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
 }
 
-void configure_attention_merge_in_kernel() {
-  const std::optional<bool> env = env_lever("LATHE_ATTN_MERGE_IN_KERNEL", target::parse_on_off, "on/off");
-  if (env) lathe::cuda::set_splitk_merge_in_kernel(*env);
-  spdlog::info("cuda backend: split-K attention merges its splits {}{}",
-               lathe::cuda::splitk_merge_in_kernel() ? "in the split kernel (last CTA of each group)"
-                                                     : "in the reduce kernel",
-               env_mark(env.has_value()));
-}
-
 static_assert(target::kSplitkKernelVariants == lathe::cuda::kSplitkKernelVariants,
               "the lever grammar and the split-K kernel know the same variants");
 

@@ -23,11 +23,6 @@ void configure_gemv_early_weights();
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();
 
-// LATHE_ATTN_MERGE_IN_KERNEL (on/off grammar): whether split-K decode attention merges its splits
-// in the split kernel instead of a reduce kernel (backends/cuda/paged_attention.h; the same bytes).
-// Logs the resolved value.
-void configure_attention_merge_in_kernel();
-
 // The split-K decode kernel's geometry (backends/cuda/paged_attention.h): LATHE_ATTN_SPLITK_KERNEL
 // (a variant number) if set, else, given the serve's widest decode batch, the serve's choice
 // (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 5); and

@@ -122,7 +122,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     cuda::configure_chained_launch(info_.sm_major);
     cuda::configure_gemv_early_weights();
     cuda::configure_attention_early_kv();
-    cuda::configure_attention_merge_in_kernel();
     cuda::configure_attention_kernel(static_cast<uint32_t>(attn_config_.max_decode_seqs));
   }
 

@@ -265,40 +265,6 @@ TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   cuda::set_splitk_early_kv(saved_early);
 }
 
-// Merging the splits in the split kernel (splitk_merge_in_kernel: the last CTA of each group) runs
-// the reduce kernel's merge function in the same order: outputs equal the reduce kernel's, for a
-// geometry of each kind (5, 6; 7: clusters) and the policies' split counts (legacy's may exceed
-// 16). Two launches in a row: the second finds the counters the first reset (each run poisons
-// the output first, so a group that no CTA merged would show).
-TEST_P(DecodeArms, SplitKMergeInKernelIsByteNeutral) {
-  const auto [dtype, geo] = GetParam();
-  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
-  const int saved_variant = cuda::splitk_kernel_variant();
-  const bool saved_merge = cuda::splitk_merge_in_kernel();
-  for (const int variant : {5, 6, 7}) {
-    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
-    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16), SplitkPolicy::legacy()}) {
-      for (const bool pack : {false, true}) {
-        for (int32_t batch : {1, 8}) {
-          Step step = c.full_step();
-          step.resize(static_cast<size_t>(batch));
-          cuda::set_splitk_merge_in_kernel(false);
-          const std::vector<uint16_t> reduce_kernel = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
-          ASSERT_FALSE(any_nan(reduce_kernel));
-          cuda::set_splitk_merge_in_kernel(true);
-          for (int round = 0; round < 2; ++round) {
-            EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, pack)), reduce_kernel)
-                << "variant " << variant << " " << target::splitk_policy_label(policy) << (pack ? " packed" : "")
-                << " batch " << batch << " round " << round;
-          }
-        }
-      }
-    }
-  }
-  cuda::set_splitk_kernel_variant(saved_variant);
-  cuda::set_splitk_merge_in_kernel(saved_merge);
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),

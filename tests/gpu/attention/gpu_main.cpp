@@ -1,8 +1,7 @@
 // main() of the attention GPU tests: exit 77 (ctest "skipped") when no CUDA device is usable.
 // Kernels launch chained on sm_90+, as the CUDA backend launches them in production, and the
-// split-K levers (LATHE_ATTN_SPLITK_KERNEL, LATHE_ATTN_SPLIT_RULE, LATHE_ATTN_MERGE_IN_KERNEL) apply
-// as they do at backend start, so the whole suite can run under another kernel variant, split rule
-// or merge.
+// split-K measurement levers (LATHE_ATTN_SPLITK_KERNEL, LATHE_ATTN_SPLIT_RULE) apply as they do at
+// backend start, so the whole suite can run under another kernel variant or split rule.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -22,7 +21,6 @@ int main(int argc, char** argv) {
   if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0) == cudaSuccess)
     lathe::cuda::set_chained_launch(major >= 9);
   lathe::ops::cuda::configure_attention_kernel();
-  lathe::ops::cuda::configure_attention_merge_in_kernel();
   ::testing::InitGoogleTest(&argc, argv);
   return RUN_ALL_TESTS();
 }
