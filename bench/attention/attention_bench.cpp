@@ -24,6 +24,9 @@
 //              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
 //              serve5 / serve6). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
 //              Non-split plans are measured once.
+//   --tables: `shuffled` (default: every sequence's blocks at random places in the pool) or
+//             `sequential` (block ids in order, so a sequence's KV is contiguous per head and
+//             block): how much of a gap to a contiguous-KV peer the page placement explains.
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
 //              runs without split slices except "auto+pack+slices": the slice cap auto gives a
 //              single-sequence serve, pinned at every batch width.
@@ -133,6 +136,7 @@ int main(int argc, char** argv) {
   const bool variant_pinned = lathe::ops::cuda::configure_attention_kernel();
   std::string out_dir;
   bool quick = false;
+  bool shuffled_tables = true;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
   // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve5" or
   // "serve6".
@@ -171,6 +175,14 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--tables") && i + 1 < argc) {
+      const std::string tables = argv[++i];
+      if (tables != "shuffled" && tables != "sequential") {
+        std::fprintf(stderr, "error: --tables: %s is not shuffled or sequential\n", tables.c_str());
+        return 2;
+      }
+      shuffled_tables = tables == "shuffled";
+    }
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {
       kernels.clear();
@@ -194,8 +206,9 @@ int main(int argc, char** argv) {
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const double ceiling = measure_ceiling(stream);
-    std::string log = fmt::format("device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\n",
-                                  prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling);
+    std::string log = fmt::format(
+        "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n", prop.name,
+        prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling, shuffled_tables ? "shuffled" : "sequential");
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 
@@ -269,7 +282,7 @@ int main(int argc, char** argv) {
             // Shuffled block ids, disjoint across rotations; tables [rotation][seq][block].
             std::vector<int32_t> ids(static_cast<size_t>(case_blocks) * rotations);
             std::iota(ids.begin(), ids.end(), 0);
-            std::shuffle(ids.begin(), ids.end(), rng);
+            if (shuffled_tables) std::shuffle(ids.begin(), ids.end(), rng);
             Buffer tables(ids.size() * 4);
             LATHE_CUDA_CHECK(cudaMemcpy(tables.ptr, ids.data(), ids.size() * 4, cudaMemcpyHostToDevice));
             std::vector<int32_t> meta(static_cast<size_t>(2 * batch + 1));

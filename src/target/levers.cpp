@@ -107,6 +107,7 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   const std::string word = normalise(spelling);
   if (word == "seed") return AttnSplitRule::kSeed;
   if (word == "even") return AttnSplitRule::kEven;
+  if (word == "aligned") return AttnSplitRule::kAligned;
   return std::nullopt;
 }
 

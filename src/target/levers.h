@@ -75,8 +75,9 @@ inline constexpr int32_t kSplitkKernelVariants = 13;
 std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 
 // LATHE_ATTN_SPLIT_RULE (measurement lever; backends/cuda/split_length.h): how a sequence's length
-// is cut into splits, "seed" (max(ceil(L / S), floor), the default) or "even"; else nullopt.
-enum class AttnSplitRule { kSeed, kEven };
+// is cut into splits, "seed" (max(ceil(L / S), floor), the default), "even" or "aligned"; else
+// nullopt.
+enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
 // One resolved lever: its value and whether the value came from the environment (the boot line

@@ -238,6 +238,11 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   sp.base.num_splits = num_splits;
   sp.base.min_kv_per_split = min_kv_per_split;
   sp.base.split_rule = static_cast<int>(splitk_split_rule());
+  // The aligned rule's granule is the split kernel's (warps x tile), which the reduce does not
+  // know: sliced plans, whose reduce recomputes split lengths, keep the seed's rule.
+  if (sp.base.split_rule == static_cast<int>(SplitRule::kAligned) && geometry.slices > 1) {
+    sp.base.split_rule = static_cast<int>(SplitRule::kSeed);
+  }
   sp.base.workspace = workspace;
   sp.group = rows.num_heads / kv.num_kv_heads;
   sp.rows_per_cta = std::min({rows_per_cta, sp.group, sk::kMaxRows});

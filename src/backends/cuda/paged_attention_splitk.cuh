@@ -280,7 +280,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         Cfg::kSliceLoop ? *reinterpret_cast<const volatile int32_t*>(p.context_lens + seq) : p.context_lens[seq];
     int start, end;
     {
-      const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule);
+      const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule, kWarps * kTile);
       const int64_t first = static_cast<int64_t>(split) * per;
       const int split_start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
       const int split_end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));

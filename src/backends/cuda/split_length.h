@@ -15,9 +15,17 @@ namespace lathe::cuda {
 //   ceil(len / splits) the last non-empty split can be short (a ragged tail).
 // kEven (opt-in, LATHE_ATTN_SPLIT_RULE=even): u = clamp(floor(len / min_per), 1, splits) splits
 //   of n = ceil(len / u) positions: each at least min_per long when len >= min_per, none ragged.
-enum class SplitRule : int { kSeed = 0, kEven = 1 };
+// kAligned (opt-in, LATHE_ATTN_SPLIT_RULE=aligned): the seed's n rounded up to a multiple of
+//   `granule` (the split kernel passes its warps x tile positions, so every warp of a full split
+//   gets the same number of tiles); never more splits than the seed's rule uses.
+enum class SplitRule : int { kSeed = 0, kEven = 1, kAligned = 2 };
 
-LATHE_SPLIT_FN int split_length(int len, int splits, int min_per, int rule) {
+LATHE_SPLIT_FN int split_length(int len, int splits, int min_per, int rule, int granule = 1) {
+  if (rule == static_cast<int>(SplitRule::kAligned)) {
+    const int n = (len + splits - 1) / splits;
+    const int seed = n > min_per ? n : min_per;
+    return (seed + granule - 1) / granule * granule;
+  }
   if (rule == static_cast<int>(SplitRule::kEven)) {
     int used = len / min_per;
     used = used < 1 ? 1 : (used > splits ? splits : used);

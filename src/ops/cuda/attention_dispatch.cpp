@@ -126,14 +126,16 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
          workspace_bytes);
   }
   const bool split = plan.arm == AttentionArm::kDecodeSplitK;
-  const bool even = split && kernels::splitk_split_rule() == kernels::SplitRule::kEven;
+  const kernels::SplitRule rule = kernels::splitk_split_rule();
+  const bool other_rule = split && rule != kernels::SplitRule::kSeed;
   const std::string route =
       fmt::format("attention route: {} splits={} slices={} group={} (heads {}/{}, head_dim {}, kv {}, policy {}){}{}",
                   attention_arm_name(plan.arm), plan.num_splits, plan.split_slices, plan.gqa_group, shape.num_heads, shape.num_kv_heads,
                   shape.head_dim, dtype_name(cache_shape.dtype),
                   target::splitk_policy_label(config.levers.attn_decode_splitk.value),
                   split ? fmt::format(" kernel variant {}", kernels::splitk_kernel_variant()) : std::string(),
-                  even ? " split rule even (env)" : "");
+                  other_rule ? fmt::format(" split rule {} (env)", rule == kernels::SplitRule::kEven ? "even" : "aligned")
+                             : std::string());
   if (log_once(route)) spdlog::info("{}", route);
 
   kernels::PagedKv kv;

@@ -76,13 +76,18 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
     origin = " (widest decode batch " + std::to_string(*max_decode_seqs) + ")";
   }
   const std::optional<target::AttnSplitRule> rule =
-      env_lever("LATHE_ATTN_SPLIT_RULE", target::parse_attn_split_rule, "seed/even");
+      env_lever("LATHE_ATTN_SPLIT_RULE", target::parse_attn_split_rule, "seed/even/aligned");
   if (rule) {
-    lathe::cuda::set_splitk_split_rule(*rule == target::AttnSplitRule::kEven ? lathe::cuda::SplitRule::kEven
-                                                                             : lathe::cuda::SplitRule::kSeed);
+    lathe::cuda::set_splitk_split_rule(*rule == target::AttnSplitRule::kEven      ? lathe::cuda::SplitRule::kEven
+                                       : *rule == target::AttnSplitRule::kAligned ? lathe::cuda::SplitRule::kAligned
+                                                                                  : lathe::cuda::SplitRule::kSeed);
   }
+  const lathe::cuda::SplitRule resolved = lathe::cuda::splitk_split_rule();
   spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
-               origin, lathe::cuda::splitk_split_rule() == lathe::cuda::SplitRule::kEven ? "even" : "seed",
+               origin,
+               resolved == lathe::cuda::SplitRule::kEven      ? "even"
+               : resolved == lathe::cuda::SplitRule::kAligned ? "aligned"
+                                                              : "seed",
                env_mark(rule.has_value()));
   return variant.has_value();
 }

@@ -26,7 +26,7 @@ void configure_attention_early_kv();
 // The split-K decode kernel's geometry (backends/cuda/paged_attention.h): LATHE_ATTN_SPLITK_KERNEL
 // (a variant number) if set, else, given the serve's widest decode batch, the serve's choice
 // (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 5); and
-// LATHE_ATTN_SPLIT_RULE (seed | even), how a sequence is cut into splits (default seed). Both
+// LATHE_ATTN_SPLIT_RULE (seed | even | aligned), how a sequence is cut into splits (default seed). Both
 // variables are measurement levers whose bytes differ from the default's; an unparseable one
 // keeps the default, with a warning. Logs the resolved values. Call before the first split-K
 // launch of a serve (the variant is process-wide; a captured graph keeps the one it captured).

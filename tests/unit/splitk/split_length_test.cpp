@@ -3,7 +3,9 @@
 // sequence cover [0, len) exactly once and in order; no more than `splits` are non-empty; the
 // seed rule is max(ceil(len / splits), floor); the even rule uses exactly u = clamp(len / floor,
 // 1, splits) splits (true whenever splits <= floor + 1: (u - 1) * ceil(len / u) < len), whose
-// lengths differ by less than u (no ragged tail), none shorter than floor - u when len >= floor.
+// lengths differ by less than u (no ragged tail), none shorter than floor - u when len >= floor;
+// the aligned rule is the seed's length rounded up to the granule (64 here: 4 warps x 16), so it
+// uses no more splits than the seed's.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,13 +20,15 @@ using lathe::cuda::SplitRule;
 
 constexpr int kSeed = static_cast<int>(SplitRule::kSeed);
 constexpr int kEven = static_cast<int>(SplitRule::kEven);
+constexpr int kAligned = static_cast<int>(SplitRule::kAligned);
+constexpr int kGranule = 64;
 
 TEST(SplitLength, EverySplitRangeCoversTheSequenceOnceInOrder) {
-  for (const int rule : {kSeed, kEven}) {
+  for (const int rule : {kSeed, kEven, kAligned}) {
     for (const int splits : {1, 2, 5, 9, 16}) {
       for (const int floor : {16, 128, 256, 512}) {
         for (int len = 1; len <= 5000; ++len) {
-          const int n = split_length(len, splits, floor, rule);
+          const int n = split_length(len, splits, floor, rule, kGranule);
           ASSERT_GE(n, 1);
           int covered = 0, non_empty = 0, shortest = len, longest = 0;
           for (int s = 0; s < splits; ++s) {
@@ -41,8 +45,14 @@ TEST(SplitLength, EverySplitRangeCoversTheSequenceOnceInOrder) {
           }
           ASSERT_EQ(covered, len) << "rule " << rule << " splits " << splits << " floor " << floor << " len " << len;
           ASSERT_LE(non_empty, splits);
+          const int seed = std::max((len + splits - 1) / splits, floor);
           if (rule == kSeed) {
-            ASSERT_EQ(n, std::max((len + splits - 1) / splits, floor));
+            ASSERT_EQ(n, seed);
+          } else if (rule == kAligned) {
+            ASSERT_EQ(n % kGranule, 0);
+            ASSERT_GE(n, seed);
+            ASSERT_LT(n - seed, kGranule);
+            ASSERT_LE(non_empty, (len + seed - 1) / seed) << "len " << len;
           } else {
             // u = clamp(len / floor, 1, splits) splits of ceil(len / u): every split but the last
             // is n long and the last is short by less than u positions.
@@ -87,6 +97,15 @@ TEST(SplitSlices, CoverTheSplitOnceInOrder) {
       }
     }
   }
+}
+
+// Qwen3-8B at 4k: the seed's 456 positions per split are 29 tiles of 16 for 4 warps (8, 7, 7, 7);
+// aligned to 64 they are 512, 8 tiles per warp, in 8 splits (the ninth empty).
+TEST(SplitLength, TheAlignedRuleGivesEveryWarpOfAFullSplitTheSameTiles) {
+  EXPECT_EQ(split_length(4096, 9, 128, kSeed), 456);
+  EXPECT_EQ(split_length(4096, 9, 128, kAligned, 64), 512);
+  EXPECT_EQ(split_length(1024, 9, 128, kAligned, 64), 128);  // the floor is already aligned
+  EXPECT_EQ(split_length(4096, 9, 128, kAligned, 1), split_length(4096, 9, 128, kSeed));
 }
 
 TEST(SplitLength, TheEvenRuleRemovesTheRaggedTailTheSeedRuleLeaves) {

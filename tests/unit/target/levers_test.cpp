@@ -86,6 +86,7 @@ TEST(LeverGrammar, SplitkKernelVariant) {
 TEST(LeverGrammar, AttnSplitRule) {
   EXPECT_EQ(parse_attn_split_rule("seed"), AttnSplitRule::kSeed);
   EXPECT_EQ(parse_attn_split_rule(" EVEN "), AttnSplitRule::kEven);
+  EXPECT_EQ(parse_attn_split_rule("Aligned"), AttnSplitRule::kAligned);
   for (const char* bad : {"", "evn", "equal", "1", "even seed"}) {
     EXPECT_FALSE(parse_attn_split_rule(bad).has_value()) << bad;
   }
