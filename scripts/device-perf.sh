@@ -49,6 +49,13 @@ latency() {  # name, timeout, model dir, extra flags...
   sed -n '/^decode graphs/p;/^ *batch/,/^decode_p50/p' "$out/$name.txt" | head -8 >>"$summary"
 }
 
+sdpa_peer() {  # dir: the PyTorch SDPA peer on contiguous KV into dir/sdpa.csv, unless ATTN_NO_SDPA=1
+  [[ -n "${ATTN_NO_SDPA:-}" ]] && return
+  local start=$SECONDS
+  PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$1/sdpa.csv" >"$1/sdpa.log" 2>&1
+  note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
+}
+
 if has golden; then
   # Binaries built in another checkout find the fixtures of this one.
   export LATHE_FIXTURES_DIR=$root/tests/fixtures LATHE_SOURCE_DIR=$root
@@ -194,12 +201,7 @@ if has attnvariants; then
   timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attnvar" --kernels "5,${variants// /,}" \
     --policies auto+pack --batches "${ATTN_VARIANT_BATCHES:-1,4,16,64}" >"$out/attnvar/bench.txt" 2>&1
   note "lathe_bench_attention kernels 5 $variants" "rc=$? $((SECONDS - start))s"
-  if [[ -z "${ATTN_NO_SDPA:-}" ]]; then
-    start=$SECONDS
-    PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnvar/sdpa.csv" \
-      >"$out/attnvar/sdpa.log" 2>&1
-    note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
-  fi
+  sdpa_peer "$out/attnvar"
   # Qwen3-8B-FP8 decode steps (BF16 KV) under the default and each variant, if the bundle has lathe.
   if [[ -x "$lathe" && -n "${ATTN_VARIANT_STEPS:-}" ]]; then
     for v in 5 $variants; do
@@ -215,20 +217,16 @@ if has attnvariants; then
   fi
 fi
 if has attnbench; then
-  # The attention kernel benchmark with ATTN_BENCH_ARGS (e.g. "--kernels serve,servem --policies
-  # auto+pack --batches 1,4,16,64"), then the SDPA peer unless ATTN_NO_SDPA=1, in $OUT/attnbench.
+  # The attention kernel benchmark with ATTN_BENCH_ARGS (e.g. "--kernels serve,5 --policies
+  # auto+pack --batches 1,4,16,64 --tables sequential"), then the SDPA peer unless ATTN_NO_SDPA=1,
+  # in $OUT/attnbench.
   mkdir -p "$out/attnbench"
   start=$SECONDS
   # shellcheck disable=SC2086  # word splitting of the argument list is intended
   timeout 300 "$bundle/bin/lathe_bench_attention" --out "$out/attnbench" ${ATTN_BENCH_ARGS:-} \
     >"$out/attnbench/bench.txt" 2>&1
   note "lathe_bench_attention ${ATTN_BENCH_ARGS:-}" "rc=$? $((SECONDS - start))s"
-  if [[ -z "${ATTN_NO_SDPA:-}" ]]; then
-    start=$SECONDS
-    PYTHONUNBUFFERED=1 timeout 120 python3 "$root/tools/peers/sdpa_decode.py" --out "$out/attnbench/sdpa.csv" \
-      >"$out/attnbench/sdpa.log" 2>&1
-    note "sdpa_decode.py" "rc=$? $((SECONDS - start))s"
-  fi
+  sdpa_peer "$out/attnbench"
 fi
 if has envab; then
   # Decode-step A/B of one environment lever: ENVAB_VAR set to each of ENVAB_VALUES (default
