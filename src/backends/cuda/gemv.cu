@@ -398,7 +398,7 @@ int ring_split_request(const GemvVariant& v, int64_t n) {
 
 int balanced_ctas(const GemvVariant& v) {
   if (v.ctas > 0) return v.ctas;
-  if (v.kernel == GemvKernel::kStream) return kStreamCtas;
+  if (v.kernel == GemvKernel::kStream) return v.tma && v.ctas_per_sm == 2 ? 2 * kStreamCtas : kStreamCtas;
   return v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
 }
 
@@ -470,7 +470,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
-    launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, stream);
+    launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, v.ctas_per_sm,
+                  stream);
     return;
   }
   // Register-ring defaults measured on the H200 (docs/PERFORMANCE.md): the smallest rings, which

@@ -45,6 +45,9 @@ constexpr int kConsumerWarps = kStreamRows / 16;
 constexpr int kConsumerThreads = kConsumerWarps * 32;
 constexpr int kStreamThreads = kConsumerThreads + 32;
 constexpr size_t kSmemBudget = 220 * 1024;  // of 227 KB per SM on sm_90
+// Two CTAs per SM (`:b2`, tensor copies only): each gets under half of the SM's 228 KB (1 KB of it
+// reserved per CTA), so 16 compute warps share the SM's issue slots and copies.
+constexpr size_t kSmemBudgetTwoPerSm = 112 * 1024;
 
 // kRowBytes: bytes of every weight row per stage (256: fp8 2 steps, bf16 1; 512: twice that).
 // kTma: weights arrive as one 2-D tensor copy per warp (16 rows x 256 bytes, dense rows: the
@@ -135,8 +138,8 @@ struct Cursor {
   }
 };
 
-template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma>
-__global__ void __launch_bounds__(kStreamThreads, 1)
+template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma, int kMinCtas = 1>
+__global__ void __launch_bounds__(kStreamThreads, kMinCtas)
     gemv_stream_kernel(const __grid_constant__ Params p, const __grid_constant__ CUtensorMap w_map) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
   __trap();  // bulk copies and mbarrier transaction counts need sm_90; the launcher never picks this
@@ -294,11 +297,11 @@ __global__ void __launch_bounds__(kStreamThreads, 1)
 #endif
 }
 
-template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma>
+template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma, int kMinCtas = 1>
 void launch_one(const Params& params, const CUtensorMap& map, unsigned grid, cudaStream_t stream) {
   constexpr size_t smem = static_cast<size_t>(kStages) * Layout<kMaxM, kFp8, kRowBytes, kTma>::kStageBytes;
-  static_assert(smem <= kSmemBudget, "stream ring exceeds shared memory");
-  auto* kernel = gemv_stream_kernel<kMaxM, kFp8, kStages, kRowBytes, kTma>;
+  static_assert(smem <= (kMinCtas == 1 ? kSmemBudget : kSmemBudgetTwoPerSm), "stream ring exceeds shared memory");
+  auto* kernel = gemv_stream_kernel<kMaxM, kFp8, kStages, kRowBytes, kTma, kMinCtas>;
   // Once per instantiation (not a stream operation; legal during graph capture).
   static const cudaError_t attr =
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
@@ -315,10 +318,16 @@ constexpr int max_stages(int row_bytes) {
 
 template <int kMaxM, bool kFp8>
 void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, int stages, int row_bytes,
-                   cudaStream_t stream) {
+                   int ctas_per_sm, cudaStream_t stream) {
   if (map != nullptr) {  // tensor copies: dense rows, deepest ring that fits (at most 5)
-    constexpr int kMax =
-        std::min(5, static_cast<int>(kSmemBudget / Layout<kMaxM, kFp8, 256, true>::kStageBytes));
+    constexpr size_t kStage = Layout<kMaxM, kFp8, 256, true>::kStageBytes;
+    if (ctas_per_sm == 2) {
+      constexpr int kMax = std::min(5, static_cast<int>(kSmemBudgetTwoPerSm / kStage));
+      static_assert(kMax >= 2, "two stages per CTA at two CTAs per SM");
+      launch_one<kMaxM, kFp8, kMax, 256, true, 2>(params, *map, grid, stream);
+      return;
+    }
+    constexpr int kMax = std::min(5, static_cast<int>(kSmemBudget / kStage));
     launch_one<kMaxM, kFp8, kMax, 256, true>(params, *map, grid, stream);
     return;
   }
@@ -409,7 +418,7 @@ size_t stream_partial_floats(int ctas) {
   return static_cast<size_t>(ctas) * 2 * kSlotFloats;
 }
 
-void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma,
+void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma, int ctas_per_sm,
                    cudaStream_t stream) {
   params.ksteps = params.k / 128;
   params.total_units = ((params.n + kStreamRows - 1) / kStreamRows) * params.ksteps;
@@ -420,16 +429,16 @@ void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int 
   const CUtensorMap* map_ptr = tma ? &map : nullptr;
   switch (tier) {
     case 1:
-      fp8 ? launch_stages<1, true>(params, map_ptr, grid, stages, row_bytes, stream)
-          : launch_stages<1, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<1, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
+          : launch_stages<1, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
       break;
     case 4:
-      fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, stream)
-          : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
+          : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
       break;
     default:
-      fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, stream)
-          : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, stream);
+      fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
+          : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
       break;
   }
 }
