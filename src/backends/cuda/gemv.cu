@@ -398,7 +398,7 @@ int ring_split_request(const GemvVariant& v, int64_t n) {
 
 int balanced_ctas(const GemvVariant& v) {
   if (v.ctas > 0) return v.ctas;
-  if (v.kernel == GemvKernel::kStream) return v.tma && v.ctas_per_sm == 2 ? 2 * kStreamCtas : kStreamCtas;
+  if (v.kernel == GemvKernel::kStream) return v.tma && v.ctas_per_sm >= 2 ? v.ctas_per_sm * kStreamCtas : kStreamCtas;
   return v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
 }
 

@@ -125,8 +125,8 @@ struct GemvVariant {
   // Register ring (non-balanced), tiers 1 and 4: steps of x staged per shared-memory buffer,
   // 4 (0) or 16 (a quarter of the CTA barriers; what "auto" picks). Changes no row's arithmetic.
   int group_steps = 0;
-  // Stream with tensor copies ("stream:tma:b2"): 2 CTAs per SM (rings sized for it, 264 CTAs
-  // unless ctas is set; 16 compute warps per SM instead of 8); else one.
+  // Stream with tensor copies ("stream:tma:b2", ":b3"): 2 or 3 CTAs per SM (rings sized for it,
+  // 264 or 396 CTAs unless ctas is set; 16 or 24 compute warps per SM instead of 8); else one.
   // Register ring: CTAs per SM the registers of tiers 1 and 4 are budgeted for, 2 (0) or 3
   // ("b3": fp8 s2 and bf16 s1 only; more resident warps per SM). Ringbal then takes 396 CTAs and
   // "auto:b3" fills a wave of 396 with its K splits. Opt-in; its tests pass on the H200, and it is

@@ -45,9 +45,10 @@ constexpr int kConsumerWarps = kStreamRows / 16;
 constexpr int kConsumerThreads = kConsumerWarps * 32;
 constexpr int kStreamThreads = kConsumerThreads + 32;
 constexpr size_t kSmemBudget = 220 * 1024;  // of 227 KB per SM on sm_90
-// Two CTAs per SM (`:b2`, tensor copies only): each gets under half of the SM's 228 KB (1 KB of it
-// reserved per CTA), so 16 compute warps share the SM's issue slots and copies.
-constexpr size_t kSmemBudgetTwoPerSm = 112 * 1024;
+// Shared memory of one CTA when `ctas` share an SM (`:b2`, `:b3`, tensor copies only): the SM's
+// 228 KB less 1 KB reserved per CTA, split evenly, less 1 KB for the static barriers; so 16 or 24
+// compute warps share the SM's issue slots and copies.
+constexpr size_t smem_budget(int ctas) { return ctas == 1 ? kSmemBudget : (228 - ctas) * 1024 / ctas - 1024; }
 
 // kRowBytes: bytes of every weight row per stage (256: fp8 2 steps, bf16 1; 512: twice that).
 // kTma: weights arrive as one 2-D tensor copy per warp (16 rows x 256 bytes, dense rows: the
@@ -300,7 +301,7 @@ __global__ void __launch_bounds__(kStreamThreads, kMinCtas)
 template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma, int kMinCtas = 1>
 void launch_one(const Params& params, const CUtensorMap& map, unsigned grid, cudaStream_t stream) {
   constexpr size_t smem = static_cast<size_t>(kStages) * Layout<kMaxM, kFp8, kRowBytes, kTma>::kStageBytes;
-  static_assert(smem <= (kMinCtas == 1 ? kSmemBudget : kSmemBudgetTwoPerSm), "stream ring exceeds shared memory");
+  static_assert(smem <= smem_budget(kMinCtas), "stream ring exceeds shared memory");
   auto* kernel = gemv_stream_kernel<kMaxM, kFp8, kStages, kRowBytes, kTma, kMinCtas>;
   // Once per instantiation (not a stream operation; legal during graph capture).
   static const cudaError_t attr =
@@ -316,19 +317,31 @@ constexpr int max_stages(int row_bytes) {
                                                           : Layout<kMaxM, kFp8, 256>::kStageBytes));
 }
 
+// Tensor copies: dense rows, the deepest ring (at most 5 stages) that fits kCtas CTAs per SM; where
+// fewer than two stages would fit (the 16-row tier at three per SM), the ring of one CTA fewer per
+// SM (the grid, and so every row's bytes, stay those of the variant).
+template <int kMaxM, bool kFp8, int kCtas>
+void launch_tma(const Params& params, const CUtensorMap& map, unsigned grid, cudaStream_t stream) {
+  constexpr int kFit = static_cast<int>(smem_budget(kCtas) / Layout<kMaxM, kFp8, 256, true>::kStageBytes);
+  if constexpr (kFit < 2 && kCtas > 1) {
+    launch_tma<kMaxM, kFp8, kCtas - 1>(params, map, grid, stream);
+  } else {
+    static_assert(kFit >= 2, "two stages per CTA");
+    launch_one<kMaxM, kFp8, std::min(5, kFit), 256, true, kCtas>(params, map, grid, stream);
+  }
+}
+
 template <int kMaxM, bool kFp8>
 void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, int stages, int row_bytes,
                    int ctas_per_sm, cudaStream_t stream) {
-  if (map != nullptr) {  // tensor copies: dense rows, deepest ring that fits (at most 5)
-    constexpr size_t kStage = Layout<kMaxM, kFp8, 256, true>::kStageBytes;
-    if (ctas_per_sm == 2) {
-      constexpr int kMax = std::min(5, static_cast<int>(kSmemBudgetTwoPerSm / kStage));
-      static_assert(kMax >= 2, "two stages per CTA at two CTAs per SM");
-      launch_one<kMaxM, kFp8, kMax, 256, true, 2>(params, *map, grid, stream);
-      return;
+  if (map != nullptr) {
+    if (ctas_per_sm == 3) {
+      launch_tma<kMaxM, kFp8, 3>(params, *map, grid, stream);
+    } else if (ctas_per_sm == 2) {
+      launch_tma<kMaxM, kFp8, 2>(params, *map, grid, stream);
+    } else {
+      launch_tma<kMaxM, kFp8, 1>(params, *map, grid, stream);
     }
-    constexpr int kMax = std::min(5, static_cast<int>(kSmemBudget / kStage));
-    launch_one<kMaxM, kFp8, kMax, 256, true>(params, *map, grid, stream);
     return;
   }
   const CUtensorMap none{};

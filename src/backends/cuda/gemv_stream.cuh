@@ -27,7 +27,7 @@ size_t stream_partial_floats(int ctas);
 // Launches the stream kernel; params.ksteps/total_units/cta_units are filled here. row_bytes:
 // 256 (default) or 512 bytes of each weight row per stage (512: two stages only). tma: weights
 // by 2-D tensor copies (one per warp and stage; 256-byte rows, deepest ring; stages ignored);
-// with them, ctas_per_sm 2 sizes the ring for two CTAs per SM (else one).
+// with them, ctas_per_sm 2 or 3 sizes the ring for that many CTAs per SM (else one).
 void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma, int ctas_per_sm,
                    cudaStream_t stream);
 
