@@ -5,6 +5,9 @@
 // (copy-issue bound: ring depth made no difference); per-warp copies 42-54%; 512-byte rows
 // 50-75%; one 2-D tensor copy per warp and stage (:tma) 51-80% (bf16: 72-93%, the best bf16
 // kernel on large shapes). bench/results/gemv_variants_2026-11-30.txt has every shape and m.
+// Two or three CTAs per SM (:tma:b2, :tma:b3; 16 or 24 compute warps) gained up to 11 points on
+// the large fp8 shapes at m = 1 and stayed under the register ring (bench/results/
+// gemv_stream_tma_ctas_2026-11-30l/).
 // The register ring stays the default (gemv.cu).
 //
 // Work decomposition. The weight is cut into units of one 128-row block x one 128-k step, in
