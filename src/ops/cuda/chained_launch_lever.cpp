@@ -1,5 +1,7 @@
 #include "ops/cuda/chained_launch_lever.h"
 
+#include <fmt/format.h>
+
 #include <cstdlib>
 #include <optional>
 #include <string>
@@ -16,13 +18,17 @@ namespace {
 
 // Reads the environment lever `name` with `parse` (a target/levers.h grammar returning an
 // optional); returns the parsed value, or nullopt when unset or unparseable (the latter with a
-// warning naming `grammar`, the default kept).
+// warning naming `grammar`, the default kept; once per process, though a lever may be read again
+// when the serve's configuration arrives).
 template <typename Parse>
 auto env_lever(const char* name, Parse parse, const std::string& grammar) -> decltype(parse("")) {
   const char* raw = std::getenv(name);
   if (raw == nullptr) return std::nullopt;
   auto parsed = parse(raw);
-  if (!parsed) spdlog::warn("{}='{}' is not {}; keeping the default", name, raw, grammar);
+  if (!parsed) {
+    const std::string warning = fmt::format("{}='{}' is not {}; keeping the default", name, raw, grammar);
+    if (log_once(warning)) spdlog::warn("{}", warning);
+  }
   return parsed;
 }
 
