@@ -1,0 +1,92 @@
+#!/usr/bin/env python3
+"""The issue-5 target accounting from one lathe_bench_attention CSV and one SDPA CSV.
+
+Usage: targets.py BENCH_CSV SDPA_CSV [--kv bf16] [--kernel serve] [--policy auto+pack]
+
+BENCH_CSV: a lathe_bench_attention run (its `# read ceiling` header gives the ceiling; SDPA's GB/s
+is put against the same ceiling). SDPA_CSV: tools/peers/sdpa_decode.py in the same device call.
+Rows are taken for one KV dtype and policy, and for the split-K kernel whose label starts with
+--kernel (`serve` takes serve5/serve6, each batch on the geometry a serve of that width runs; a
+number takes that variant); non-split plans (kernel "-") are taken too. Prints, per cell, our % of
+the ceiling, SDPA's, and SDPA time / ours, then the three counts the issue states:
+  - >= 85% of the ceiling at batch 1 for contexts >= 16k;
+  - >= 85% at batch >= 16 for contexts >= 4k;
+  - no slower than SDPA (within 3%: SDPA / ours >= 0.97) on every shape, and faster wherever SDPA
+    is below 85% of the ceiling.
+"""
+import argparse
+import csv
+import re
+
+
+def load_bench(path):
+    ceiling = None
+    lines = []
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                m = re.search(r"read ceiling: (\d+)", line)
+                if m:
+                    ceiling = float(m.group(1))
+            else:
+                lines.append(line)
+    if ceiling is None:
+        raise SystemExit(f"{path}: no '# read ceiling' header line")
+    return ceiling, list(csv.DictReader(lines))
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("bench")
+    ap.add_argument("sdpa")
+    ap.add_argument("--kv", default="bf16")
+    ap.add_argument("--kernel", default="serve")
+    ap.add_argument("--policy", default="auto+pack")
+    args = ap.parse_args()
+    ceiling, rows = load_bench(args.bench)
+    sdpa = {}
+    with open(args.sdpa) as f:
+        for r in csv.DictReader(f):
+            sdpa[(r["shape"], int(r["batch"]), int(r["context"]))] = (float(r["us"]), float(r["gbs"]))
+
+    ours = {}
+    for r in rows:
+        if r["kv"] != args.kv or r["policy"] != args.policy:
+            continue
+        if r["kernel"] != "-" and not re.fullmatch(re.escape(args.kernel) + r"\d*", r["kernel"]):
+            continue
+        ours[(r["shape"], int(r["batch"]), int(r["context"]))] = (float(r["us"]), float(r["pct_ceiling"]))
+    if not ours:
+        raise SystemExit("no rows match --kv / --kernel / --policy")
+
+    print(f"read ceiling {ceiling:.0f} GB/s; {args.kv}, policy {args.policy}, kernel {args.kernel}")
+    print(f"{'shape':10} {'B':>3} {'L':>6} {'ours %':>7} {'SDPA %':>7} {'SDPA/ours':>9}")
+    b1 = wide = parity = compared = 0
+    b1_cells = wide_cells = 0
+    for key in sorted(ours, key=lambda k: (k[0], k[1], k[2])):
+        us, pct = ours[key]
+        shape, batch, context = key
+        line = f"{shape:10} {batch:>3} {context:>6} {pct:7.1f}"
+        if key in sdpa:
+            s_us, s_gbs = sdpa[key]
+            s_pct = 100.0 * s_gbs / ceiling
+            ratio = s_us / us
+            compared += 1
+            # Within 3% of SDPA, and faster where SDPA is below 85% of the ceiling.
+            ok = ratio >= 0.97 and (s_pct >= 85.0 or ratio >= 1.0)
+            parity += ok
+            line += f" {s_pct:7.1f} {ratio:9.2f}{'' if ok else '  <'}"
+        print(line)
+        if batch == 1 and context >= 16384:
+            b1_cells += 1
+            b1 += pct >= 85.0
+        if batch >= 16 and context >= 4096:
+            wide_cells += 1
+            wide += pct >= 85.0
+    print(f">= 85% at batch 1, L >= 16k: {b1} of {b1_cells}")
+    print(f">= 85% at batch >= 16, L >= 4k: {wide} of {wide_cells}")
+    print(f"SDPA target met (within 3%, faster where SDPA < 85%): {parity} of {compared}  ('<' marks the others)")
+
+
+if __name__ == "__main__":
+    main()
