@@ -18,21 +18,7 @@ import argparse
 import csv
 import re
 
-
-def load_bench(path):
-    ceiling = None
-    lines = []
-    with open(path) as f:
-        for line in f:
-            if line.startswith("#"):
-                m = re.search(r"read ceiling: (\d+)", line)
-                if m:
-                    ceiling = float(m.group(1))
-            else:
-                lines.append(line)
-    if ceiling is None:
-        raise SystemExit(f"{path}: no '# read ceiling' header line")
-    return ceiling, list(csv.DictReader(lines))
+from tables import load  # (read ceiling, rows) of a benchmark CSV
 
 
 def main():
@@ -43,7 +29,9 @@ def main():
     ap.add_argument("--kernel", default="serve")
     ap.add_argument("--policy", default="auto+pack")
     args = ap.parse_args()
-    ceiling, rows = load_bench(args.bench)
+    ceiling, rows = load(args.bench)
+    if ceiling is None:
+        raise SystemExit(f"{args.bench}: no '# read ceiling' header line")
     sdpa = {}
     with open(args.sdpa) as f:
         for r in csv.DictReader(f):
