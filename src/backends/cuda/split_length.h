@@ -20,6 +20,11 @@ namespace lathe::cuda {
 //   gets the same number of tiles); never more splits than the seed's rule uses.
 enum class SplitRule : int { kSeed = 0, kEven = 1, kAligned = 2 };
 
+// The rule's LATHE_ATTN_SPLIT_RULE spelling, for log lines.
+inline const char* split_rule_name(SplitRule rule) {
+  return rule == SplitRule::kEven ? "even" : rule == SplitRule::kAligned ? "aligned" : "seed";
+}
+
 LATHE_SPLIT_FN int split_length(int len, int splits, int min_per, int rule, int granule = 1) {
   if (rule == static_cast<int>(SplitRule::kAligned)) {
     const int n = (len + splits - 1) / splits;

@@ -134,8 +134,7 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
                   shape.head_dim, dtype_name(cache_shape.dtype),
                   target::splitk_policy_label(config.levers.attn_decode_splitk.value),
                   split ? fmt::format(" kernel variant {}", kernels::splitk_kernel_variant()) : std::string(),
-                  other_rule ? fmt::format(" split rule {} (env)", rule == kernels::SplitRule::kEven ? "even" : "aligned")
-                             : std::string());
+                  other_rule ? fmt::format(" split rule {} (env)", kernels::split_rule_name(rule)) : std::string());
   if (log_once(route)) spdlog::info("{}", route);
 
   kernels::PagedKv kv;

@@ -88,13 +88,8 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
                                        : *rule == target::AttnSplitRule::kAligned ? lathe::cuda::SplitRule::kAligned
                                                                                   : lathe::cuda::SplitRule::kSeed);
   }
-  const lathe::cuda::SplitRule resolved = lathe::cuda::splitk_split_rule();
   spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
-               origin,
-               resolved == lathe::cuda::SplitRule::kEven      ? "even"
-               : resolved == lathe::cuda::SplitRule::kAligned ? "aligned"
-                                                              : "seed",
-               env_mark(rule.has_value()));
+               origin, lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()), env_mark(rule.has_value()));
   return variant.has_value();
 }
 

@@ -108,6 +108,12 @@ TEST(SplitLength, TheAlignedRuleGivesEveryWarpOfAFullSplitTheSameTiles) {
   EXPECT_EQ(split_length(4096, 9, 128, kAligned, 1), split_length(4096, 9, 128, kSeed));
 }
 
+TEST(SplitLength, RuleNamesAreTheLeverSpellings) {
+  EXPECT_STREQ(lathe::cuda::split_rule_name(SplitRule::kSeed), "seed");
+  EXPECT_STREQ(lathe::cuda::split_rule_name(SplitRule::kEven), "even");
+  EXPECT_STREQ(lathe::cuda::split_rule_name(SplitRule::kAligned), "aligned");
+}
+
 TEST(SplitLength, TheEvenRuleRemovesTheRaggedTailTheSeedRuleLeaves) {
   // Qwen3-32B at 1k context: 5 splits; a floor of 256 leaves 4 x 256 + 16 under the seed rule,
   // 4 x 260 under the even rule. Qwen3-8B: 9 splits, floor 128: 8 x 128 + 16 against 8 x 130.
