@@ -13,6 +13,12 @@
 //   e5m2x3/1 three pieces, every MMA from zero and added in fp32 (promotion per MMA).
 // It also checks that the pieces reproduce every activation exactly.
 //
+// Measured on the H200 (docs/PERFORMANCE.md, session 10): the pieces are exact (bar values 2^23
+// below their step's largest) and both piece modes are as accurate as the bf16 arithmetic, but on
+// sm_90 ptxas lowers mma.sync m16n8k32 E4M3/E5M2 to F2FP.F16.E4M3.UNPACK conversions + f16
+// HMMA.16816 (cuobjdump -sass), so it converts every weight anyway: the GEMV variant built on it
+// (":x3") was slower than `auto` everywhere and was removed. Hopper's native FP8 MMA is wgmma.
+//
 // Usage: lathe_probe_fp8_mma [N K]   (default 4096 4096; 8 token rows)
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -25,7 +31,7 @@
 #include <vector>
 
 #include "backends/cuda/gemv_common.cuh"
-#include "backends/cuda/gemv_xsplit.cuh"
+#include "fp8_xsplit.cuh"
 #include "core/numeric.h"
 
 namespace {

@@ -22,7 +22,6 @@
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_stream.cuh"
-#include "backends/cuda/gemv_xsplit.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -56,26 +55,16 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
 // kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
-// kX3 (fp8 only): the weights stay E4M3 and feed m16n8k32 FP8 MMAs as loaded; x is staged as
-// three exact E5M2 pieces per value with a power-of-two scale per (column, step)
-// (gemv_xsplit.cuh), so no weight is converted. Same loads, same ring, same grid.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps,
-          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1), bool kX3 = false>
+          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1)>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
-  static_assert(!kX3 || (kFp8 && !kBitTrick), "E5M2 pieces are for fp8 weights");
   constexpr int kXPitch = x_pitch(kGroupSteps);
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
-  // kX3 reuses xs as one buffer of pieces [col][step][piece][128 codes] (column pitch = 64 mod
-  // 128 bytes: the 8 lanes of a quarter warp read two columns without bank conflicts) followed
-  // by the unscale factors 2^-e [step][16 columns].
-  constexpr int kPieceStep = 3 * kStepK;
-  constexpr int kPiecePitch = kGroupSteps * kPieceStep + 64;
-  static_assert(!kX3 || kMaxM * kPiecePitch + kGroupSteps * 16 * 4 <= 2 * kMaxM * kXPitch, "pieces fit in xs");
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -133,115 +122,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     }
   };
 
-  // kX3's segment: x of a group of steps is loaded into registers while the previous group
-  // computes, then split into pieces in shared memory (one barrier pair per group, as the bf16
-  // staging). Chunk i of a group is 8 values: column i / 16 / G, step (i / 16) % G, k offset
-  // (i % 16) * 8; the 16 lanes of a (column, step) find its largest magnitude by shuffles.
-  auto run_segment_x3 = [&](const Rows& rows, int s_begin, int nsteps, int blk, float(&acc)[kColGroups][4]) {
-    float* const unscale = reinterpret_cast<float*>(&xs[0][0] + kMaxM * kPiecePitch);
-    constexpr int kChunks = kMaxM * kGroupSteps * 16;
-    static_assert(kChunks % 64 == 0, "whole warps skip the absent chunks (the shuffles need every lane)");
-    constexpr int kPerThread = (kChunks + kThreads - 1) / kThreads;
-    uint4 xr[kPerThread];
-    auto load_x = [&](int grp) {
-      const int first = grp * kGroupSteps;
-      const int count = min(kGroupSteps, nsteps - first);
-      const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r) {
-        const int i = threadIdx.x + r * kThreads;
-        const int col = i / (16 * kGroupSteps);
-        const int t = (i / 16) % kGroupSteps;
-        xr[r] = make_uint4(0, 0, 0, 0);
-        if (i < kChunks && col < m && t < count)
-          xr[r] = *reinterpret_cast<const uint4*>(p.x + col * p.x_stride + k0 + t * kStepK + (i % 16) * 8);
-      }
-    };
-    auto split_x = [&]() {
-#pragma unroll
-      for (int r = 0; r < kPerThread; ++r) {
-        const int i = threadIdx.x + r * kThreads;  // uniform per 16 lanes: i < kChunks
-        if (kChunks % kThreads != 0 && i >= kChunks) continue;
-        const int col = i / (16 * kGroupSteps);
-        const int t = (i / 16) % kGroupSteps;
-        uint32_t mx = bf16x8_max_magnitude_bits(xr[r]);
-#pragma unroll
-        for (int o = 1; o < 16; o <<= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        const int e = xsplit_exponent(mx);
-        uint2 pieces[3];
-        bf16x8_to_e5m2x3(xr[r], pow2f(e), pieces);
-        uint8_t* dst = &xs[0][0] + col * kPiecePitch + t * kPieceStep + (i % 16) * 8;
-#pragma unroll
-        for (int j = 0; j < 3; ++j) *reinterpret_cast<uint2*>(dst + j * kStepK) = pieces[j];
-        if (i % 16 == 0) unscale[t * 16 + col] = pow2f(-e);
-      }
-    };
-    const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
-    load_x(0);
-    for (int grp = 0; grp < groups; ++grp) {
-      __syncthreads();  // every warp is done with the previous group's pieces
-      split_x();
-      __syncthreads();
-      if (grp + 1 < groups) load_x(grp + 1);
-      // Rolled over ring turns (unrolled, the compiler hoists shared loads of later steps and
-      // runs out of registers); unrolled within a turn, so ring slots stay registers.
-#pragma unroll 1
-      for (int t0 = 0; t0 < kGroupSteps; t0 += kStages) {
-#pragma unroll
-      for (int u = 0; u < kStages; ++u) {
-        const int t = t0 + u;
-        const int s = grp * kGroupSteps + t;
-        if (s < nsteps) {
-          uint4 cur[kLoads];
-#pragma unroll
-          for (int i = 0; i < kLoads; ++i) cur[i] = ring[u][i];
-          load_step(ring[u], rows, s + kStages, nsteps);
-
-          // cur: [half][row g, row g + 8], 16 codes each at k = h * 64 + c * 16: as m16n8k32
-          // A fragments, words 2j / 2j + 1 of a vector are k 4c.. / 16 + 4c.. of the MMA over
-          // k = h * 64 + {c' * 16 + 8j + 0..7 : c' = 0..3}; the pieces are read at the same k.
-          float part[kColGroups][4];
-#pragma unroll
-          for (int cg = 0; cg < kColGroups; ++cg) {
-            part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
-            const int col = cg * 8 + g;
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              uint4 xp[3];
-#pragma unroll
-              for (int j = 0; j < 3; ++j) {
-                xp[j] = col < m ? *reinterpret_cast<const uint4*>(&xs[0][0] + col * kPiecePitch + t * kPieceStep +
-                                                                  j * kStepK + h * 64 + c * 16)
-                                : make_uint4(0, 0, 0, 0);
-              }
-              const uint4& w0 = cur[h * 2];
-              const uint4& w1 = cur[h * 2 + 1];
-#pragma unroll
-              for (int j = 0; j < 2; ++j) {
-#pragma unroll
-                for (int q = 0; q < 3; ++q) {
-                  mma_e4m3_e5m2(part[cg], word(w0, 2 * j), word(w1, 2 * j), word(w0, 2 * j + 1), word(w1, 2 * j + 1),
-                                j == 0 ? xp[q].x : xp[q].z, j == 0 ? xp[q].y : xp[q].w);
-                }
-              }
-            }
-            // part[cg][i]: column cg * 8 + 2c + (i & 1), in units of 2^e of that column's step.
-            const float2 us = *reinterpret_cast<const float2*>(unscale + t * 16 + cg * 8 + 2 * c);
-            part[cg][0] = __fmul_rn(part[cg][0], us.x);
-            part[cg][1] = __fmul_rn(part[cg][1], us.y);
-            part[cg][2] = __fmul_rn(part[cg][2], us.x);
-            part[cg][3] = __fmul_rn(part[cg][3], us.y);
-          }
-          const float sc =
-              block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
-          accumulate_step<kColGroups>(acc, part, sc);
-        }
-      }
-      }
-    }
-    __syncthreads();  // the next segment (balanced grid) rewrites the pieces
-  };
-
   // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc; the ring must hold the
   // segment's first steps (prime).
   auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
@@ -262,10 +142,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     };
 
     const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
-    if constexpr (kX3) {
-      run_segment_x3(rows, s_begin, nsteps, blk, acc);
-      return;
-    }
     stage_x(0, 0);
     asm volatile("cp.async.commit_group;");
     for (int grp = 0; grp < groups; ++grp) {
@@ -407,11 +283,10 @@ struct RingConfig {
   bool bit_trick = false;
   int group_steps = 0;
   int ctas_per_sm = 0;
-  bool x3 = false;
 };
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
-//   two CTAs per SM: fp8 s2, s4, s2:bits, s2:x3, s4:x3; bf16 s1, s2;
+//   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", tiers 1 and 4; the 16-row tier keeps the two-CTA budget, its
 //   accumulators would spill): fp8 s2, bf16 s1.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas>
@@ -421,14 +296,6 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     if (cfg.bit_trick) {
       if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2)  // launch_tier never asks for bits with :g16
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, block, 0, stream, params);
-    } else if (cfg.x3) {
-      if constexpr (kMinCtas == 2) {
-        cfg.stages == 4
-            ? launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, 2, true>, grid, block, 0,
-                             stream, params)
-            : launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, 2, true>, grid, block, 0,
-                             stream, params);
-      }
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
         launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, block, 0, stream, params);
@@ -449,7 +316,6 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 
 // Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
 bool ring_config_supported(const RingConfig& cfg) {
-  if (cfg.x3) return cfg.fp8 && !cfg.bit_trick && cfg.ctas_per_sm != 3 && (cfg.stages == 2 || cfg.stages == 4);
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
   if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
   return cfg.stages == 1 || cfg.stages == 2;
@@ -523,7 +389,6 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
     if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
     if (v.ctas_per_sm == 3) v.stages = 0;
   }
-  v.x3 = fp8 && variant.x3;  // bf16 weights have nothing to convert: ":x3" leaves them alone
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
   return v;
@@ -611,7 +476,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
-    if (v.x3) throw_error("gemv variant '" + gemv_variant_name(variant) + "': E5M2 pieces take the register ring only");
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
     launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, v.ctas_per_sm,
                   stream);
@@ -626,7 +490,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   cfg.bit_trick = v.bit_trick;
   cfg.group_steps = v.group_steps;
   cfg.ctas_per_sm = v.ctas_per_sm;
-  cfg.x3 = v.x3;
   if (!ring_config_supported(cfg))
     throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
                 ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");

@@ -134,13 +134,6 @@ struct GemvVariant {
   // gemv_b3_sweep_f0152dd_2026-11-30j.txt; ptxas, 80 registers: fp8 s2 spills up to 100 bytes of
   // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
   int ctas_per_sm = 0;
-  // Register ring and ringbal, fp8 weights (bf16 weights ignore it) (":x3"): no weight conversion. The E4M3 codes feed FP8
-  // MMAs (m16n8k32) as loaded, against the activations written exactly as three E5M2 pieces
-  // with a power-of-two scale per (token row, 128-k step) (gemv_xsplit.cuh). Every product is
-  // exact and sums are fp32 as in the bf16 arithmetic, but in another order inside the MMAs, so
-  // rows equal the other variants' only closely (lathe_probe_fp8_mma: normalized error against
-  // float64 1.4e-7, bf16 arithmetic 2.2e-7); tiers stay byte-equal to m = 1 among themselves.
-  bool x3 = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -167,7 +160,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:x3]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);
