@@ -131,6 +131,78 @@ __global__ void gemv_probe_kernel(const uint8_t* w, const __nv_bfloat16* x, cons
   }
 }
 
+// ---- wgmma (sm_90a): Hopper's native FP8 MMA ----------------------------------------------
+// Shared-memory matrix descriptor, no swizzle: start address, leading and stride byte offsets
+// (all >> 4). Operands are K-major "core matrices" of 8 rows x 16 bytes (128 contiguous bytes).
+__device__ __forceinline__ uint64_t smem_desc(const void* smem, uint32_t lbo, uint32_t sbo) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
+  return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>((lbo & 0x3ffff) >> 4) << 16) |
+         (static_cast<uint64_t>((sbo & 0x3ffff) >> 4) << 32);
+}
+
+// D (64 x 24, fp32) = A (64 x 32 E4M3) * B (32 x 24 E5M2) + (accumulate ? D : 0).
+__device__ __forceinline__ void wgmma_m64n24k32(float (&d)[12], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+      "%12, %13, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// One warpgroup per 64 weight rows; B = the 8 columns' three pieces as 24 columns (n = piece * 8
+// + column). Core matrix (i, j) (rows 8i.., k bytes 16j..) at byte i * 256 + j * 128 of a tile;
+// lbo / sbo are the descriptor's reading of that layout (the probe tries both assignments).
+// promote_each: every wgmma from zero and added in fp32; otherwise the 4 wgmmas of a 128-k step
+// chain in the tensor core. y: [col][n].
+__global__ void wgmma_probe_kernel(const uint8_t* w, const uint8_t* pieces, const int* exps, float* y, int n, int k,
+                                   uint32_t lbo, uint32_t sbo, bool promote_each) {
+  __shared__ __align__(128) uint8_t a_tile[64 * 32];
+  __shared__ __align__(128) uint8_t b_tile[24 * 32];
+  const int tid = threadIdx.x;
+  const int warp = tid >> 5, lane = tid & 31, g = lane >> 2, t4 = lane & 3;
+  const int row0 = blockIdx.x * 64;
+  const int steps = k / kStep;
+  float acc[4] = {0, 0, 0, 0};  // rows 16 warp + g (+8), columns 2 t4 (+1)
+  for (int s = 0; s < steps; ++s) {
+    float step_sum[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+    for (int kk = 0; kk < kStep / 32; ++kk) {
+      {
+        const int r = tid >> 1, j = tid & 1;
+        *reinterpret_cast<uint4*>(a_tile + (r >> 3) * 256 + j * 128 + (r & 7) * 16) =
+            *reinterpret_cast<const uint4*>(w + static_cast<int64_t>(row0 + r) * k + s * kStep + kk * 32 + j * 16);
+        if (tid < 48) {
+          const int p = r >> 3, col = r & 7;
+          *reinterpret_cast<uint4*>(b_tile + (r >> 3) * 256 + j * 128 + (r & 7) * 16) =
+              *reinterpret_cast<const uint4*>(pieces + ((static_cast<int64_t>(col) * steps + s) * 3 + p) * kStep +
+                                              kk * 32 + j * 16);
+        }
+      }
+      asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncthreads();
+      float d[12];
+      for (int i = 0; i < 12; ++i) d[i] = promote_each ? 0.0f : step_sum[i];
+      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+      wgmma_m64n24k32(d, smem_desc(a_tile, lbo, sbo), smem_desc(b_tile, lbo, sbo), promote_each || kk > 0 ? 1 : 0);
+      asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+      asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+      for (int i = 0; i < 12; ++i) step_sum[i] = promote_each ? __fadd_rn(step_sum[i], d[i]) : d[i];
+      __syncthreads();
+    }
+    // step_sum[p * 4 + i]: piece p, row 16 warp + g (+8 for i >= 2), column 2 t4 + (i & 1).
+    for (int i = 0; i < 4; ++i) {
+      const int col = 2 * t4 + (i & 1);
+      const float v = __fadd_rn(__fadd_rn(step_sum[i], step_sum[4 + i]), step_sum[8 + i]);
+      acc[i] = __fadd_rn(acc[i], __fmul_rn(v, pow2f(-exps[col * steps + s])));
+    }
+  }
+  for (int i = 0; i < 4; ++i) {
+    const int row = row0 + 16 * warp + g + (i >= 2 ? 8 : 0);
+    y[static_cast<int64_t>(2 * t4 + (i & 1)) * n + row] = acc[i];
+  }
+}
+
 float e5m2_value(uint8_t code) { return lathe::fp8_e5m2_to_float(code); }
 
 }  // namespace
@@ -138,8 +210,8 @@ float e5m2_value(uint8_t code) { return lathe::fp8_e5m2_to_float(code); }
 int main(int argc, char** argv) {
   const int n = argc > 2 ? std::atoi(argv[1]) : 4096;
   const int k = argc > 2 ? std::atoi(argv[2]) : 4096;
-  if (n % 16 != 0 || k % kStep != 0) {
-    std::fprintf(stderr, "n must be a multiple of 16 and k of 128\n");
+  if (n % 64 != 0 || k % kStep != 0) {
+    std::fprintf(stderr, "n must be a multiple of 64 and k of 128\n");
     return 2;
   }
   const int steps = k / kStep;
@@ -213,11 +285,22 @@ int main(int argc, char** argv) {
       ref[static_cast<size_t>(col) * n + r] = sum;
     }
   }
-  const char* names[] = {"bf16 (production)", "e5m2x3 chained per step", "e5m2x3 promoted per MMA"};
+  const char* names[] = {"bf16 (production)",           "e5m2x3 chained per step",
+                         "e5m2x3 promoted per MMA",     "wgmma lbo128/sbo256 step",
+                         "wgmma lbo128/sbo256 each",    "wgmma lbo256/sbo128 step",
+                         "wgmma lbo256/sbo128 each"};
   std::vector<float> y(static_cast<size_t>(kCols) * n);
-  for (int mode = 0; mode < 3; ++mode) {
-    gemv_probe_kernel<<<n / 16 / 4, 128>>>(dw, dx, dp, de, dy, n, k, mode);
+  for (int mode = 0; mode < 7; ++mode) {
+    PROBE_CHECK(cudaMemset(dy, 0, y.size() * sizeof(float)));
+    if (mode < 3) {
+      gemv_probe_kernel<<<n / 16 / 4, 128>>>(dw, dx, dp, de, dy, n, k, mode);
+    } else {
+      const bool swapped = mode >= 5;
+      wgmma_probe_kernel<<<n / 64, 128>>>(dw, dp, de, dy, n, k, swapped ? 256 : 128, swapped ? 128 : 256,
+                                          (mode - 3) % 2 == 1);
+    }
     PROBE_CHECK(cudaGetLastError());
+    PROBE_CHECK(cudaDeviceSynchronize());
     PROBE_CHECK(cudaMemcpy(y.data(), dy, y.size() * sizeof(float), cudaMemcpyDeviceToHost));
     double num = 0, den = 0, largest = 0;
     for (size_t i = 0; i < y.size(); ++i) {
