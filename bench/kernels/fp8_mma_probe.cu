@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "backends/cuda/gemv_common.cuh"
-#include "fp8_xsplit.cuh"
+#include "backends/cuda/gemv_xsplit.cuh"
 #include "core/numeric.h"
 
 namespace {
@@ -132,25 +132,6 @@ __global__ void gemv_probe_kernel(const uint8_t* w, const __nv_bfloat16* x, cons
 }
 
 // ---- wgmma (sm_90a): Hopper's native FP8 MMA ----------------------------------------------
-// Shared-memory matrix descriptor, no swizzle: start address, leading and stride byte offsets
-// (all >> 4). Operands are K-major "core matrices" of 8 rows x 16 bytes (128 contiguous bytes).
-__device__ __forceinline__ uint64_t smem_desc(const void* smem, uint32_t lbo, uint32_t sbo) {
-  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(smem));
-  return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>((lbo & 0x3ffff) >> 4) << 16) |
-         (static_cast<uint64_t>((sbo & 0x3ffff) >> 4) << 32);
-}
-
-// D (64 x 24, fp32) = A (64 x 32 E4M3) * B (32 x 24 E5M2) + (accumulate ? D : 0).
-__device__ __forceinline__ void wgmma_m64n24k32(float (&d)[12], uint64_t a, uint64_t b, int accumulate) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
-      "%12, %13, p, 1, 1;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
-        "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
-      : "l"(a), "l"(b), "r"(accumulate));
-}
-
 // One warpgroup per 64 weight rows; B = the 8 columns' three pieces as 24 columns (n = piece * 8
 // + column). Core matrix (i, j) (rows 8i.., k bytes 16j..) at byte i * 256 + j * 128 of a tile;
 // lbo / sbo are the descriptor's reading of that layout (the probe tries both assignments).
@@ -184,7 +165,8 @@ __global__ void wgmma_probe_kernel(const uint8_t* w, const uint8_t* pieces, cons
       float d[12];
       for (int i = 0; i < 12; ++i) d[i] = promote_each ? 0.0f : step_sum[i];
       asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-      wgmma_m64n24k32(d, smem_desc(a_tile, lbo, sbo), smem_desc(b_tile, lbo, sbo), promote_each || kk > 0 ? 1 : 0);
+      wgmma_m64n24k32(d, wgmma_desc(static_cast<uint32_t>(__cvta_generic_to_shared(a_tile)), lbo, sbo, 0),
+                      wgmma_desc(static_cast<uint32_t>(__cvta_generic_to_shared(b_tile)), lbo, sbo, 0), promote_each || kk > 0 ? 1 : 0);
       asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
       asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
       for (int i = 0; i < 12; ++i) step_sum[i] = promote_each ? __fadd_rn(step_sum[i], d[i]) : d[i];

@@ -1,5 +1,5 @@
 #pragma once
-// (Used by lathe_probe_fp8_mma.) Activations for FP8 tensor-core MMAs: a bf16 value written EXACTLY as the sum of three E5M2
+// Activations for FP8 tensor-core MMAs (gemv_wgmma.cu; lathe_probe_fp8_mma): a bf16 value written EXACTLY as the sum of three E5M2
 // values, after a power-of-two scale shared by one (token row, 128-k step).
 //
 // Why it is exact: with the step's largest magnitude scaled to [2^14, 2^15), a scaled value v
@@ -81,6 +81,42 @@ __device__ __forceinline__ void mma_e4m3_e5m2(float (&d)[4], uint32_t a0, uint32
       "{%0, %1, %2, %3};"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// ---- wgmma (sm_90a only; callers guard with __CUDA_ARCH_FEAT_SM90_ALL) ----
+// Shared-memory matrix descriptor: start address, leading / stride byte offsets (>> 4, 14 bits
+// each) and the layout: 0 no swizzle (K-major core matrices of 8 rows x 16 contiguous bytes;
+// lbo = bytes between the two core matrices of a k32 chunk, sbo = bytes between 8-row groups,
+// measured by the probe), 1 128-byte swizzle (rows of 128 bytes, 8-row atoms of 1024 bytes:
+// sbo = 1024, lbo unused; a k32 chunk starts 32 bytes further).
+__device__ __forceinline__ uint64_t wgmma_desc(uint32_t smem_addr, uint32_t lbo, uint32_t sbo, uint32_t layout) {
+  return static_cast<uint64_t>((smem_addr & 0x3ffff) >> 4) | (static_cast<uint64_t>((lbo & 0x3ffff) >> 4) << 16) |
+         (static_cast<uint64_t>((sbo & 0x3ffff) >> 4) << 32) | (static_cast<uint64_t>(layout) << 62);
+}
+
+// D (64 x 24, fp32) = A (64 x 32 E4M3) * B (32 x 24 E5M2) + (accumulate ? D : 0), both from
+// shared memory. D: warp w of the warpgroup, lane (g, t): d[j * 4 + i] = row 16w + g (+8 for
+// i >= 2), column 8j + 2t + (i & 1).
+__device__ __forceinline__ void wgmma_m64n24k32(float (&d)[12], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %14, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n24k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11}, "
+      "%12, %13, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11])
+      : "l"(a), "l"(b), "r"(accumulate));
+}
+
+// The same with 48 columns (the 16-row tier's three pieces of 16 columns).
+__device__ __forceinline__ void wgmma_m64n48k32(float (&d)[24], uint64_t a, uint64_t b, int accumulate) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, %26, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n48k32.f32.e4m3.e5m2 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, "
+      "%12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23}, %24, %25, p, 1, 1;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]),
+        "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]),
+        "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23])
+      : "l"(a), "l"(b), "r"(accumulate));
 }
 
 }  // namespace lathe::cuda::gemv_detail
