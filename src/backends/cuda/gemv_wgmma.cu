@@ -2,7 +2,7 @@
 // and segments (gemv_stream.cu), with Hopper's FP8 tensor cores doing ALL the arithmetic. No
 // weight is ever converted or loaded into registers:
 //
-//   producer warp   per stage (2 steps of 128 k): one 128-byte-swizzled tensor copy of the block's
+//   4 producer warps  (one per ring slot) per stage (2 steps of 128 k): one 128-byte-swizzled tensor copy of the block's
 //                   128 rows x 128 k per step into the stage, and x of those steps split into
 //                   three exact E5M2 pieces (gemv_xsplit.cuh) with a power-of-two scale per
 //                   (column, step), stored as the wgmma B operand (no swizzle, core matrices);
@@ -31,9 +31,9 @@ namespace {
 
 constexpr int kWgConsumerWarps = kStreamRows / 16;             // 8: two warpgroups of 64 rows
 constexpr int kWgConsumerThreads = kWgConsumerWarps * 32;
-constexpr int kWgThreads = kWgConsumerThreads + 32;            // + the producer warp
 constexpr int kWgStageSteps = 2;
 constexpr int kWgStages = 4;
+constexpr int kWgThreads = kWgConsumerThreads + kWgStages * 32;  // + one producer warp per ring slot
 constexpr int kWgCols = 16;                                    // x columns every tier computes
 constexpr int kWgCores = 3 * kWgCols / 8;                      // 8-column core rows: i = cg * 3 + piece
 constexpr int kWTileBytes = kStreamRows * 128;                 // one step: 128 rows x 128 k, swizzled
@@ -81,12 +81,17 @@ __global__ void __launch_bounds__(kWgThreads, 1)
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
   __syncthreads();
 
-  if (warp == kWgConsumerWarps) {
-    // Producer: weights by tensor copies, then x's pieces, stage by stage.
+  if (warp >= kWgConsumerWarps) {
+    // Producer warp p owns ring slot p (stages p, p + kWgStages, ...), so the four slots' x loads
+    // and splits overlap. Per stage: the weight copies first, then every x load of the stage, then
+    // the splits (half-warp h of pass q takes (column, step) pair 2q + h; lane l of it the 8
+    // values at k = (l % 16) * 8 of the step).
+    const int slot = warp - kWgConsumerWarps;
+    constexpr int kPasses = kWgCols * kWgStageSteps / 2;
     Cursor sp;
     sp.start(begin, end, ks, kWgStageSteps);
-    for (int j = 0; sp.f < end; ++j, sp.next(end, ks, kWgStageSteps)) {
-      const int slot = j % kWgStages;
+    for (int i = 0; i < slot && sp.f < end; ++i) sp.next(end, ks, kWgStageSteps);
+    for (int j = slot; sp.f < end; j += kWgStages) {
       if (j >= kWgStages) mbar_wait(&empty[slot], static_cast<uint32_t>((j / kWgStages - 1) & 1));
       uint8_t* stage = smem + slot * kStageBytes;
       if (lane == 0) {
@@ -95,24 +100,30 @@ __global__ void __launch_bounds__(kWgThreads, 1)
           tensor_copy_2d(stage + t * kWTileBytes, &w_map, (sp.step + t) * 128, static_cast<int>(sp.block) * kStreamRows,
                          &w_full[slot]);
       }
-      // x: half-warp h of pass q takes (column, step) pair q * 2 + h; lane l of it 8 values at
-      // k = (l % 16) * 8 of the step.
       const int pairs = m * sp.count;
-      for (int q = 0; q < (pairs + 1) / 2; ++q) {
+      const int ch = lane & 15;
+      uint4 v[kPasses];
+#pragma unroll
+      for (int q = 0; q < kPasses; ++q) {
         const int pair = q * 2 + (lane >> 4);
-        const bool valid = pair < pairs;
-        const int col = valid ? pair / sp.count : 0;
-        const int t = valid ? pair % sp.count : 0;
-        const int ch = lane & 15;
-        uint4 v = make_uint4(0, 0, 0, 0);
-        if (valid) v = *reinterpret_cast<const uint4*>(p.x + col * p.x_stride + (sp.step + t) * 128 + ch * 8);
-        uint32_t mx = bf16x8_max_magnitude_bits(v);
+        v[q] = make_uint4(0, 0, 0, 0);
+        if (pair < pairs)
+          v[q] = *reinterpret_cast<const uint4*>(p.x + (pair / sp.count) * p.x_stride + (sp.step + pair % sp.count) * 128 +
+                                                 ch * 8);
+      }
+#pragma unroll
+      for (int q = 0; q < kPasses; ++q) {
+        if (q * 2 >= pairs) break;  // warp-uniform: both halves take part in the shuffles
+        const int pair = q * 2 + (lane >> 4);
+        uint32_t mx = bf16x8_max_magnitude_bits(v[q]);
 #pragma unroll
         for (int o = 1; o < 16; o <<= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        if (valid) {
+        if (pair < pairs) {
+          const int col = pair / sp.count;
+          const int t = pair % sp.count;
           const int e = xsplit_exponent(mx);
           uint2 pieces[3];
-          bf16x8_to_e5m2x3(v, pow2f(e), pieces);
+          bf16x8_to_e5m2x3(v[q], pow2f(e), pieces);
           // k = ch * 8 .. + 7 of the step: chunk ch / 4, core matrix (ch / 2) % 2, bytes (ch % 2) * 8.
           uint8_t* dst = stage + kXOffset + t * kXStepBytes + (ch >> 2) * kXChunkBytes + ((ch >> 1) & 1) * 128 +
                          (col & 7) * 16 + (ch & 1) * 8;
@@ -125,6 +136,7 @@ __global__ void __launch_bounds__(kWgThreads, 1)
       asm volatile("fence.proxy.async.shared::cta;" ::: "memory");  // pieces are read by wgmma (async proxy)
       __syncwarp();
       if (lane == 0) mbar_arrive(&x_full[slot]);
+      for (int i = 0; i < kWgStages && sp.f < end; ++i) sp.next(end, ks, kWgStageSteps);
     }
     return;
   }
