@@ -111,19 +111,30 @@ __global__ void __launch_bounds__(kWgThreads, 1)
           v[q] = *reinterpret_cast<const uint4*>(p.x + (pair / sp.count) * p.x_stride + (sp.step + pair % sp.count) * 128 +
                                                  ch * 8);
       }
+      // Splits in groups of kGroup passes (independent chains the scheduler can interleave); the
+      // group loop bound is warp-uniform, so both halves take part in every shuffle.
+      constexpr int kGroup = 4;
+      static_assert(kPasses % kGroup == 0);
 #pragma unroll
-      for (int q = 0; q < kPasses; ++q) {
-        if (q * 2 >= pairs) break;  // warp-uniform: both halves take part in the shuffles
-        const int pair = q * 2 + (lane >> 4);
-        uint32_t mx = bf16x8_max_magnitude_bits(v[q]);
+      for (int q0 = 0; q0 < kPasses; q0 += kGroup) {
+        if (q0 * 2 >= pairs) break;
+        uint32_t mx[kGroup];
 #pragma unroll
-        for (int o = 1; o < 16; o <<= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-        if (pair < pairs) {
+        for (int u = 0; u < kGroup; ++u) mx[u] = bf16x8_max_magnitude_bits(v[q0 + u]);
+#pragma unroll
+        for (int o = 1; o < 16; o <<= 1) {
+#pragma unroll
+          for (int u = 0; u < kGroup; ++u) mx[u] = max(mx[u], __shfl_xor_sync(0xffffffffu, mx[u], o));
+        }
+#pragma unroll
+        for (int u = 0; u < kGroup; ++u) {
+          const int pair = (q0 + u) * 2 + (lane >> 4);
+          if (pair >= pairs) continue;
           const int col = pair / sp.count;
           const int t = pair % sp.count;
-          const int e = xsplit_exponent(mx);
+          const int e = xsplit_exponent(mx[u]);
           uint2 pieces[3];
-          bf16x8_to_e5m2x3(v[q], pow2f(e), pieces);
+          bf16x8_to_e5m2x3(v[q0 + u], pow2f(e), pieces);
           // k = ch * 8 .. + 7 of the step: chunk ch / 4, core matrix (ch / 2) % 2, bytes (ch % 2) * 8.
           uint8_t* dst = stage + kXOffset + t * kXStepBytes + (ch >> 2) * kXChunkBytes + ((ch >> 1) & 1) * 128 +
                          (col & 7) * 16 + (ch & 1) * 8;
