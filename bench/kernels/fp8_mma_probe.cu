@@ -17,7 +17,11 @@
 // below their step's largest) and both piece modes are as accurate as the bf16 arithmetic, but on
 // sm_90 ptxas lowers mma.sync m16n8k32 E4M3/E5M2 to F2FP.F16.E4M3.UNPACK conversions + f16
 // HMMA.16816 (cuobjdump -sass), so it converts every weight anyway: the GEMV variant built on it
-// (":x3") was slower than `auto` everywhere and was removed. Hopper's native FP8 MMA is wgmma.
+// (":x3") was slower than `auto` everywhere and was removed. Hopper's native FP8 MMA is wgmma
+// (QGMMA in the SASS): the pieces on wgmma are ~500x less accurate than the bf16 arithmetic
+// (normalized error 2.2e-4 chained per 128-k step, 1.2e-4 promoted after every k32 wgmma, i.e.
+// its FP8 accumulation keeps about 13 bits), still far below a bf16 output's rounding. The ':wg'
+// GEMV built on it (branch wip/gemv-wgmma) is recorded in docs/PERFORMANCE.md, session 10.
 //
 // Usage: lathe_probe_fp8_mma [N K]   (default 4096 4096; 8 token rows)
 #include <cuda_bf16.h>
@@ -31,7 +35,7 @@
 #include <vector>
 
 #include "backends/cuda/gemv_common.cuh"
-#include "backends/cuda/gemv_xsplit.cuh"
+#include "fp8_xsplit.cuh"
 #include "core/numeric.h"
 
 namespace {

@@ -391,10 +391,6 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
-  if (v.wgmma && (v.kernel != GemvKernel::kStream || !fp8)) {  // bf16 weights: the plain tensor-copy stream
-    v.wgmma = false;
-    v.tma = v.kernel == GemvKernel::kStream;
-  }
   return v;
 }
 
@@ -479,10 +475,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.y_f32 = problem.y_f32 ? 1 : 0;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
-  if (v.kernel == GemvKernel::kStream && v.wgmma) {
-    launch_stream_wgmma(params, balanced_ctas(v), stream);
-    return;
-  }
   if (v.kernel == GemvKernel::kStream) {
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
     launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, v.ctas_per_sm,

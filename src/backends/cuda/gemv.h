@@ -134,10 +134,6 @@ struct GemvVariant {
   // gemv_b3_sweep_f0152dd_2026-11-30j.txt; ptxas, 80 registers: fp8 s2 spills up to 100 bytes of
   // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
   int ctas_per_sm = 0;
-  // Stream, fp8 weights (":wg"; bf16 weights take the plain tensor-copy stream): wgmma on FP8
-  // tensor cores against x split exactly into E5M2 pieces (gemv_wgmma.cu). Its accumulation is
-  // coarser than fp32 (normalized error ~2e-4 against float64), so it is a measurement variant.
-  bool wgmma = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -164,7 +160,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

@@ -90,7 +90,6 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
-  if (v.wgmma) out += ":wg";
   return out;
 }
 
@@ -119,8 +118,6 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.bit_trick = true;
     } else if (part == "tma") {
       v.tma = true;
-    } else if (part == "wg") {
-      v.wgmma = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
     } else if (part == "b2" || part == "b3") {

@@ -1,7 +1,5 @@
 #pragma once
 // Host side of the bulk-copy stream GEMV kernel (gemv_stream.cu), used by gemv.cu's launcher.
-#include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -32,14 +30,5 @@ size_t stream_partial_floats(int ctas);
 // with them, ctas_per_sm 2 or 3 sizes the ring for that many CTAs per SM (else one).
 void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int row_bytes, bool tma, int ctas_per_sm,
                    cudaStream_t stream);
-
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link); null when
-// the driver lacks it.
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder();
-
-// The FP8 tensor-core stream (gemv_wgmma.cu, ":wg"): the stream's grid and segments (so
-// params.ksteps/total_units/cta_units are filled here as in launch_stream), weights by 128-byte
-// swizzled tensor copies straight into wgmma, x as exact E5M2 pieces. fp8 weights, any tier.
-void launch_stream_wgmma(Params params, int ctas, cudaStream_t stream);
 
 }  // namespace lathe::cuda::gemv_detail

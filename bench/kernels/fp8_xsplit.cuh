@@ -1,5 +1,5 @@
 #pragma once
-// Activations for FP8 tensor-core MMAs (gemv_wgmma.cu; lathe_probe_fp8_mma): a bf16 value written EXACTLY as the sum of three E5M2
+// Activations for FP8 tensor-core MMAs (lathe_probe_fp8_mma; the ':wg' GEMV on branch wip/gemv-wgmma): a bf16 value written EXACTLY as the sum of three E5M2
 // values, after a power-of-two scale shared by one (token row, 128-k step).
 //
 // Why it is exact: with the step's largest magnitude scaled to [2^14, 2^15), a scaled value v
