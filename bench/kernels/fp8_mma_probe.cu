@@ -37,19 +37,12 @@
 #include "backends/cuda/gemv_common.cuh"
 #include "fp8_xsplit.cuh"
 #include "core/numeric.h"
+#include "probe_check.h"
 
 namespace {
 
 using namespace lathe::cuda::gemv_detail;
 
-#define PROBE_CHECK(call)                                                                \
-  do {                                                                                   \
-    const cudaError_t err_ = (call);                                                     \
-    if (err_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_)); \
-      std::exit(1);                                                                      \
-    }                                                                                    \
-  } while (0)
 
 constexpr int kCols = 8;
 constexpr int kStep = 128;

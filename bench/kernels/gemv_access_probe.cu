@@ -25,17 +25,10 @@
 
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
+#include "probe_check.h"
 
 namespace {
 
-#define PROBE_CHECK(call)                                                                  \
-  do {                                                                                     \
-    const cudaError_t err_ = (call);                                                       \
-    if (err_ != cudaSuccess) {                                                             \
-      std::fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, cudaGetErrorString(err_));   \
-      std::exit(1);                                                                        \
-    }                                                                                      \
-  } while (0)
 
 constexpr int kWarps = 8;
 constexpr int kThreads = kWarps * 32;
