@@ -184,7 +184,7 @@ if has attnvariants; then
   memcheck_cases="$every_arm/*nq32_nkv8_hd128:$every_arm/*nq24_nkv4_hd256:$every_arm/*nq16_nkv2_hd64"
   for v in ${ATTN_VARIANT_TESTS-$variants}; do
     start=$SECONDS
-    LATHE_ATTN_SPLITK_KERNEL=$v timeout 200 "$bundle/bin/gpu_attention" --gtest_filter='-Shapes/Prefill.*:GqaPacked.*' \
+    LATHE_ATTN_SPLITK_KERNEL=$v timeout "${ATTN_VARIANT_TEST_TIMEOUT:-200}" "$bundle/bin/gpu_attention" --gtest_filter='-Shapes/Prefill.*:GqaPacked.*' \
       >"$out/gpu_attention_k$v.log" 2>&1
     note "gpu_attention split tests, kernel $v" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/gpu_attention_k$v.log" | tr '\n' ' ')"
     grep -E "^\[  FAILED  \]" "$out/gpu_attention_k$v.log" | head -8 >>"$summary"

@@ -32,14 +32,15 @@
 // are padded (fp8 +64 B, bf16 +16 B, x +16 B) so the 16-byte shared loads of a quarter-warp
 // touch distinct banks.
 #include <cuda.h>
-#include <cudaTypedefs.h>
 #include <cuda_bf16.h>
 
 #include <algorithm>
 #include <string>
 
+#include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv_stream.cuh"
+#include "backends/cuda/tensor_map.h"
 
 namespace lathe::cuda::gemv_detail {
 namespace {
@@ -68,51 +69,13 @@ struct Layout {
   static_assert(kStageBytes % 16 == 0, "bulk copies need 16-byte aligned destinations");
 };
 
-__device__ __forceinline__ uint32_t smem_u32(const void* ptr) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
-}
-
-__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
-}
-
-__device__ __forceinline__ void mbar_expect_tx(uint64_t* bar, uint32_t bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(smem_u32(bar)), "r"(bytes)
-               : "memory");
-}
-
-__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(smem_u32(bar)) : "memory");
-}
-
-__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
-  uint32_t done = 0;
-  do {
-    asm volatile(
-        "{\n\t.reg .pred p;\n\tmbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n\tselp.u32 %0, 1, 0, "
-        "p;\n\t}"
-        : "=r"(done)
-        : "r"(smem_u32(bar)), "r"(parity)
-        : "memory");
-  } while (done == 0);
-}
-
-__device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t bytes, uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];" ::"r"(
-          smem_u32(dst)),
-      "l"(src), "r"(bytes), "r"(smem_u32(bar))
-      : "memory");
-}
-
-__device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map, int c0, int c1,
-                                               uint64_t* bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, "
-      "%3}], [%4];" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(smem_u32(bar))
-      : "memory");
-}
+using bulk::bulk_copy;
+using bulk::mbar_arrive;
+using bulk::mbar_expect_tx;
+using bulk::mbar_init;
+using bulk::mbar_wait;
+using bulk::smem_u32;
+using bulk::tensor_copy_2d;
 
 // Walks a CTA's unit range stage by stage: each stage covers up to `stage_steps` steps of one
 // row block, never crossing a block or the range end (one division at the start only).
@@ -375,36 +338,23 @@ void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, 
   }
 }
 
-// cuTensorMapEncodeTiled through the runtime's driver entry point (no libcuda link).
-PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
-  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
-    void* ptr = nullptr;
-    cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) !=
-            cudaSuccess ||
-        status != cudaDriverEntryPointSuccess) {
-      ptr = nullptr;
-    }
-    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
-  }();
-  return fn;
-}
-
 // Weight [n, k] as a 2-D tensor of boxes 16 rows x 256 bytes.
 CUtensorMap weight_map(const Params& params, bool fp8) {
-  const PFN_cuTensorMapEncodeTiled_v12000 encode = tensor_map_encoder();
-  if (encode == nullptr) throw_error("gemv: cuTensorMapEncodeTiled is not available from the driver");
+  TensorMapSpec spec;
+  spec.dtype = fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  spec.rank = 2;
+  spec.base = params.w;
+  spec.dims[0] = static_cast<uint64_t>(params.k);
+  spec.dims[1] = static_cast<uint64_t>(params.n);
+  spec.strides[0] = static_cast<uint64_t>(params.k) * (fp8 ? 1 : 2);
+  spec.box[0] = fp8 ? 256u : 128u;
+  spec.box[1] = 16u;
   CUtensorMap map{};
-  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(params.k), static_cast<cuuint64_t>(params.n)};
-  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(params.k) * (fp8 ? 1 : 2)};
-  const cuuint32_t box[2] = {fp8 ? 256u : 128u, 16u};
-  const cuuint32_t elem_strides[2] = {1, 1};
-  const CUresult r = encode(&map, fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
-                            const_cast<uint8_t*>(params.w), dims, strides, box, elem_strides,
-                            CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw_error("gemv: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(static_cast<int>(r)));
+  int error = 0;
+  if (!encode_tensor_map(spec, map, error)) {
+    throw_error(error < 0 ? std::string("gemv: cuTensorMapEncodeTiled is not available from the driver")
+                          : "gemv: cuTensorMapEncodeTiled failed with CUresult " + std::to_string(error));
+  }
   return map;
 }
 

@@ -44,32 +44,47 @@ __device__ __forceinline__ void mma_f16(float (&d)[4], const uint32_t (&a)[4], u
 #undef LATHE_ATTN_MMA_M16N8K16
 
 // S += Q K^T for head-dim chunk kk (dims 16kk .. 16kk + 15): `a` holds the chunk's Q fragment, K is
-// a BF16 tile in shared memory (row-major, `stride` elements per row) whose rows 8j .. 8j + 7 feed
-// column tile s[j], j < kCols.
-template <int kCols>
-__device__ __forceinline__ void mma_qk_chunk(float (&s)[kCols][4], const uint32_t (&a)[4], const __nv_bfloat16* k,
-                                             int stride, int kk, int lane) {
+// a BF16 tile in shared memory whose rows 8j .. 8j + 7 feed column tile s[j], j < kCols; at(row, u)
+// is the byte offset of row `row`'s 16-byte unit u (dims 8u .. 8u + 7) from `k` (a row-major
+// pitch, or a swizzled layout).
+template <int kCols, typename At>
+__device__ __forceinline__ void mma_qk_chunk_at(float (&s)[kCols][4], const uint32_t (&a)[4], const unsigned char* k,
+                                                const At& at, int kk, int lane) {
 #pragma unroll
   for (int j = 0; j < kCols; j += 2) {
     uint32_t b[4];
-    ldmatrix_x4(b, k + (j * 8 + (lane % 8) + 8 * (lane / 16)) * stride + kk * 16 + 8 * ((lane / 8) % 2));
+    ldmatrix_x4(b, k + at(j * 8 + (lane % 8) + 8 * (lane / 16), 2 * kk + (lane / 8) % 2));
     mma_bf16(s[j], a, b[0], b[1]);
     mma_bf16(s[j + 1], a, b[2], b[3]);
   }
 }
 
-// O += P V for position chunk kk (rows 16kk .. 16kk + 15 of a BF16 V tile in shared memory,
-// row-major, `stride` elements per row), once per A fragment in `p...` (e.g. the hi and lo parts
-// of P), in that order for each pair of column tiles of o (kCols of them).
-template <int kCols, typename... Fragments>
-__device__ __forceinline__ void mma_pv_chunk(float (&o)[kCols][4], const __nv_bfloat16* v, int stride, int kk, int lane,
-                                             const Fragments&... p) {
+// O += P V for position chunk kk (rows 16kk .. 16kk + 15 of a BF16 V tile in shared memory, laid
+// out as for mma_qk_chunk_at), once per A fragment in `p...` (e.g. the hi and lo parts of P), in
+// that order for each pair of column tiles of o (kCols of them).
+template <int kCols, typename At, typename... Fragments>
+__device__ __forceinline__ void mma_pv_chunk_at(float (&o)[kCols][4], const unsigned char* v, const At& at, int kk,
+                                                int lane, const Fragments&... p) {
 #pragma unroll
   for (int j = 0; j < kCols; j += 2) {
     uint32_t b[4];
-    ldmatrix_x4_trans(b, v + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * stride + j * 8 + 8 * (lane / 16));
+    ldmatrix_x4_trans(b, v + at(kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2), j + lane / 16));
     ((mma_bf16(o[j], p, b[0], b[1]), mma_bf16(o[j + 1], p, b[2], b[3])), ...);
   }
+}
+
+// The two above on a row-major tile of `stride` elements per row.
+template <int kCols>
+__device__ __forceinline__ void mma_qk_chunk(float (&s)[kCols][4], const uint32_t (&a)[4], const __nv_bfloat16* k,
+                                             int stride, int kk, int lane) {
+  const auto at = [stride](int row, int unit) { return (row * stride + unit * 8) * 2; };
+  mma_qk_chunk_at(s, a, reinterpret_cast<const unsigned char*>(k), at, kk, lane);
+}
+template <int kCols, typename... Fragments>
+__device__ __forceinline__ void mma_pv_chunk(float (&o)[kCols][4], const __nv_bfloat16* v, int stride, int kk, int lane,
+                                             const Fragments&... p) {
+  const auto at = [stride](int row, int unit) { return (row * stride + unit * 8) * 2; };
+  mma_pv_chunk_at(o, reinterpret_cast<const unsigned char*>(v), at, kk, lane, p...);
 }
 
 __device__ __forceinline__ uint32_t pack_bf16x2(float lo, float hi) {

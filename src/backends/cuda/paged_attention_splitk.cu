@@ -9,6 +9,8 @@
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
+#include "backends/cuda/paged_attention_splitk_variants.cuh"
+#include "backends/cuda/tensor_map.h"
 
 namespace lathe::cuda {
 namespace attn::splitk {
@@ -185,6 +187,32 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
   return 1;
 }
 
+// The tensor maps of the tensor-copy variants: K or V as a 4-D tensor (head_dim, slot in block,
+// KV head, block; innermost first) read in boxes of 128 bytes x 16 slots with the 128-byte swizzle
+// (SplitLayout's staged layout). Encoded per launch on the host; a captured graph keeps the
+// parameter bytes, so replays cost nothing.
+bool encode_kv_map(const void* base, const PagedKv& kv, CUtensorMap& map) {
+  const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
+  TensorMapSpec spec;
+  spec.dtype = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  spec.rank = 4;
+  spec.base = base;
+  spec.dims[0] = static_cast<uint64_t>(kv.head_dim);
+  spec.dims[1] = static_cast<uint64_t>(kv.block_size);
+  spec.dims[2] = static_cast<uint64_t>(kv.num_kv_heads);
+  spec.dims[3] = static_cast<uint64_t>(kv.num_blocks);
+  spec.strides[0] = spec.dims[0] * elem;
+  spec.strides[1] = spec.strides[0] * spec.dims[1];
+  spec.strides[2] = spec.strides[1] * spec.dims[2];
+  spec.box[0] = static_cast<uint32_t>(128 / elem);
+  spec.box[1] = 16;
+  spec.box[2] = 1;
+  spec.box[3] = 1;
+  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  int error = 0;
+  return encode_tensor_map(spec, map, error);
+}
+
 std::atomic<int>& variant_slot() {
   static std::atomic<int> slot{kDefaultVariant};
   return slot;
@@ -261,6 +289,13 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   if (variant == 12) {
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
+  }
+  if (variant == 13 || variant == 14) {  // tensor copies where the shape allows, else the cp.async twin
+    if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
+      variant = variant == 13 ? 5 : 6;
+    } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
+      return cudaErrorNotSupported;
+    }
   }
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)

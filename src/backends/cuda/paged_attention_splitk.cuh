@@ -52,8 +52,10 @@
 // block table. (Without kPrefetch, or when a tile spans more than 32 blocks, every copy loads its
 // block id from the table just before it is issued: the pre-2026-11-30 issue loop.)
 #include <cooperative_groups.h>
+#include <cuda.h>
 #include <cuda_bf16.h>
 
+#include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_common.cuh"
@@ -78,13 +80,20 @@ struct SplitParams {
   int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
                           // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
                           // c + slice_ctas, ... in turn (the same bytes either way)
+  // Tensor-copy geometries only (kTensor): K and V as 4-D tensors [num_blocks, kv heads,
+  // block_size, head_dim] with boxes of 16 rows x 128 bytes, 128-byte swizzle (encoded by the
+  // launcher, paged_attention_splitk.cu; passed as a __grid_constant__ parameter).
+  CUtensorMap k_map, v_map;
 };
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
-// layout is sized for (the __launch_bounds__ minimum), the address-generation mode and the
-// cluster size.
-template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false>
+// layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
+// cluster size, slice loops, and how tiles arrive (kTensorCopies: tensor copies, below).
+template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
+          bool kTensorCopies = false>
 struct SplitCfg {
+  static constexpr bool kTensor = kTensorCopies;
+  static_assert(!kTensorCopies || (T == 16 && C == 1 && !kLoopSlices), "tensor copies: 16-row tiles, no clusters");
   static constexpr bool kSliceLoop = kLoopSlices;  // a CTA may run several slices in turn
   static constexpr int kWarps = W;
   static constexpr int kStages = S;
@@ -99,24 +108,46 @@ struct SplitCfg {
 // The fewest positions a cluster rank is given (a shorter split uses fewer ranks).
 inline constexpr int kMinPerRank = 512;
 
+// Staged K/V rows. cp.async geometries: row r at r * kRawRow (its bytes plus a 16-byte pad, so
+// the fragment loads of 8 rows hit distinct banks). Tensor-copy geometries (kSwizzled): the tile
+// is kPieces pieces of 128 bytes per row (one tensor copy each), piece c holding bytes
+// 128c .. 128c + 127 of every row, row r at 128r within it with its 16-byte unit u stored at unit
+// u ^ (r % 8) (the copy engine's 128-byte swizzle; the same bank spread without a pad).
 template <typename Kv, int HD, typename Cfg>
 struct SplitLayout {
   static constexpr int kTile = Cfg::kTile;
-  static constexpr int kRow = HD + 8;                   // BF16 elements per shared row (16-byte pad)
-  static constexpr int kRawRow = HD * Kv::kBytes + 16;  // bytes per staged row
-  static constexpr int kRawTile = kTile * kRawRow;      // K or V of one stage
+  static constexpr bool kSwizzled = Cfg::kTensor;
+  static constexpr int kRow = HD + 8;                   // BF16 elements per shared query row (16-byte pad)
+  static constexpr int kRowBytes = HD * Kv::kBytes;     // bytes of one K or V row
+  static constexpr int kRawRow = kRowBytes + 16;        // cp.async: bytes per staged row
+  static constexpr int kPieces = kRowBytes / 128;       // tensor copies per K or V tile
+  static constexpr int kPieceBytes = kTile * 128;
+  static constexpr int kRawTile = kSwizzled ? kTile * kRowBytes : kTile * kRawRow;  // K or V of one stage
   static constexpr int kStage = 2 * kRawTile;
+  static_assert(!kSwizzled || kRowBytes % 128 == 0, "tensor copies: whole 128-byte pieces per row");
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;  // f16 MMAs on raw rows (see header)
   static constexpr int kPerWarp = Cfg::kStages * kStage;
   static constexpr int kQ = kMaxRows * kRow * 2;
   // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2].
   static constexpr int kMerge = (Cfg::kWarps + (Cfg::kCluster > 1 ? 1 : 0)) * kMaxRows * (HD + 2) * 4;
-  static constexpr int kBytes = kQ + (Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge);
+  static constexpr int kWork = Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge;
+  // Tensor copies: the stages start on a 1024-byte boundary (the swizzle's period; the kernel
+  // aligns at run time, hence the slack) and each warp has one barrier per stage after them.
+  static constexpr int kAlignSlack = kSwizzled ? 1024 : 0;
+  static constexpr int kBarriers = kSwizzled ? Cfg::kWarps * Cfg::kStages * 8 : 0;
+  static constexpr int kBytes = kQ + kAlignSlack + kWork + kBarriers;
   static constexpr int kChunksPerRow = HD * Kv::kBytes / 16;  // 16-byte copies per K or V row
   static constexpr int kIssueIters = kTile * kChunksPerRow / 32;
   static_assert(kTile % 16 == 0 && HD % 16 == 0, "tile shape");
   static_assert(kTile * kChunksPerRow % 32 == 0 && 32 % kChunksPerRow == 0, "whole warp-wide copies per tile");
   static_assert(kBytes <= 227 * 1024, "shared memory of one CTA");
+  static_assert(!kSwizzled || kRawTile % 1024 == 0, "tensor-copy tiles keep the swizzle's 1024-byte period");
+
+  // Byte offset of 16-byte unit u of staged row r within a K or V tile.
+  __device__ __forceinline__ static int at(int r, int u) {
+    if constexpr (kSwizzled) return (u >> 3) * kPieceBytes + r * 128 + (((u & 7) ^ (r & 7)) << 4);
+    return r * kRawRow + u * 16;
+  }
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
 };
 
@@ -130,7 +161,7 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
                                             float (&o)[HD / 8][4], float& m_a, float& m_b, float& l_a, float& l_b,
                                             int lane) {
   using L = SplitLayout<Kv, HD, Cfg>;
-  constexpr int kTile = L::kTile, kRow = L::kRow;
+  constexpr int kTile = L::kTile;
   constexpr bool kQInRegs = HD <= 128;
   const int g = lane / 4, t = lane % 4;
   // S = Q K^T over the tile.
@@ -144,7 +175,7 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
       uint4 kw[kTile / 8];
 #pragma unroll
       for (int j = 0; j < kTile / 8; ++j) {
-        kw[j] = *reinterpret_cast<const uint4*>(stage + (j * 8 + g) * L::kRawRow + 16 * fp8frag::k_unit<HD>(m, t));
+        kw[j] = *reinterpret_cast<const uint4*>(stage + L::at(j * 8 + g, fp8frag::k_unit<HD>(m, t)));
       }
 #pragma unroll
       for (int c = 0; c < 4; ++c) {
@@ -160,12 +191,11 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
       }
     }
   } else {
-    const __nv_bfloat16* kt = reinterpret_cast<const __nv_bfloat16*>(stage);
 #pragma unroll
     for (int kk = 0; kk < HD / 16; ++kk) {
       // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
       if constexpr (!kQInRegs) load_q(qa[0], kk);
-      mma_qk_chunk(s, qa[kQInRegs ? kk : 0], kt, kRow, kk, lane);
+      mma_qk_chunk_at(s, qa[kQInRegs ? kk : 0], stage, L::at, kk, lane);
     }
   }
 
@@ -213,11 +243,12 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
     for (int kk = 0; kk < kTile / 16; ++kk) {
 #pragma unroll
       for (int u = 0; u < kUnits; ++u) {
-        const unsigned char* col = vt + (kk * 16 + 2 * t) * L::kRawRow + kUnitBytes * (g + 8 * u);
         uint32_t w[4][kUnitBytes / 4];  // [row][word]
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          const unsigned char* row = col + ((r & 1) + 8 * (r >> 1)) * L::kRawRow;
+          const int tile_row = kk * 16 + 2 * t + (r & 1) + 8 * (r >> 1);
+          const unsigned char* row = vt + (kUnitBytes == 16 ? L::at(tile_row, g + 8 * u)
+                                                            : tile_row * L::kRawRow + kUnitBytes * (g + 8 * u));
           if constexpr (kUnitBytes == 16) {
             const uint4 x = *reinterpret_cast<const uint4*>(row);
             w[r][0] = x.x, w[r][1] = x.y, w[r][2] = x.z, w[r][3] = x.w;
@@ -242,14 +273,13 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
       }
     }
   } else {
-    const __nv_bfloat16* vt = reinterpret_cast<const __nv_bfloat16*>(stage + L::kRawTile);
 #pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk(o, vt, kRow, kk, lane, pa_hi[kk], pa_lo[kk]);
+    for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk_at(o, stage + L::kRawTile, L::at, kk, lane, pa_hi[kk], pa_lo[kk]);
   }
 }
 
 template <typename Kv, int HD, typename Cfg>
-__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const SplitParams sp) {
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const __grid_constant__ SplitParams sp) {
   // chained_kernel_begin() (a no-op unless launched chained; the non-cluster variants are) comes
   // after the first tiles' copies when sp.early_kv: see the prologue below.
   using L = SplitLayout<Kv, HD, Cfg>;
@@ -260,6 +290,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   extern __shared__ __align__(16) unsigned char smem[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
   unsigned char* work = smem + L::kQ;
+  if constexpr (L::kSwizzled) {  // the swizzle's 1024-byte period (the layout keeps the slack)
+    const uint32_t base = bulk::smem_u32(smem);
+    work = smem + (((base + L::kQ + 1023u) & ~1023u) - base);
+  }
 
   constexpr int kCluster = Cfg::kCluster;
   const int rank = kCluster > 1 ? static_cast<int>(blockIdx.x % kCluster) : 0;  // clusters tile x
@@ -309,7 +343,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     const int bs = p.block_size;
     [[maybe_unused]] const int shift = sp.block_shift;
     unsigned char* mine = work + warp * L::kPerWarp;
-    const int num_tiles = (end - start + kTile - 1) / kTile;
+    // Tiles: cp.async geometries cut [start, end) into tiles of kTile positions from `start`;
+    // tensor-copy geometries cut it at multiples of kTile (so a tile never crosses a block of
+    // >= 16 positions), the first tile starting at `start` and its rows past the 16-aligned
+    // boundary masked. A tile's row r is position tile_first + r either way.
+    const int anchor = L::kSwizzled ? (start & ~(kTile - 1)) : start;
+    const int num_tiles = (end - anchor + kTile - 1) / kTile;
     int ranks = 1;  // R: cluster ranks this split uses (a function of its length alone)
     if constexpr (kCluster > 1) {
       while (ranks < kCluster && end - start >= 2 * ranks * kMinPerRank) ranks *= 2;
@@ -319,7 +358,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     const int workers = ranks * kWarps, worker = rank * kWarps + warp;
     // Tiles of this warp: worker, worker + R * W, ...; the i-th of them is staged in stage i % S.
     const int my_tiles = !idle && num_tiles > worker ? (num_tiles - worker + workers - 1) / workers : 0;
-    auto tile_first = [&](int i) { return idle ? end : start + (worker + i * workers) * kTile; };
+    auto tile_first = [&](int i) { return idle ? end : max(start, anchor + (worker + i * workers) * kTile); };
+    // The end of the positions tile i may use (masking): the split's end, or the tile's boundary.
+    auto tile_end = [&](int i) { return L::kSwizzled ? min(anchor + (worker + i * workers + 1) * kTile, end) : end; };
 
     // Byte offsets of (block, kv head, slot, chunk) in K or V: one 64-bit multiply-add per copy.
     const int64_t block_bytes = static_cast<int64_t>(p.num_kv_heads) * bs * HD * Kv::kBytes;
@@ -327,6 +368,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     const unsigned char* kbase = static_cast<const unsigned char*>(p.k) + head_bytes;
     const unsigned char* vbase = static_cast<const unsigned char*>(p.v) + head_bytes;
     [[maybe_unused]] int32_t staged_ids = 0;  // kPrefetch: the block ids of the next tile to issue, one per lane
+    // Tensor copies: one barrier per stage of this warp; lane 0 issues a tile's copies and arrives
+    // (with the bytes to expect), every lane waits on the stage's phase before reading it.
+    [[maybe_unused]] uint64_t* bars = reinterpret_cast<uint64_t*>(work + L::kWork) + warp * kStages;
+    if constexpr (L::kSwizzled) {
+      if (lane == 0) {
+        for (int st = 0; st < kStages; ++st) bulk::mbar_init(bars + st, 1);
+        bulk::mbar_init_fence();
+      }
+      __syncwarp();
+    }
 
     // The i-th tile of this warp for i >= my_tiles starts at or past `end`: its copies are all
     // invalid (zero-fill, nothing read), so the issue code needs no branch on i.
@@ -334,6 +385,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       const int ts = tile_first(i);
       unsigned char* k_dst = mine + (i % kStages) * L::kStage;
       unsigned char* v_dst = k_dst + L::kRawTile;
+      if constexpr (L::kSwizzled) {
+        // Lane 0: the tile's K and V rows as kPieces boxes each of 16 rows x 128 bytes from row
+        // ts % block_size of its block (rows past the block read as zeros), then the id of the next
+        // tile's block. A tile past the end copies nothing and completes its phase at once.
+        if (lane == 0) {
+          const bool valid = ts < end;
+          uint64_t* bar = bars + i % kStages;
+          bulk::mbar_expect_tx(bar, valid ? 2 * L::kRawTile : 0);
+          if (valid) {
+            const int block = staged_ids, row = ts & (bs - 1);
+#pragma unroll
+            for (int c = 0; c < L::kPieces; ++c) {
+              const int col = c * 128 / Kv::kBytes;
+              bulk::tensor_copy_4d(k_dst + c * L::kPieceBytes, &sp.k_map, col, row, kv_head, block, bar);
+              bulk::tensor_copy_4d(v_dst + c * L::kPieceBytes, &sp.v_map, col, row, kv_head, block, bar);
+            }
+          }
+          const int next = tile_first(i + 1);
+          staged_ids = next < end ? __ldg(table + (next >> shift)) : 0;
+        }
+        return;
+      }
       constexpr int kRowsPerIter = 32 / L::kChunksPerRow;
       const int r0 = lane / L::kChunksPerRow, cc = lane % L::kChunksPerRow;
       if constexpr (Cfg::kPrefetch) {
@@ -371,7 +444,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       }
       cp_async_commit();  // one group per tile, empty or not: the wait counts stay uniform
     };
-    if constexpr (Cfg::kPrefetch) {
+    if constexpr (L::kSwizzled) {
+      const int ts = tile_first(0);
+      if (lane == 0 && ts < end) staged_ids = __ldg(table + (ts >> shift));
+    } else if constexpr (Cfg::kPrefetch) {
       const int ts = tile_first(0);
       const int nb0 = ts >> shift, nb1 = (min(ts + kTile, end) - 1) >> shift;
       staged_ids = nb0 + lane <= nb1 ? __ldg(table + nb0 + lane) : 0;
@@ -439,15 +515,28 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
 
     for (int i = 0; i < my_tiles; ++i) {
       issue(i + kStages - 1);
-      cp_async_wait<kStages - 1>();
-      __syncwarp();
       const int tile_start = tile_first(i);
-      const unsigned char* stage = mine + (i % kStages) * L::kStage;
+      unsigned char* stage = mine + (i % kStages) * L::kStage;
+      if constexpr (L::kSwizzled) {
+        bulk::mbar_wait(bars + i % kStages, (i / kStages) & 1);
+        // Rows at or past len hold whatever the block held before (never written for this
+        // sequence): their weights are 0, but 0 x NaN is NaN, so their V rows become zeros.
+        if (tile_start + kTile > len) {
+          const int first = max(len - tile_start, 0);
+          for (int c = first * 8 * L::kPieces + lane; c < kTile * 8 * L::kPieces; c += 32) {
+            const int r = c / (8 * L::kPieces), u = c % (8 * L::kPieces);
+            *reinterpret_cast<uint4*>(stage + L::kRawTile + L::at(r, u)) = make_uint4(0, 0, 0, 0);
+          }
+        }
+      } else {
+        cp_async_wait<kStages - 1>();
+      }
+      __syncwarp();
 
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, end, s_mul, qa, load_q, o, m_a, m_b, l_a, l_b, lane);
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, tile_end(i), s_mul, qa, load_q, o, m_a, m_b, l_a, l_b, lane);
       __syncwarp();  // this stage is refilled by the next iteration's issue
     }
-    cp_async_wait<0>();
+    if constexpr (!L::kSwizzled) cp_async_wait<0>();
     __syncthreads();  // every warp is done with its stages: the merge area reuses them
 
     // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's

@@ -23,6 +23,11 @@ namespace lathe::cuda::attn::splitk {
 //  11: 5, or 10 when the grid has at most one CTA per SM (resolve_variant); bytes of 5 either way
 //  12: 5 whose CTAs may run several slices of a split in turn (kSliceLoop; the launcher takes it
 //      only when one CTA per slice would exceed two CTAs per SM, else 5); bytes of 5 either way
+//  13: 5's warps, stages and CTAs per SM with tensor copies (a tile's K and V rows arrive as
+//      HD * bytes / 128 boxes each, issued by one lane; tiles cut at multiples of 16 positions,
+//      so their own bytes); HD 128 and 256 with power-of-two blocks of >= 16 positions (the
+//      launcher gives other shapes variant 5)
+//  14: the same for 6's geometry (other shapes: 6)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -38,7 +43,15 @@ struct Variants {
   using V8 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 4>;
   using V10 = SplitCfg<V5::kWarps, 4, V5::kTile, 1, true>;
   using V12 = SplitCfg<V5::kWarps, 2, V5::kTile, 2, true, 1, true>;
+  using V13 = SplitCfg<V5::kWarps, 2, 16, 2, true, 1, false, true>;
+  using V14 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true>;
 };
+
+// Whether a tensor-copy geometry (13, 14) serves this shape: whole 128-byte pieces per row (HD
+// 128 and 256 in either KV dtype), a block size that is a power of two of at least one tile.
+inline bool tensor_copies_ok(int32_t head_dim, int32_t block_size, int32_t block_shift) {
+  return (head_dim == 128 || head_dim == 256) && block_shift >= 4 && block_size == (1 << block_shift);
+}
 
 // Whether a staged-id geometry serves this block size: a power of two, and a tile spans at most
 // 32 blocks (one id per lane).
@@ -81,6 +94,14 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       break;
     case 12:
       if (staged_ids_ok<typename V::V12>(bs, shift)) return launch_main<Kv, HD, typename V::V12>(sp, num_seqs, stream);
+      break;
+    case 13:
+    case 14:
+      // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
+      if constexpr (HD == 128 || HD == 256) {
+        if (variant == 13) return launch_main<Kv, HD, typename V::V13>(sp, num_seqs, stream);
+        return launch_main<Kv, HD, typename V::V14>(sp, num_seqs, stream);
+      }
       break;
     default:
       break;

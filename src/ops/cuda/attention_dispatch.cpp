@@ -149,6 +149,7 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
   kv.block_tables = batch.block_tables;
   kv.max_blocks_per_seq = batch.max_blocks_per_seq;
   kv.context_lens = batch.context_lens;
+  kv.num_blocks = cache_shape.num_blocks;
 
   kernels::AttentionRows rows;
   rows.q = q.data;

@@ -289,6 +289,34 @@ double rel_rms_bf16(const std::vector<uint16_t>& a, const std::vector<uint16_t>&
   return rel_rms(a, ref);
 }
 
+void PagedCase::poison_slots_past_the_end() {
+  const int32_t bs = cache_shape_.block_size, hd = cache_shape_.head_dim;
+  const size_t elem = dtype_size(cache_shape_.dtype);
+  const uint16_t bf16_nan = 0x7fc0;
+  const uint8_t fp8_nan = 0x7f;  // E4M3 has no infinities; S.1111.111 is NaN
+  for (size_t s = 0; s < seqs_.size(); ++s) {
+    const int32_t len = seqs_[s].context_len;
+    if (len % bs == 0) continue;  // the last block is full
+    const int32_t block = tables_[s].back();
+    for (int32_t h = 0; h < cache_shape_.num_kv_heads; ++h) {
+      for (int32_t slot = len % bs; slot < bs; ++slot) {
+        for (int32_t d = 0; d < hd; ++d) {
+          const size_t at = static_cast<size_t>(cache_shape_.offset(block, h, slot) + d) * elem;
+          for (std::vector<uint8_t>* cache : {&k_host_, &v_host_}) {
+            if (elem == 2) {
+              std::memcpy(cache->data() + at, &bf16_nan, 2);
+            } else {
+              (*cache)[at] = fp8_nan;
+            }
+          }
+        }
+      }
+    }
+  }
+  k_dev_.upload(k_host_.data(), k_host_.size());
+  v_dev_.upload(v_host_.data(), v_host_.size());
+}
+
 void PagedCase::set_query_element(int32_t s, int32_t h, int32_t d, uint16_t bits) {
   q_host_.at(s).at(static_cast<int64_t>(h) * shape_.head_dim + d) = bits;
 }

@@ -86,6 +86,10 @@ class PagedCase {
   // Replaces element d of head h in the first query row of sequence s (BF16 bits), e.g. with a
   // NaN, before the next run or upload_step.
   void set_query_element(int32_t s, int32_t h, int32_t d, uint16_t bits);
+  // Writes NaN codes into every slot of every sequence's last block past its context length (K
+  // and V, every head), on the device and the host copy: slots no step has written, which a
+  // serve's blocks may hold from an earlier sequence. The reference never reads them.
+  void poison_slots_past_the_end();
   void* q_device() const { return q_dev_.get(); }
   void* out_device() const { return out_dev_.get(); }
   void poison_output();

@@ -40,14 +40,17 @@ struct Geometry {
 
 class DecodeArms : public ::testing::TestWithParam<std::tuple<DType, Geometry>> {};
 
+// The tensor-copy twins of the two serve geometries (paged_attention_splitk_variants.cuh).
+constexpr int kTensorCopyNarrow = 13, kTensorCopyWide = 14;
+
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
-// LATHE_ATTN_SPLITK_KERNEL) and under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel), then restores the starting variant.
+// LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
+// decode_splitk_kernel) and under their tensor-copy twins, then restores the starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide}) {
+  for (const int v : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyNarrow, kTensorCopyWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -239,14 +242,40 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   cuda::set_splitk_kernel_variant(saved);
 }
 
+// Slots past a sequence's end in its last block hold whatever an earlier sequence left there (here:
+// NaN in K and V). No decode arm may let them through: the output must not change by a byte. (The
+// cp.async geometries never read them; the tensor-copy ones read whole blocks and zero those V rows.)
+TEST_P(DecodeArms, SlotsPastTheEndAreNeverSeen) {
+  const auto [dtype, geo] = GetParam();
+  const std::vector<SeqSpec> seqs = decode_seqs({1, 7, 129, 1000, 3001, 4500});
+  PagedCase clean(geo.heads, geo.kv_heads, geo.head_dim, dtype, seqs, 2718);
+  PagedCase dirty(geo.heads, geo.kv_heads, geo.head_dim, dtype, seqs, 2718);
+  dirty.poison_slots_past_the_end();
+  for_each_serve_geometry([&](int variant) {
+    for (const bool pack : {false, true}) {
+      for (const SplitkPolicy& policy :
+           {SplitkPolicy::pinned_to(1), SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
+        const ops::AttentionConfig config = make_config(policy, pack);
+        const std::vector<uint16_t> a = clean.run(ops::Phase::kDecode, clean.full_step(), config);
+        const std::vector<uint16_t> b = dirty.run(ops::Phase::kDecode, dirty.full_step(), config);
+        const std::string label =
+            target::splitk_policy_label(policy) + (pack ? " packed" : "") + " variant " + std::to_string(variant);
+        ASSERT_FALSE(any_nan(a)) << label;
+        EXPECT_EQ(a, b) << label;
+      }
+    }
+  });
+}
+
 // Copying the first K/V tiles before the chained-launch wait (splitk_early_kv) changes when bytes
-// arrive, not which: outputs equal those with the copies after the wait, for variants 5, 6 and 10.
+// arrive, not which: outputs equal those with the copies after the wait, for variants 5, 6, 10, 13
+// and 14.
 TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 808);
   const int saved_variant = cuda::splitk_kernel_variant();
   const bool saved_early = cuda::splitk_early_kv();
-  for (const int variant : {5, 6, 10}) {
+  for (const int variant : {5, 6, 10, kTensorCopyNarrow, kTensorCopyWide}) {
     ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
     for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
       for (int32_t batch : {1, 8}) {

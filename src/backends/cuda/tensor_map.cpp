@@ -1,0 +1,40 @@
+// Tiled tensor maps through cudaGetDriverEntryPointByVersion (tensor_map.h).
+#include "backends/cuda/tensor_map.h"
+
+#include <cudaTypedefs.h>
+#include <cuda_runtime_api.h>
+
+namespace lathe::cuda {
+namespace {
+
+PFN_cuTensorMapEncodeTiled_v12000 encoder() {
+  static const PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* ptr = nullptr;
+    cudaDriverEntryPointQueryResult status{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &ptr, 12000, cudaEnableDefault, &status) !=
+            cudaSuccess ||
+        status != cudaDriverEntryPointSuccess) {
+      ptr = nullptr;
+    }
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(ptr);
+  }();
+  return fn;
+}
+
+}  // namespace
+
+bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error) {
+  const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
+  if (encode == nullptr) {
+    error = -1;
+    return false;
+  }
+  const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
+  const CUresult r = encode(&map, spec.dtype, spec.rank, const_cast<void*>(spec.base), spec.dims, spec.strides,
+                            spec.box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, spec.swizzle,
+                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  error = static_cast<int>(r);
+  return r == CUDA_SUCCESS;
+}
+
+}  // namespace lathe::cuda

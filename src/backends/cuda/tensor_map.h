@@ -1,0 +1,25 @@
+#pragma once
+// Host-side encoding of tiled tensor maps (the descriptors the sm_90 copy engine reads), through
+// the runtime's driver entry point so that nothing links libcuda directly.
+#include <cuda.h>
+
+#include <cstdint>
+
+namespace lathe::cuda {
+
+// A tiled tensor map of `rank` (1..5) dimensions, innermost first: dims in elements, strides in
+// bytes for dimensions 1..rank-1 (multiples of 16), box in elements. Zero fill outside the
+// tensor, 256-byte L2 promotion. Returns false (and leaves `map` unspecified) when the driver
+// offers no encoder or refuses the description; `error` then says which.
+struct TensorMapSpec {
+  CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
+  uint32_t rank = 0;
+  const void* base = nullptr;
+  uint64_t dims[5] = {};
+  uint64_t strides[4] = {};
+  uint32_t box[5] = {};
+  CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+};
+bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error);
+
+}  // namespace lathe::cuda
