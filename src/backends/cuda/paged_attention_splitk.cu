@@ -159,10 +159,12 @@ int device_sm_count() {
 // Variant 11: variant 5's geometry, with the 4-stage pipeline (10) when the grid puts at most one
 // CTA on each SM (then 5's second CTA slot would stay empty anyway). 5 and 10 give the same bytes,
 // so choosing by the launch's width keeps every sequence's bytes independent of its co-batch.
+// Variant 16: the same choice between the tensor-copy geometries 13 and 15 (equal bytes).
 int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
-  if (variant == 11) {
+  if (variant == 11 || variant == 16) {
     const int64_t ctas =
         static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * sp.slices * num_seqs;
+    if (variant == 16) return ctas <= device_sm_count() ? 15 : 13;
     return ctas <= device_sm_count() ? 10 : 5;
   }
   if (variant != 9) return variant;
@@ -290,9 +292,9 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
   }
-  if (variant == 13 || variant == 14) {  // tensor copies where the shape allows, else the cp.async twin
+  if (variant >= 13 && variant <= 15) {  // tensor copies where the shape allows, else the cp.async twin
     if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
-      variant = variant == 13 ? 5 : 6;
+      variant = variant == 13 ? 5 : variant == 14 ? 6 : 10;
     } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
       return cudaErrorNotSupported;
     }
