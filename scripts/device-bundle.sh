@@ -49,7 +49,8 @@ cmake --build "$build" -j "$jobs" -- -k 0 $targets || echo "device-bundle: some 
 rm -rf "$bundle"
 mkdir -p "$bundle/bin" "$bundle/lib"
 for t in $targets; do
-  f=$(find "$build" -type f -name "$t" -perm -u+x | head -1)
+  # The newest match: a build tree may keep a stale executable of the same name elsewhere.
+  f=$(find "$build" -type f -name "$t" -perm -u+x -printf '%T@ %p\n' | sort -rn | head -1 | cut -d' ' -f2-)
   if [[ -n "$f" ]]; then
     cp "$f" "$bundle/bin/"
   else

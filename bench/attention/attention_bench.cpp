@@ -22,7 +22,7 @@
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`, or `serve`: at each batch, the variant a
 //              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
-//              serve5 / serve6). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
+//              e.g. serve16 / serve14). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
 //              Non-split plans are measured once.
 //   --tables: `shuffled` (default: every sequence's blocks at random places in the pool) or
 //             `sequential` (block ids in order, so a sequence's KV is contiguous per head and
@@ -138,8 +138,8 @@ int main(int argc, char** argv) {
   bool quick = false;
   bool shuffled_tables = true;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
-  // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve5" or
-  // "serve6".
+  // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve" and the
+  // variant number (e.g. "serve16").
   struct Kernel {
     int variant;
     bool serve = false;

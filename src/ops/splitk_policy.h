@@ -105,10 +105,14 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // ---- Split-K kernel geometry ---------------------------------------------------------------
 // The split-K kernel is compiled in several geometries (backends/cuda/paged_attention_splitk_
 // variants.cuh); a query's bytes depend on the geometry's warps per CTA, so a serve picks ONE,
-// from configuration only, and keeps it. Two are used:
-//   narrow (variant 5): 6 warps per CTA, two CTAs per SM: more warps on each split, which is what a
-//     batch-1 step (num_kv_heads x splits CTAs, 40-72 here, fewer than the SMs) needs;
-//   wide (variant 6): 4 warps per CTA, three CTAs per SM: a wide grid of short-lived CTAs overlaps
+// from configuration only, and keeps it. Two are used, both with tensor copies (one lane per warp
+// requests a tile's K and V rows as 128-byte-swizzled boxes; their cp.async twins 5 and 6 serve
+// shapes the copies do not):
+//   narrow (variant 16): 6 warps per CTA, two CTAs per SM (13), or four stages at one CTA per SM
+//     where the grid has at most one CTA per SM (15; the same bytes): more warps and more bytes in
+//     flight on each split, which is what a batch-1 step (num_kv_heads x splits CTAs, 40-72 here,
+//     fewer than the SMs) needs;
+//   wide (variant 14): 4 warps per CTA, three CTAs per SM: a wide grid of short-lived CTAs overlaps
 //     one CTA's start-up, first-tile wait and merge with the others' streaming.
 // Measured on the H200 (docs/PERFORMANCE.md, "Session 8"): the wide geometry took the Qwen3-8B-FP8
 // decode step at 1k context from 4.187 / 5.976 / 10.313 ms to 4.006 / 5.604 / 9.183 ms at batch
@@ -117,9 +121,12 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // kSplitkNarrowMaxSeqs sequences (a latency serve, where the slices above also arm) keeps the
 // narrow geometry, and every other serve takes the wide one (at batch 2 the narrow one is faster
 // on the 24/4/256 and 64/8/128 shapes at L >= 4k, up to 1.24x, and 1.05-1.07x slower on
-// 32/8/128). LATHE_ATTN_SPLITK_KERNEL overrides the choice.
-inline constexpr int32_t kSplitkKernelNarrow = 5;
-inline constexpr int32_t kSplitkKernelWide = 6;
+// 32/8/128). Session 11 (2026-12-01, "Session 11" there) measured the tensor-copy twins in the same
+// process: 16 against 5 at batch 1, 14 against 6 at batch >= 4, mostly +1 to +3 points of the read
+// ceiling, up to +11 (batch 4 at 64k) and +10 (32/8/128 batch 1 at 64k, the four stages).
+// LATHE_ATTN_SPLITK_KERNEL overrides the choice.
+inline constexpr int32_t kSplitkKernelNarrow = 16;
+inline constexpr int32_t kSplitkKernelWide = 14;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
 
 // The split-K kernel variant of a serve whose decode steps carry at most max_decode_seqs

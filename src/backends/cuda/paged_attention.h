@@ -91,7 +91,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // and 16 give 13's; 13 and 14, the tensor-copy twins of 5 and 6, give 5's and 6's bytes on shapes
 // they do not serve), so a
 // serve keeps one for its whole life: the one its configuration picks (ops/splitk_policy.h:
-// decode_splitk_kernel, 5 or 6), or LATHE_ATTN_SPLITK_KERNEL (0..16), applied by ops/cuda
+// decode_splitk_kernel, 16 or 14), or LATHE_ATTN_SPLITK_KERNEL (0..16), applied by ops/cuda
 // (chained_launch_lever.cpp) through set_splitk_kernel_variant, which benchmarks and tests also
 // call (false for a variant that does not exist); 5 until then. A captured graph keeps the variant
 // its launches were captured with.

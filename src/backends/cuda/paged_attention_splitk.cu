@@ -131,14 +131,14 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
-// The default variant (set_splitk_kernel_variant changes it: LATHE_ATTN_SPLITK_KERNEL, read at
-// backend start in ops/cuda/chained_launch_lever.cpp, or the benchmark's --kernels). Variant
-// 5 (2 CTAs per SM, no clusters): on the H200 (2026-11-30, bench/attention/results/*-30b*) it is
-// within a few points of the best variant at batch >= 4 and passed every GPU test; the cluster
-// variants (7-9) are up to 2x faster at batch 1 with long contexts but up to 1.8x slower from
-// batch 4 up (a cluster's CTAs are scheduled together and wait for each other), so they stay
-// opt-in for latency-bound single-sequence serving.
-constexpr int kDefaultVariant = 5;
+// The default variant until a serve sets its own (set_splitk_kernel_variant: the serve's geometry,
+// ops/splitk_policy.h decode_splitk_kernel, or LATHE_ATTN_SPLITK_KERNEL, at backend start in
+// ops/cuda/chained_launch_lever.cpp; the benchmark's --kernels): the narrow serve geometry, 16
+// (tensor copies; variant 5's cp.async geometry, or 10's, on shapes they do not serve). The
+// cluster variants (7-9) are up to 2x faster than 5 at batch 1 with long contexts but up to 1.8x
+// slower from batch 4 up (a cluster's CTAs are scheduled together and wait for each other), so
+// they stay opt-in for latency-bound single-sequence serving.
+constexpr int kDefaultVariant = 16;
 
 // The device's SM count, read once (a host attribute query: no stream work, capture-safe).
 int device_sm_count() {

@@ -25,7 +25,7 @@ void configure_attention_early_kv();
 
 // The split-K decode kernel's geometry (backends/cuda/paged_attention.h): LATHE_ATTN_SPLITK_KERNEL
 // (a variant number) if set, else, given the serve's widest decode batch, the serve's choice
-// (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 5); and
+// (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 16); and
 // LATHE_ATTN_SPLIT_RULE (seed | even | aligned), how a sequence is cut into splits (default seed). Both
 // variables are measurement levers whose bytes differ from the default's; an unparseable one
 // keeps the default, with a warning. Logs the resolved values. Call before the first split-K

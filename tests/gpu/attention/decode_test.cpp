@@ -40,17 +40,20 @@ struct Geometry {
 
 class DecodeArms : public ::testing::TestWithParam<std::tuple<DType, Geometry>> {};
 
-// The tensor-copy twins of the two serve geometries (paged_attention_splitk_variants.cuh).
+// The tensor-copy geometries with two stages (paged_attention_splitk_variants.cuh): 13 (what the
+// narrow serve geometry, 16, runs on wide grids) and 14 (the wide one); 5 and 6 are their cp.async
+// twins.
 constexpr int kTensorCopyNarrow = 13, kTensorCopyWide = 14;
+constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel) and under their tensor-copy twins, then restores the starting variant.
+// decode_splitk_kernel) and under their cp.async twins, then restores the starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyNarrow, kTensorCopyWide}) {
+  for (const int v : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kCpAsyncNarrow, kCpAsyncWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {

@@ -159,8 +159,8 @@ TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
 // The split-K kernel geometry is a function of the serve's widest decode batch alone: narrow (5)
 // up to kSplitkNarrowMaxSeqs sequences, wide (6) beyond, and it never moves with anything else.
 TEST(SplitkKernel, NarrowOnlyForServesThatNeverBatchWide) {
-  EXPECT_EQ(kSplitkKernelNarrow, 5);
-  EXPECT_EQ(kSplitkKernelWide, 6);
+  EXPECT_EQ(kSplitkKernelNarrow, 16);
+  EXPECT_EQ(kSplitkKernelWide, 14);
   EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelNarrow);
   EXPECT_EQ(decode_splitk_kernel(1), kSplitkKernelNarrow);
   EXPECT_EQ(decode_splitk_kernel(kSplitkNarrowMaxSeqs), kSplitkKernelNarrow);
