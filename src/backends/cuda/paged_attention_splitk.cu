@@ -292,9 +292,9 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
   }
-  if (variant >= 13 && variant <= 15) {  // tensor copies where the shape allows, else the cp.async twin
+  if (variant >= 13) {  // tensor copies (16 resolved above) where the shape allows, else the cp.async twin
     if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
-      variant = variant == 13 ? 5 : variant == 14 ? 6 : 10;
+      variant = variant == 13 ? 5 : variant == 15 ? 10 : 6;
     } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
       return cudaErrorNotSupported;
     }

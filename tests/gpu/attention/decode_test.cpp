@@ -221,7 +221,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // variant 5 (variant 11), and variant 5 with CTAs looping over a split's slices (variant 12, taken
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
-// against 13.
+// against 13, and 17 against 14.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -232,7 +232,8 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
         Step step = c.full_step();
         step.resize(static_cast<size_t>(batch));
         for (const auto& [base, deeper] : {std::pair{5, std::vector<int>{10, 11, 12}},
-                                           std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}}}) {
+                                           std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
+                                           std::pair{kTensorCopyWide, std::vector<int>{17}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
