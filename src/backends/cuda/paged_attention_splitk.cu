@@ -294,7 +294,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   }
   if (variant >= 13) {  // tensor copies (16 resolved above) where the shape allows, else the cp.async twin
     if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
-      variant = variant == 13 ? 5 : variant == 15 ? 10 : 6;
+      variant = variant == 13 || variant == 18 ? 5 : variant == 15 ? 10 : 6;
     } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
       return cudaErrorNotSupported;
     }

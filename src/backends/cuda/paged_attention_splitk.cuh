@@ -93,7 +93,11 @@ template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool 
           bool kTensorCopies = false>
 struct SplitCfg {
   static constexpr bool kTensor = kTensorCopies;
-  static_assert(!kTensorCopies || (T == 16 && C == 1 && !kLoopSlices), "tensor copies: 16-row tiles, no clusters");
+  static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
+                "tensor copies: tiles of one or two 16-row boxes, no clusters");
+  // Tensor copies with 32-position tiles: tiles are aligned to 32 positions, the first one masked
+  // below the split's start (16-position tiles start the first box at the split's start instead).
+  static constexpr bool kAlignedTiles = kTensorCopies && T > 16;
   static constexpr bool kSliceLoop = kLoopSlices;  // a CTA may run several slices in turn
   static constexpr int kWarps = W;
   static constexpr int kStages = S;
@@ -152,11 +156,11 @@ struct SplitLayout {
 };
 
 // One tile of one warp, staged at `stage`: S = Q K^T over positions [tile_start, tile_start + T)
-// (those at or past `end` masked to -inf), the online-softmax update of the running maxima m_a, m_b
+// (those at or past `end`, and for kAlignedTiles those before `lo`, masked to -inf), the online-softmax update of the running maxima m_a, m_b
 // and sums l_a, l_b (rows g and g + 8 of the m16 tile) with the rescale of o, then o += P V. qa holds
 // Q's A fragments (HD <= 128), or is scratch that load_q(qa[0], kk) refills per head-dim chunk.
 template <typename Kv, int HD, typename Cfg, typename LoadQ>
-__device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile_start, int end, float s_mul,
+__device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile_start, int lo, int end, float s_mul,
                                             uint32_t (&qa)[HD <= 128 ? HD / 16 : 1][4], const LoadQ& load_q,
                                             float (&o)[HD / 8][4], float& m_a, float& m_b, float& l_a, float& l_b,
                                             int lane) {
@@ -204,7 +208,8 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
   for (int j = 0; j < kTile / 8; ++j) {
 #pragma unroll
     for (int e = 0; e < 2; ++e) {
-      const bool valid = tile_start + j * 8 + 2 * t + e < end;
+      const int pos = tile_start + j * 8 + 2 * t + e;
+      const bool valid = (!Cfg::kAlignedTiles || pos >= lo) && pos < end;
       s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
       s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
       max_a = fmaxf(max_a, s[j][e]);
@@ -344,9 +349,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     [[maybe_unused]] const int shift = sp.block_shift;
     unsigned char* mine = work + warp * L::kPerWarp;
     // Tiles: cp.async geometries cut [start, end) into tiles of kTile positions from `start`;
-    // tensor-copy geometries cut it at multiples of kTile (so a tile never crosses a block of
-    // >= 16 positions), the first tile starting at `start` and its rows past the 16-aligned
-    // boundary masked. A tile's row r is position tile_first + r either way.
+    // tensor-copy geometries cut it at multiples of kTile (so no 16-row box crosses a block of
+    // >= 16 positions), the first tile starting at `start` (16 positions: its rows past the
+    // boundary masked) or at the boundary below it (32: its rows before `start` masked). A tile's
+    // row r is position tile_first + r in every case.
     const int anchor = L::kSwizzled ? (start & ~(kTile - 1)) : start;
     const int num_tiles = (end - anchor + kTile - 1) / kTile;
     int ranks = 1;  // R: cluster ranks this split uses (a function of its length alone)
@@ -358,7 +364,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     const int workers = ranks * kWarps, worker = rank * kWarps + warp;
     // Tiles of this warp: worker, worker + R * W, ...; the i-th of them is staged in stage i % S.
     const int my_tiles = !idle && num_tiles > worker ? (num_tiles - worker + workers - 1) / workers : 0;
-    auto tile_first = [&](int i) { return idle ? end : max(start, anchor + (worker + i * workers) * kTile); };
+    auto tile_first = [&](int i) {
+      const int aligned = anchor + (worker + i * workers) * kTile;
+      return idle ? end : (Cfg::kAlignedTiles ? aligned : max(start, aligned));
+    };
     // The end of the positions tile i may use (masking): the split's end, or the tile's boundary.
     auto tile_end = [&](int i) { return L::kSwizzled ? min(anchor + (worker + i * workers + 1) * kTile, end) : end; };
 
@@ -386,25 +395,36 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       unsigned char* k_dst = mine + (i % kStages) * L::kStage;
       unsigned char* v_dst = k_dst + L::kRawTile;
       if constexpr (L::kSwizzled) {
-        // Lane 0: the tile's K and V rows as kPieces boxes each of 16 rows x 128 bytes from row
-        // ts % block_size of its block (rows past the block read as zeros), then the id of the next
-        // tile's block. A tile past the end copies nothing and completes its phase at once.
+        // Lane 0: the tile's K and V rows as kPieces boxes each of 16 rows x 128 bytes per 16
+        // positions (box b from row (ts + 16b) % block_size of its block; rows past the block read
+        // as zeros), for the boxes that start before len (the rest are rows the wait zeroes). Lane
+        // b holds box b's block id, loaded one tile ahead. A tile past the end copies nothing and
+        // completes its phase at once.
+        constexpr int kBoxes = kTile / 16;
+        int32_t ids[kBoxes];
+#pragma unroll
+        for (int b = 0; b < kBoxes; ++b) ids[b] = __shfl_sync(0xffffffffu, staged_ids, b);
         if (lane == 0) {
-          const bool valid = ts < end;
+          int boxes = 0;
+          if (ts < end) {
+            while (boxes < kBoxes && ts + 16 * boxes < len) ++boxes;
+          }
           uint64_t* bar = bars + i % kStages;
-          bulk::mbar_expect_tx(bar, valid ? 2 * L::kRawTile : 0);
-          if (valid) {
-            const int block = staged_ids, row = ts & (bs - 1);
+          bulk::mbar_expect_tx(bar, boxes * L::kPieces * 2 * 16 * 128);
+#pragma unroll
+          for (int b = 0; b < kBoxes; ++b) {
+            if (b >= boxes) break;
+            const int row = (ts + 16 * b) & (bs - 1);
 #pragma unroll
             for (int c = 0; c < L::kPieces; ++c) {
-              const int col = c * 128 / Kv::kBytes;
-              bulk::tensor_copy_4d(k_dst + c * L::kPieceBytes, &sp.k_map, col, row, kv_head, block, bar);
-              bulk::tensor_copy_4d(v_dst + c * L::kPieceBytes, &sp.v_map, col, row, kv_head, block, bar);
+              const int col = c * 128 / Kv::kBytes, at = c * L::kPieceBytes + b * 16 * 128;
+              bulk::tensor_copy_4d(k_dst + at, &sp.k_map, col, row, kv_head, ids[b], bar);
+              bulk::tensor_copy_4d(v_dst + at, &sp.v_map, col, row, kv_head, ids[b], bar);
             }
           }
-          const int next = tile_first(i + 1);
-          staged_ids = next < end ? __ldg(table + (next >> shift)) : 0;
         }
+        const int next = tile_first(i + 1) + 16 * lane;
+        staged_ids = lane < kBoxes && tile_first(i + 1) < end && next < len ? __ldg(table + (next >> shift)) : 0;
         return;
       }
       constexpr int kRowsPerIter = 32 / L::kChunksPerRow;
@@ -445,8 +465,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       cp_async_commit();  // one group per tile, empty or not: the wait counts stay uniform
     };
     if constexpr (L::kSwizzled) {
-      const int ts = tile_first(0);
-      if (lane == 0 && ts < end) staged_ids = __ldg(table + (ts >> shift));
+      const int ts = tile_first(0), first = ts + 16 * lane;
+      if (lane < kTile / 16 && ts < end && first < len) staged_ids = __ldg(table + (first >> shift));
     } else if constexpr (Cfg::kPrefetch) {
       const int ts = tile_first(0);
       const int nb0 = ts >> shift, nb1 = (min(ts + kTile, end) - 1) >> shift;
@@ -533,7 +553,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       }
       __syncwarp();
 
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, tile_end(i), s_mul, qa, load_q, o, m_a, m_b, l_a, l_b, lane);
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qa, load_q, o, m_a, m_b,
+                               l_a, l_b, lane);
       __syncwarp();  // this stage is refilled by the next iteration's issue
     }
     if constexpr (!L::kSwizzled) cp_async_wait<0>();

@@ -32,6 +32,9 @@ namespace lathe::cuda::attn::splitk {
 //  16: 13, or 15 when the grid has at most one CTA per SM (resolve_variant); 13's bytes either way
 //  17: 14 with 3 stages at 2 CTAs per SM (FP8, half the bytes per tile: 4 stages at 14's CTAs per
 //      SM); 14's bytes (other shapes: 6)
+//  18: tensor copies with 32-position tiles (two boxes per piece): 3 x 2 x 32, 2 per SM, at HD 128
+//      (HD 256: 13; other shapes: 5)
+//  19: the same at 2 x 2 x 32, 3 per SM (HD 256: 14; other shapes: 6)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -51,6 +54,8 @@ struct Variants {
   using V14 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true>;
   using V15 = SplitCfg<V5::kWarps, 4, 16, 1, true, 1, false, true>;
   using V17 = SplitCfg<V6::kWarps, kFp8 ? 4 : 3, 16, kFp8 ? V6::kCtasPerSm : 2, true, 1, false, true>;
+  using V18 = SplitCfg<3, 2, 32, 2, true, 1, false, true>;
+  using V19 = SplitCfg<2, 2, 32, 3, true, 1, false, true>;
 };
 
 // Whether a tensor-copy geometry (13, 14) serves this shape: whole 128-byte pieces per row (HD
@@ -105,8 +110,18 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 14:
     case 15:
     case 17:
+    case 18:
+    case 19:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
+        if (variant == 18) {
+          if constexpr (HD == 128) return launch_main<Kv, HD, typename V::V18>(sp, num_seqs, stream);
+          return launch_main<Kv, HD, typename V::V13>(sp, num_seqs, stream);
+        }
+        if (variant == 19) {
+          if constexpr (HD == 128) return launch_main<Kv, HD, typename V::V19>(sp, num_seqs, stream);
+          return launch_main<Kv, HD, typename V::V14>(sp, num_seqs, stream);
+        }
         if (variant == 13) return launch_main<Kv, HD, typename V::V13>(sp, num_seqs, stream);
         if (variant == 14) return launch_main<Kv, HD, typename V::V14>(sp, num_seqs, stream);
         if (variant == 17) return launch_main<Kv, HD, typename V::V17>(sp, num_seqs, stream);
