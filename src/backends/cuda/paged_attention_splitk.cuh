@@ -8,7 +8,8 @@
 // The CTA carries up to 16 query heads of one KV head as the 16 rows of an m16n8k16 tile (a
 // "GQA-packed" CTA: each K/V row is read once for all of them); unused rows are zero and never
 // stored. Its W warps each stream their own KV tiles of T positions (tile j of the split goes to
-// warp j % W) through an S-stage cp.async pipeline in shared memory, keep their own online
+// warp j % W) through an S-stage pipeline in shared memory (cp.async, or tensor copies: below),
+// keep their own online
 // softmax state in f32 (log2 domain, as in the prefill kernel), and the W states are merged in
 // warp order 0..W-1 at the end into the split's record. The softmax weights enter the P.V product
 // as a BF16 hi + lo pair, so the arm matches the f32-weight non-split arm to f32 rounding.
@@ -51,6 +52,14 @@
 // id from that register by a warp shuffle, so no copy waits on a dependent global load of the
 // block table. (Without kPrefetch, or when a tile spans more than 32 blocks, every copy loads its
 // block id from the table just before it is issued: the pre-2026-11-30 issue loop.)
+//
+// Tensor copies (Cfg::kTensor, variants 13-19): lane 0 of each warp requests a tile's K and V rows
+// from the copy engine as 16-row x 128-byte boxes of the 4-D tensor maps in SplitParams (one per
+// 128-byte piece of a row and 16 positions), into the swizzled layout of SplitLayout, announcing
+// the bytes on the stage's mbarrier; every lane waits on the stage's phase. Tiles are cut at
+// multiples of T positions (paged_attention_splitk_tile.cuh: kAlignedTiles), so a box never
+// crosses a block. Rows past the sequence's end are read (they are in its last block) and their
+// V rows zeroed after the wait, so stale values there cannot turn a zero weight into NaN.
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -62,11 +71,10 @@
 #include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
+#include "backends/cuda/paged_attention_splitk_tile.cuh"
 #include "backends/cuda/split_length.h"
 
 namespace lathe::cuda::attn::splitk {
-
-inline constexpr int kMaxRows = 16;
 
 struct SplitParams {
   DecodeParams base;
@@ -85,203 +93,6 @@ struct SplitParams {
   // launcher, paged_attention_splitk.cu; passed as a __grid_constant__ parameter).
   CUtensorMap k_map, v_map;
 };
-
-// W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
-// layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
-// cluster size, slice loops, and how tiles arrive (kTensorCopies: tensor copies, below).
-template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
-          bool kTensorCopies = false>
-struct SplitCfg {
-  static constexpr bool kTensor = kTensorCopies;
-  static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
-                "tensor copies: tiles of one or two 16-row boxes, no clusters");
-  // Tensor copies with 32-position tiles: tiles are aligned to 32 positions, the first one masked
-  // below the split's start (16-position tiles start the first box at the split's start instead).
-  static constexpr bool kAlignedTiles = kTensorCopies && T > 16;
-  static constexpr bool kSliceLoop = kLoopSlices;  // a CTA may run several slices in turn
-  static constexpr int kWarps = W;
-  static constexpr int kStages = S;
-  static constexpr int kTile = T;
-  static constexpr int kCtasPerSm = kMinCtas;
-  static constexpr bool kPrefetch = kPrefetchIds;
-  static constexpr int kThreads = 32 * W;
-  static constexpr int kCluster = C;
-  static_assert(C == 1 || C == 2 || C == 4 || C == 8, "cluster size");
-};
-
-// The fewest positions a cluster rank is given (a shorter split uses fewer ranks).
-inline constexpr int kMinPerRank = 512;
-
-// Staged K/V rows. cp.async geometries: row r at r * kRawRow (its bytes plus a 16-byte pad, so
-// the fragment loads of 8 rows hit distinct banks). Tensor-copy geometries (kSwizzled): the tile
-// is kPieces pieces of 128 bytes per row (one tensor copy each), piece c holding bytes
-// 128c .. 128c + 127 of every row, row r at 128r within it with its 16-byte unit u stored at unit
-// u ^ (r % 8) (the copy engine's 128-byte swizzle; the same bank spread without a pad).
-template <typename Kv, int HD, typename Cfg>
-struct SplitLayout {
-  static constexpr int kTile = Cfg::kTile;
-  static constexpr bool kSwizzled = Cfg::kTensor;
-  static constexpr int kRow = HD + 8;                   // BF16 elements per shared query row (16-byte pad)
-  static constexpr int kRowBytes = HD * Kv::kBytes;     // bytes of one K or V row
-  static constexpr int kRawRow = kRowBytes + 16;        // cp.async: bytes per staged row
-  static constexpr int kPieces = kRowBytes / 128;       // tensor copies per K or V tile
-  static constexpr int kPieceBytes = kTile * 128;
-  static constexpr int kRawTile = kSwizzled ? kTile * kRowBytes : kTile * kRawRow;  // K or V of one stage
-  static constexpr int kStage = 2 * kRawTile;
-  static_assert(!kSwizzled || kRowBytes % 128 == 0, "tensor copies: whole 128-byte pieces per row");
-  static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;  // f16 MMAs on raw rows (see header)
-  static constexpr int kPerWarp = Cfg::kStages * kStage;
-  static constexpr int kQ = kMaxRows * kRow * 2;
-  // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2].
-  static constexpr int kMerge = (Cfg::kWarps + (Cfg::kCluster > 1 ? 1 : 0)) * kMaxRows * (HD + 2) * 4;
-  static constexpr int kWork = Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge;
-  // Tensor copies: the stages start on a 1024-byte boundary (the swizzle's period; the kernel
-  // aligns at run time, hence the slack) and each warp has one barrier per stage after them.
-  static constexpr int kAlignSlack = kSwizzled ? 1024 : 0;
-  static constexpr int kBarriers = kSwizzled ? Cfg::kWarps * Cfg::kStages * 8 : 0;
-  static constexpr int kBytes = kQ + kAlignSlack + kWork + kBarriers;
-  static constexpr int kChunksPerRow = HD * Kv::kBytes / 16;  // 16-byte copies per K or V row
-  static constexpr int kIssueIters = kTile * kChunksPerRow / 32;
-  static_assert(kTile % 16 == 0 && HD % 16 == 0, "tile shape");
-  static_assert(kTile * kChunksPerRow % 32 == 0 && 32 % kChunksPerRow == 0, "whole warp-wide copies per tile");
-  static_assert(kBytes <= 227 * 1024, "shared memory of one CTA");
-  static_assert(!kSwizzled || kRawTile % 1024 == 0, "tensor-copy tiles keep the swizzle's 1024-byte period");
-
-  // Byte offset of 16-byte unit u of staged row r within a K or V tile.
-  __device__ __forceinline__ static int at(int r, int u) {
-    if constexpr (kSwizzled) return (u >> 3) * kPieceBytes + r * 128 + (((u & 7) ^ (r & 7)) << 4);
-    return r * kRawRow + u * 16;
-  }
-  static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
-};
-
-// One tile of one warp, staged at `stage`: S = Q K^T over positions [tile_start, tile_start + T)
-// (those at or past `end`, and for kAlignedTiles those before `lo`, masked to -inf), the online-softmax update of the running maxima m_a, m_b
-// and sums l_a, l_b (rows g and g + 8 of the m16 tile) with the rescale of o, then o += P V. qa holds
-// Q's A fragments (HD <= 128), or is scratch that load_q(qa[0], kk) refills per head-dim chunk.
-template <typename Kv, int HD, typename Cfg, typename LoadQ>
-__device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile_start, int lo, int end, float s_mul,
-                                            uint32_t (&qa)[HD <= 128 ? HD / 16 : 1][4], const LoadQ& load_q,
-                                            float (&o)[HD / 8][4], float& m_a, float& m_b, float& l_a, float& l_b,
-                                            int lane) {
-  using L = SplitLayout<Kv, HD, Cfg>;
-  constexpr int kTile = L::kTile;
-  constexpr bool kQInRegs = HD <= 128;
-  const int g = lane / 4, t = lane % 4;
-  // S = Q K^T over the tile.
-  float s[kTile / 8][4];
-#pragma unroll
-  for (int j = 0; j < kTile / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
-  if constexpr (L::kFp8) {
-    // One 16-byte load per K row (position 8j + g) and unit feeds four chunks.
-#pragma unroll
-    for (int m = 0; m < HD / 64; ++m) {
-      uint4 kw[kTile / 8];
-#pragma unroll
-      for (int j = 0; j < kTile / 8; ++j) {
-        kw[j] = *reinterpret_cast<const uint4*>(stage + L::at(j * 8 + g, fp8frag::k_unit<HD>(m, t)));
-      }
-#pragma unroll
-      for (int c = 0; c < 4; ++c) {
-        const int kk = 4 * m + c;
-        if constexpr (!kQInRegs) load_q(qa[0], kk);
-        const uint32_t(&a)[4] = qa[kQInRegs ? kk : 0];
-#pragma unroll
-        for (int j = 0; j < kTile / 8; ++j) {
-          uint32_t b0, b1;
-          fp8frag::e4m3x4_to_f16x4((&kw[j].x)[c], b0, b1);
-          mma_f16(s[j], a, b0, b1);
-        }
-      }
-    }
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) {
-      // With Q in registers qa[kk] holds its fragment; else qa[0] is reloaded per kk.
-      if constexpr (!kQInRegs) load_q(qa[0], kk);
-      mma_qk_chunk_at(s, qa[kQInRegs ? kk : 0], stage, L::at, kk, lane);
-    }
-  }
-
-  float max_a = -INFINITY, max_b = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < kTile / 8; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int pos = tile_start + j * 8 + 2 * t + e;
-      const bool valid = (!Cfg::kAlignedTiles || pos >= lo) && pos < end;
-      s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
-      s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
-      max_a = fmaxf(max_a, s[j][e]);
-      max_b = fmaxf(max_b, s[j][2 + e]);
-    }
-  }
-  float alpha_a, alpha_b;
-  online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
-  // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
-  // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
-  // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
-  auto pack = [](float x, float y) { return L::kFp8 ? fp8frag::pack_f16x2(x, y) : pack_bf16x2(x, y); };
-  auto low = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_lo(pair) : bf16_lo(pair); };
-  auto high = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_hi(pair) : bf16_hi(pair); };
-  float sum_a = 0.0f, sum_b = 0.0f;
-  uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
-#pragma unroll
-  for (int j = 0; j < kTile / 8; ++j) {
-    const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
-    const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
-    sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-    sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-    const uint32_t hi_a = pack(p0, p1), hi_b = pack(p2, p3);
-    pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
-    pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
-    pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, low(hi_a)), __fsub_rn(p1, high(hi_a)));
-    pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, low(hi_b)), __fsub_rn(p3, high(hi_b)));
-  }
-  online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
-  if constexpr (L::kFp8) {
-    // Rows 2t, 2t+1, 2t+8, 2t+9 of chunk kk, this thread's units of dims (fp8frag::out_dim).
-    constexpr int kUnitBytes = HD == 64 ? 8 : 16;  // dims per thread per unit
-    constexpr int kUnits = HD == 256 ? 2 : 1;
-    const unsigned char* vt = stage + L::kRawTile;
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) {
-#pragma unroll
-      for (int u = 0; u < kUnits; ++u) {
-        uint32_t w[4][kUnitBytes / 4];  // [row][word]
-#pragma unroll
-        for (int r = 0; r < 4; ++r) {
-          const int tile_row = kk * 16 + 2 * t + (r & 1) + 8 * (r >> 1);
-          const unsigned char* row = vt + (kUnitBytes == 16 ? L::at(tile_row, g + 8 * u)
-                                                            : tile_row * L::kRawRow + kUnitBytes * (g + 8 * u));
-          if constexpr (kUnitBytes == 16) {
-            const uint4 x = *reinterpret_cast<const uint4*>(row);
-            w[r][0] = x.x, w[r][1] = x.y, w[r][2] = x.z, w[r][3] = x.w;
-          } else {
-            const uint2 x = *reinterpret_cast<const uint2*>(row);
-            w[r][0] = x.x, w[r][1] = x.y;
-          }
-        }
-#pragma unroll
-        for (int q = 0; q < kUnitBytes / 4; ++q) {
-          uint32_t dims[4];
-          fp8frag::transpose4x4({w[0][q], w[1][q], w[2][q], w[3][q]}, dims);
-#pragma unroll
-          for (int d = 0; d < 4; ++d) {
-            const int j = 16 * u + 4 * q + d;
-            uint32_t b0, b1;
-            fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
-            mma_f16(o[j], pa_hi[kk], b0, b1);
-            mma_f16(o[j], pa_lo[kk], b0, b1);
-          }
-        }
-      }
-    }
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk_at(o, stage + L::kRawTile, L::at, kk, lane, pa_hi[kk], pa_lo[kk]);
-  }
-}
 
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const __grid_constant__ SplitParams sp) {
