@@ -248,8 +248,9 @@ fi
 if has attnprof; then
   # Nsight Compute on single split-K attention launches (the split kernel and its reduce) of the
   # kernel benchmark: ATTNPROF_CASES "dtype:batch:context ..." on shape ATTNPROF_SHAPE (default
-  # 32/8/128, variant 5, auto+pack). Headline counters and warp stall reasons go to the summary,
-  # the split kernel's most-stalled SASS (bench/kernels/sass_stalls.py) to $OUT/attnprof_*.
+  # 32/8/128), split-K variant ATTNPROF_KERNEL (default 14, the wide serve geometry), auto+pack.
+  # Headline counters and warp stall reasons go to the summary, the split kernel's most-stalled
+  # SASS (bench/kernels/sass_stalls.py) to $OUT/attnprof_*.
   command -v ncu >/dev/null || export PATH="$PATH:/usr/local/cuda/bin:$(ls -d /opt/nvidia/nsight-compute/*/ 2>/dev/null | tail -1)"
   stalls=""
   for r in barrier branch_resolving dispatch_stall drain imc_miss lg_throttle long_scoreboard math_pipe_throttle \
@@ -261,7 +262,7 @@ if has attnprof; then
     tag="attnprof_${dt}_b${b}_l$ctx"
     start=$SECONDS
     timeout 150 ncu --clock-control none --set full --metrics "$stalls" --kernel-name-base demangled \
-      -k regex:splitk -s 2 -c 2 --export "$out/$tag" "$bundle/bin/lathe_bench_attention" --kernels 5 \
+      -k regex:splitk -s 2 -c 2 --export "$out/$tag" "$bundle/bin/lathe_bench_attention" --kernels "${ATTNPROF_KERNEL:-14}" \
       --policies auto+pack --shapes "${ATTNPROF_SHAPE:-32/8/128}" --dtypes "$dt" --batches "$b" --contexts "$ctx" \
       >"$out/$tag.txt" 2>&1
     note "ncu $tag" "rc=$? $((SECONDS - start))s"
