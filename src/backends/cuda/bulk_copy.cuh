@@ -18,6 +18,20 @@ __device__ __forceinline__ uint32_t smem_u32(const void* ptr) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(ptr));
 }
 
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+// Below sm_90 (an sm_80 build) there is no copy engine and no transaction count: the functions
+// below trap there, and the launchers never pick a kernel that calls them on such a device.
+__device__ __forceinline__ void mbar_init(uint64_t*, uint32_t) { __trap(); }
+__device__ __forceinline__ void mbar_init_fence() { __trap(); }
+__device__ __forceinline__ void mbar_expect_tx(uint64_t*, uint32_t) { __trap(); }
+__device__ __forceinline__ void mbar_arrive(uint64_t*) { __trap(); }
+__device__ __forceinline__ void mbar_wait(uint64_t*, uint32_t) { __trap(); }
+__device__ __forceinline__ void bulk_copy(void*, const void*, uint32_t, uint64_t*) { __trap(); }
+__device__ __forceinline__ void tensor_copy_2d(void*, const CUtensorMap*, int, int, uint64_t*) { __trap(); }
+__device__ __forceinline__ void tensor_copy_4d(void*, const CUtensorMap*, int, int, int, int, uint64_t*) {
+  __trap();
+}
+#else
 // Initialises a barrier that completes a phase after `count` arrivals (and its announced bytes).
 __device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
   asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(smem_u32(bar)), "r"(count) : "memory");
@@ -78,5 +92,7 @@ __device__ __forceinline__ void tensor_copy_4d(void* dst, const CUtensorMap* map
       "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
       : "memory");
 }
+
+#endif
 
 }  // namespace lathe::cuda::bulk

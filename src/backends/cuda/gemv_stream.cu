@@ -78,7 +78,9 @@ using bulk::smem_u32;
 using bulk::tensor_copy_2d;
 
 // Walks a CTA's unit range stage by stage: each stage covers up to `stage_steps` steps of one
-// row block, never crossing a block or the range end (one division at the start only).
+// row block, never crossing a block or the range end (one division at the start only). (Unused
+// below sm_90, where the kernel traps.)
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
 struct Cursor {
   int64_t f;      // next unit
   int64_t block;  // its row block
@@ -104,6 +106,7 @@ struct Cursor {
     if (f < end) fit(end, ksteps, stage_steps);
   }
 };
+#endif
 
 template <int kMaxM, bool kFp8, int kStages, int kRowBytes, bool kTma, int kMinCtas = 1>
 __global__ void __launch_bounds__(kStreamThreads, kMinCtas)

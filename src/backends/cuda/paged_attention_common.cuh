@@ -7,6 +7,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/paged_attention.h"
 
 namespace lathe::cuda::attn {
@@ -40,31 +41,12 @@ __device__ __forceinline__ void widen(const uint4& frag, float (&out)[kFragElems
   out[7] = bf16_hi(frag.w);
 }
 
-// Two E4M3 codes (low 16 bits) -> two f32, exactly: e4m3 -> f16 is exact (the packed cvt of
-// sm_89+), f16 -> f32 is exact. NaN codes stay NaN.
+// Two E4M3 codes (low 16 bits) -> two f32, exactly: e4m3 -> f16 is exact (fp8_convert.cuh), f16
+// -> f32 is exact. NaN codes stay NaN.
 __device__ __forceinline__ void fp8x2_to_f32(uint32_t codes, float& lo, float& hi) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 890
-  uint32_t halves;
-  asm("cvt.rn.f16x2.e4m3x2 %0, %1;" : "=r"(halves) : "h"(static_cast<unsigned short>(codes & 0xffffu)));
+  const uint32_t halves = e4m3x2_to_f16x2(codes);
   lo = __half2float(__ushort_as_half(static_cast<unsigned short>(halves & 0xffffu)));
   hi = __half2float(__ushort_as_half(static_cast<unsigned short>(halves >> 16)));
-#else
-  // Field arithmetic for older parts: sign, 4-bit exponent (bias 7), 3-bit mantissa.
-  auto one = [](uint32_t c) {
-    const uint32_t e = (c >> 3) & 0xf, m = c & 0x7;
-    float mag;
-    if ((c & 0x7f) == 0x7f) {
-      mag = __uint_as_float(0x7fc00000u);
-    } else if (e == 0) {
-      mag = static_cast<float>(m) * 0.001953125f;  // m * 2^-9
-    } else {
-      mag = __uint_as_float(((e + 120) << 23) | (m << 20));
-    }
-    return (c & 0x80) ? -mag : mag;
-  };
-  lo = one(codes & 0xff);
-  hi = one((codes >> 8) & 0xff);
-#endif
 }
 
 __device__ __forceinline__ void widen(const uint2& frag, float (&out)[kFragElems]) {

@@ -26,19 +26,25 @@
 
 #include <cstdint>
 
+#include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
 
 namespace lathe::cuda::attn::fp8frag {
 
 // Four E4M3 codes (bytes 0..3) -> f16x2 {byte 0, byte 1} in `lo` and {byte 2, byte 3} in `hi`,
-// exactly (sm_89+ packed cvt; NaN codes stay NaN).
+// exactly (sm_89+ packed cvt; older parts fp8_convert.cuh's field arithmetic; NaN codes stay NaN).
 __device__ __forceinline__ void e4m3x4_to_f16x4(uint32_t codes, uint32_t& lo, uint32_t& hi) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
+  lo = e4m3x2_to_f16x2(codes);
+  hi = e4m3x2_to_f16x2(codes >> 16);
+#else
   asm("{\n\t.reg .b16 l, h;\n\t"
       "mov.b32 {l, h}, %2;\n\t"
       "cvt.rn.f16x2.e4m3x2 %0, l;\n\t"
       "cvt.rn.f16x2.e4m3x2 %1, h;\n\t}"
       : "=r"(lo), "=r"(hi)
       : "r"(codes));
+#endif
 }
 
 __device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {

@@ -152,6 +152,39 @@ int device_sm_count() {
   return count;
 }
 
+// Whether the device has thread-block clusters and the copy engine's tensor copies (sm_90+), read
+// once. Below it the cluster variants (7-9) run as 5 and the tensor-copy variants as their cp.async
+// twins (cp_async_geometry); no such device was measured here.
+bool device_has_sm90() {
+  static const bool has = [] {
+    int device = 0, major = 0;
+    return cudaGetDevice(&device) == cudaSuccess &&
+           cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) == cudaSuccess && major >= 9;
+  }();
+  return has;
+}
+
+// The cp.async geometry a resolved variant falls back to where clusters or tensor copies are not
+// available (a cluster variant: 5; a tensor-copy variant: its twin, which gives its bytes on
+// shapes it does not serve).
+int cp_async_geometry(int variant) {
+  switch (variant) {
+    case 7:
+    case 8:
+    case 13:
+    case 18:
+      return 5;
+    case 14:
+    case 17:
+    case 19:
+      return 6;
+    case 15:
+      return 10;
+    default:
+      return variant;
+  }
+}
+
 // Variant 9: variant 5's geometry in clusters of C = the smallest of 1, 2, 4 with
 // (kv heads x parts x splits) x C >= the SM count, i.e. clusters only where one sequence's
 // (query rows, split) pairs cannot cover the SMs. A function of the shapes and the split count
@@ -292,9 +325,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
   }
+  if (!sk::device_has_sm90()) variant = sk::cp_async_geometry(variant);
   if (variant >= 13) {  // tensor copies (16 resolved above) where the shape allows, else the cp.async twin
     if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
-      variant = variant == 13 || variant == 18 ? 5 : variant == 15 ? 10 : 6;
+      variant = sk::cp_async_geometry(variant);
     } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
       return cudaErrorNotSupported;
     }

@@ -418,6 +418,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       }
     }
     if constexpr (kCluster > 1) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
+      __trap();  // thread-block clusters need sm_90; the launcher never picks these variants below it
+#else
       if (!clustered) return;
       namespace cg = cooperative_groups;
       cg::cluster_group cluster = cg::this_cluster();
@@ -445,6 +448,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         }
       }
       cluster.sync();  // the other ranks' shared memory stays alive until rank 0 has read it
+#endif
     }
     if constexpr (!Cfg::kSliceLoop) return;
     __syncthreads();  // the slice's merge area becomes stages again
