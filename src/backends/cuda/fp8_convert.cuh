@@ -16,20 +16,16 @@
 
 #include <cstdint>
 
+#include "backends/cuda/e4m3_bits.h"
+
 namespace lathe::cuda {
 
 // Two E4M3 codes (bits 0..7 and 8..15) -> their f16 values (bits 0..15 and 16..31), exactly.
-// sm_89+: the packed cvt. Older parts (an sm_80 build; not measured here): the fields moved into
-// f16's (exponent bias 7 -> 15; the E4M3 subnormals m * 2^-9 are f16 normals), NaN codes to NaN.
+// sm_89+: the packed cvt. Older parts (an sm_80 build; not run here): e4m3_bits.h's integer field
+// arithmetic, host-tested for all 256 codes.
 __device__ __forceinline__ uint32_t e4m3x2_to_f16x2(uint32_t two_codes) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 890
-  auto one = [](uint32_t c) -> uint32_t {
-    const uint32_t sign = (c & 0x80u) << 8, e = (c >> 3) & 0xfu, m = c & 0x7u;
-    if ((c & 0x7fu) == 0x7fu) return sign | 0x7fffu;
-    if (e != 0) return sign | ((e + 8u) << 10) | (m << 7);
-    return sign | __half_as_ushort(__float2half_rn(static_cast<float>(m) * 0.001953125f));
-  };
-  return one(two_codes & 0xffu) | (one((two_codes >> 8) & 0xffu) << 16);
+  return e4m3_to_f16_bits(two_codes & 0xffu) | (e4m3_to_f16_bits((two_codes >> 8) & 0xffu) << 16);
 #else
   uint32_t halves;
   const unsigned short packed = static_cast<unsigned short>(two_codes & 0xffffu);
