@@ -266,6 +266,8 @@ if has attnprof; then
       --policies auto+pack --shapes "${ATTNPROF_SHAPE:-32/8/128}" --dtypes "$dt" --batches "$b" --contexts "$ctx" \
       >"$out/$tag.txt" 2>&1
     note "ncu $tag" "rc=$? $((SECONDS - start))s"
+    # --export writes the report only; its details page holds the headline counters.
+    ncu --import "$out/$tag.ncu-rep" --page details >>"$out/$tag.txt" 2>&1
     grep -E "^  [a-zA-Z_0-9:]+.*\(|^    (Duration|DRAM Throughput|Issue Slots Busy|Achieved Occupancy|Registers Per Thread|Warp Cycles Per Issued Instruction|Eligible Warps Per Scheduler|L2 Hit Rate|Grid Size|Block Size) " \
       "$out/$tag.txt" | cut -c1-120 >>"$summary"
     grep -E "issue_stalled_" "$out/$tag.txt" | awk '$NF + 0 >= 0.5 { sub(/smsp__average_warps_issue_stalled_/, "stall "); print }' \

@@ -11,6 +11,8 @@
 //    the percent of the ceiling. Launches inside one graph rotate over disjoint copies of the KV
 //    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
 //    timed out of L2.
+//    Each row also prints a fingerprint (FNV-1a) of one launch's output bytes, so runs of two
+//    builds show, cell by cell, whether a change kept the bytes.
 //
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
 //                              [--dtypes LIST] [--contexts LIST] [--shapes LIST]
@@ -30,6 +32,8 @@
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
 //              runs without split slices except "auto+pack+slices": the slice cap auto gives a
 //              single-sequence serve, pinned at every batch width.
+//   --slices: comma list of slice caps (1..8); "auto+pack+slices" is then measured once per cap,
+//             labelled e.g. "auto+pack+slices3", instead of at auto's cap.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -76,7 +80,7 @@ struct Shape {
 };
 
 struct Variant {
-  const char* label;
+  std::string label;
   target::SplitkPolicy policy;
   bool pack;
   // attn_decode_split_slices: 1 = off (every label without "+slices"); 0 = the cap auto gives a
@@ -113,7 +117,18 @@ struct Row {
   std::string kernel;
   double us, gbs, pct;
   int32_t slices;
+  uint64_t out_hash;
 };
+
+// FNV-1a over a device buffer's bytes: a fingerprint of one launch's output, so two builds (or
+// two byte-equivalent kernels) can be compared cell by cell.
+uint64_t device_fnv1a(const void* ptr, size_t bytes) {
+  std::vector<unsigned char> host(bytes);
+  LATHE_CUDA_CHECK(cudaMemcpy(host.data(), ptr, bytes, cudaMemcpyDeviceToHost));
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : host) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
 
 // A comma list of decimal integers in 1..max appended to `out`; false (with a message naming
 // `flag`) at the first entry that is not one.
@@ -154,6 +169,7 @@ int main(int argc, char** argv) {
   std::vector<int32_t> batch_filter;
   std::vector<DType> dtype_filter;
   std::vector<int32_t> context_filter;
+  std::vector<int32_t> slice_caps;
   std::vector<std::string> shape_filter;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dtypes") && i + 1 < argc) {
@@ -170,6 +186,10 @@ int main(int argc, char** argv) {
     }
     if (!std::strcmp(argv[i], "--contexts") && i + 1 < argc &&
         !parse_ints(argv[++i], "--contexts", 65536, context_filter)) {
+      return 2;
+    }
+    if (!std::strcmp(argv[i], "--slices") && i + 1 < argc &&
+        !parse_ints(argv[++i], "--slices", target::kMaxSplitSlices, slice_caps)) {
       return 2;
     }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
@@ -241,8 +261,18 @@ int main(int argc, char** argv) {
                              Variant{"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
                              Variant{"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
                              Variant{"pinned16+pack", target::SplitkPolicy::pinned_to(16), true}}) {
-      if (policy_filter.empty() || std::find(policy_filter.begin(), policy_filter.end(), v.label) != policy_filter.end()) {
+      if (!policy_filter.empty() && std::find(policy_filter.begin(), policy_filter.end(), v.label) == policy_filter.end()) {
+        continue;
+      }
+      if (v.slices != 0 || slice_caps.empty()) {
         variants.push_back(v);
+        continue;
+      }
+      for (int32_t cap : slice_caps) {
+        Variant pinned = v;
+        pinned.label += std::to_string(cap);
+        pinned.slices = cap;
+        variants.push_back(pinned);
       }
     }
 
@@ -298,8 +328,8 @@ int main(int argc, char** argv) {
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
 
-            // (arm, splits, slices, heads per CTA, kernel label) -> us
-            std::map<std::tuple<int, int, int, int, std::string>, double> measured;
+            // (arm, splits, slices, heads per CTA, kernel label) -> (us, output fingerprint)
+            std::map<std::tuple<int, int, int, int, std::string>, std::pair<double, uint64_t>> measured;
             for (const Kernel& kernel : kernels) {
             LATHE_CUDA_CHECK(cuda::set_splitk_kernel_variant(kernel.at(batch)) ? cudaSuccess : cudaErrorInvalidValue);
             for (const Variant& variant : variants) {
@@ -341,21 +371,26 @@ int main(int argc, char** argv) {
                 launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
                 LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
                 // Replays: one warm-up, then the median of 9.
-                measured[key] = bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
+                const double timed = bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
                   launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks, workspace.ptr);
                 });
+                // The fingerprint of the first rotation's output, from one more eager launch.
+                launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
+                LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
+                measured[key] = {timed, device_fnv1a(out.ptr, static_cast<size_t>(batch) * cols * 2)};
               }
-              const double us = measured[key];
+              const double us = measured[key].first;
               const double gbs = kv_bytes / (us * 1e-6) / 1e9;
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
                       variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
                       plan.gqa_group, split ? kernel.label(batch) : std::string("-"), us, gbs,
-                      100.0 * gbs / ceiling, plan.split_slices};
+                      100.0 * gbs / ceiling, plan.split_slices, measured[key].second};
               std::printf(
                   "%-10s %-4s B%-3d L%-6d %-16s %-18s splits %-2d slices %d rows %-2d k%-3s %9.1f us %6.0f GB/s "
-                  "%5.1f%%\n",
+                  "%5.1f%%  out %016llx\n",
                   row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(), row.splits,
-                  row.slices, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct);
+                  row.slices, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct,
+                  static_cast<unsigned long long>(row.out_hash));
               std::fflush(stdout);
               rows.push_back(row);
             }
@@ -371,11 +406,11 @@ int main(int argc, char** argv) {
         csv << "# " << log.substr(from, to - from) << "\n";
         from = to == std::string::npos ? log.size() : to + 1;
       }
-      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices,out_fnv\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{}\n", r.shape, r.dtype, r.batch,
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{},{:016x}\n", r.shape, r.dtype, r.batch,
                            r.context, r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us, r.gbs, r.pct,
-                           r.slices);
+                           r.slices, r.out_hash);
       }
     }
     cudaStreamDestroy(stream);
