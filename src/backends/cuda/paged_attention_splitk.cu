@@ -180,6 +180,9 @@ int cp_async_geometry(int variant) {
       return 6;
     case 15:
       return 10;
+    case 20:
+    case 21:
+      return 4;
     default:
       return variant;
   }

@@ -35,6 +35,10 @@ namespace lathe::cuda::attn::splitk {
 //  18: tensor copies with 32-position tiles (two boxes per piece): 3 x 2 x 32, 2 per SM, at HD 128
 //      (HD 256: 13; other shapes: 5)
 //  19: the same at 2 x 2 x 32, 3 per SM (HD 256: 14; other shapes: 6)
+//  20: tensor copies, 12 x 2 x 16 at one CTA per SM (6 x 2 x 16; other shapes: 4): twice 13's
+//      warps on each split, for grids of at most one CTA per SM (a single-sequence serve)
+//  21: tensor copies, 6 x 2 x 32 at one CTA per SM, HD 128 (HD 256: 20; other shapes: 4): 13's
+//      warps with two-box tiles, the same aim
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -56,6 +60,8 @@ struct Variants {
   using V17 = SplitCfg<V6::kWarps, kFp8 ? 4 : 3, 16, kFp8 ? V6::kCtasPerSm : 2, true, 1, false, true>;
   using V18 = SplitCfg<3, 2, 32, 2, true, 1, false, true>;
   using V19 = SplitCfg<2, 2, 32, 3, true, 1, false, true>;
+  using V20 = SplitCfg<(HD == 256 ? 6 : 12), 2, 16, 1, true, 1, false, true>;
+  using V21 = SplitCfg<6, 2, 32, 1, true, 1, false, true>;
 };
 
 // Whether the tensor-copy geometries (13-19) serve this shape: whole 128-byte pieces per row (HD
@@ -112,8 +118,14 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 17:
     case 18:
     case 19:
+    case 20:
+    case 21:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
+        if (variant == 20 || (variant == 21 && HD == 256)) return launch_main<Kv, HD, typename V::V20>(sp, num_seqs, stream);
+        if (variant == 21) {
+          if constexpr (HD == 128) return launch_main<Kv, HD, typename V::V21>(sp, num_seqs, stream);
+        }
         if (variant == 18) {
           if constexpr (HD == 128) return launch_main<Kv, HD, typename V::V18>(sp, num_seqs, stream);
           return launch_main<Kv, HD, typename V::V13>(sp, num_seqs, stream);
