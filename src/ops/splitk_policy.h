@@ -83,10 +83,11 @@ size_t workspace_record_bytes(int32_t head_dim);
 // from the sequence's own length: backends/cuda/split_length.h, split_slices_used) that separate
 // CTAs can take. The cap is, like the split count, a function of configuration only: with
 // pairs = num_kv_heads * splits * max_decode_seqs (the widest grid the serve can launch unsliced),
-//   auto: pairs <= sm_count / 2 ? clamp(floor(kSplitkTargetWaves * sm_count / pairs), 1,
-//                                       kMaxSplitSlices) : 1
-// i.e. slices only where even the widest decode batch the serve admits (--max-num-seqs) leaves
-// more than half the SMs without a CTA, and as many as fill two waves. Measured on the H200
+//   auto: pairs <= sm_count / 2 ? clamp(floor(waves * sm_count / pairs), 1, kMaxSplitSlices) : 1
+// with waves = the CTAs per SM of the serve's geometry (split_slice_waves: 1 for the
+// single-sequence geometry, else 2), i.e. slices only where even the widest decode batch the
+// serve admits (--max-num-seqs) leaves more than half the SMs without a CTA, and as many as fill
+// the geometry's CTA slots once. Measured on the H200
 // (docs/PERFORMANCE.md, "Split slices"): slices pay at batch 1 and long contexts where a
 // sequence's grid is that small (40 and 44 pairs: 1.6-2.3x at 16k-64k; Qwen3-32B decode step at
 // 16k -6.3%) but cost wider batches (CTAs for the slices short sequences leave unused, or a CTA
@@ -125,9 +126,19 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // process: 16 against 5 at batch 1, 14 against 6 at batch >= 4, mostly +1 to +3 points of the read
 // ceiling, up to +11 (batch 4 at 64k) and +10 (32/8/128 batch 1 at 64k, the four stages).
 // LATHE_ATTN_SPLITK_KERNEL overrides the choice.
+// Session 12 (2026-12-01, "Session 12" there): a single-sequence serve (--max-num-seqs 1) takes
+// a third geometry, variant 21 (6 warps with 32-position tiles at HD 128; 20, 12 warps x 16 at HD
+// 128 and 6 x 16 at HD 256, elsewhere), one CTA per SM: at batch 1 every warp is bound by its own
+// instruction latency (Nsight Compute: 1.5 warps per scheduler, 0.33 eligible), so more warp-tiles
+// per split stream faster, and a grid that never exceeds the SMs needs no second CTA slot.
+inline constexpr int32_t kSplitkKernelSingle = 21;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 14;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
+
+// CTAs per SM the auto slice rule fills for a serve of max_decode_seqs sequences: 1 for the
+// single-sequence geometry (one CTA per SM), else 2.
+uint32_t split_slice_waves(uint32_t max_decode_seqs);
 
 // The split-K kernel variant of a serve whose decode steps carry at most max_decode_seqs
 // sequences (0 is treated as 1).

@@ -54,11 +54,12 @@ struct Policy {
 // slices' worth of positions, so the 20011-token watched sequence (2224 / 1820 positions per split
 // under auto) takes the sliced path and 4099 (456 / 373) does not.
 TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
-  // Under both split-K geometries a serve may take (ops/splitk_policy.h: decode_splitk_kernel;
-  // the narrow one switches between two pipeline depths with the launch's width) and their
-  // cp.async twins (5, 6).
+  // Under every split-K geometry a serve may take (ops/splitk_policy.h: decode_splitk_kernel;
+  // the narrow one switches between two pipeline depths with the launch's width; the
+  // single-sequence one is built for one CTA per SM but must keep the property on any grid) and
+  // the narrow and wide ones' cp.async twins (5, 6).
   const int saved_variant = cuda::splitk_kernel_variant();
-  for (const int variant : {ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, 5, 6}) {
+  for (const int variant : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, 5, 6}) {
    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
    for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
     for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {

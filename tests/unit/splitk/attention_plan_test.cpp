@@ -105,11 +105,11 @@ TEST(AttentionPlan, SlicesAreFixedPerServeAndTheWorkspaceCoversThem) {
     AttentionShape shape;
     int32_t splits, max_seqs, slices;
   };
-  // 132 SMs, auto: 4 KV heads x 11 splits -> floor(264 / 44) = 6 for a single-sequence serve; 8 x 5
-  // -> 6, then none at two sequences (80 pairs > 66); 8 x 9 = 72 pairs already cover more than
-  // half the SMs: none; a pinned cap (8) at any width.
+  // 132 SMs, auto: 4 KV heads x 11 splits -> floor(132 / 44) = 3 for a single-sequence serve (its
+  // geometry holds one CTA per SM); 8 x 5 -> 3, then none at two sequences (80 pairs > 66); 8 x 9 =
+  // 72 pairs already cover more than half the SMs: none; a pinned cap (8) at any width.
   const AttentionShape k32B{64, 8, 128, 0.088f};
-  for (const Case& c : {Case{k8B, 9, 1, 1}, Case{k27B, 11, 1, 6}, Case{k27B, 11, 2, 1}, Case{k32B, 5, 1, 6},
+  for (const Case& c : {Case{k8B, 9, 1, 1}, Case{k27B, 11, 1, 3}, Case{k27B, 11, 2, 1}, Case{k32B, 5, 1, 3},
                         Case{k32B, 5, 2, 1}, Case{k8B, 9, 64, 8}}) {
     for (bool pack : {false, true}) {
       const int32_t lever = c.max_seqs == 64 ? 8 : 0;

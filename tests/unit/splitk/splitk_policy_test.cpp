@@ -133,13 +133,17 @@ TEST(SplitkPolicy, WorkspaceSizing) {
   EXPECT_EQ(workspace_record_bytes(256), 258u * 4u);
 }
 
-// Auto slices fill two waves of (KV head, split) pairs where the serve's widest decode batch
-// leaves more than half the SMs idle, counting KV heads (packing armed or not); they depend on
-// configuration only (no batch argument); a pinned cap clamps and ignores the widest batch;
-// legacy and one split never slice.
-TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 4, 11, 1), 6u);  // 24/4/256: 44 pairs
-  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 1), 6u);   // Qwen3-32B-like 64/8/128: 40 pairs
+// Auto slices fill the geometry's CTA slots once (one CTA per SM for a single-sequence serve, two
+// otherwise) where the serve's widest decode batch leaves more than half the SMs idle, counting KV
+// heads (packing armed or not); they depend on configuration only (no batch argument); a pinned
+// cap clamps and ignores the widest batch; legacy and one split never slice.
+TEST(SplitSlices, AutoFillsTheGeometrysSlotsWhereTheWidestBatchLeavesHalfTheSmsIdle) {
+  EXPECT_EQ(split_slice_waves(0), 1u);
+  EXPECT_EQ(split_slice_waves(1), 1u);
+  EXPECT_EQ(split_slice_waves(2), 2u);
+  EXPECT_EQ(split_slice_waves(64), 2u);
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 4, 11, 1), 3u);  // 24/4/256: 44 pairs, one per SM
+  EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 1), 3u);   // Qwen3-32B-like 64/8/128: 40 pairs
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 5, 2), 1u);   // 80 pairs cover more than half
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 1), 1u);   // Qwen3-8B-like: 72 pairs
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 2, 11, 2), 6u);  // 44 pairs at the widest batch
@@ -147,7 +151,8 @@ TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 9, 64), 1u);  // a batched serve never slices
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 32, 9, 1), 1u);  // already two waves
   EXPECT_EQ(decode_split_slices(0, kAuto, 148, 1, 16, 1), kMaxSplitSlices);
-  EXPECT_EQ(decode_split_slices(0, SplitkPolicy::pinned_to(4), 132, 8, 4, 1), 8u);
+  EXPECT_EQ(decode_split_slices(0, SplitkPolicy::pinned_to(4), 132, 8, 4, 1), 4u);
+  EXPECT_EQ(decode_split_slices(0, SplitkPolicy::pinned_to(4), 132, 4, 4, 2), 8u);
   EXPECT_EQ(decode_split_slices(0, kAuto, 132, 8, 1, 1), 1u);
   EXPECT_EQ(decode_split_slices(0, kLegacy, 132, 8, 9, 1), 1u);
   EXPECT_EQ(decode_split_slices(3, kAuto, 132, 8, 9, 64), 3u);
@@ -156,13 +161,16 @@ TEST(SplitSlices, AutoFillsTwoWavesWhereTheWidestBatchLeavesHalfTheSmsIdle) {
   EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9, 1), 1u);
 }
 
-// The split-K kernel geometry is a function of the serve's widest decode batch alone: narrow (5)
-// up to kSplitkNarrowMaxSeqs sequences, wide (6) beyond, and it never moves with anything else.
+// The split-K kernel geometry is a function of the serve's widest decode batch alone: single (21)
+// for one sequence, narrow (16) up to kSplitkNarrowMaxSeqs sequences, wide (14) beyond, and it
+// never moves with anything else.
 TEST(SplitkKernel, NarrowOnlyForServesThatNeverBatchWide) {
+  EXPECT_EQ(kSplitkKernelSingle, 21);
   EXPECT_EQ(kSplitkKernelNarrow, 16);
   EXPECT_EQ(kSplitkKernelWide, 14);
-  EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelNarrow);
-  EXPECT_EQ(decode_splitk_kernel(1), kSplitkKernelNarrow);
+  EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelSingle);
+  EXPECT_EQ(decode_splitk_kernel(1), kSplitkKernelSingle);
+  EXPECT_EQ(decode_splitk_kernel(2), kSplitkKernelNarrow);
   EXPECT_EQ(decode_splitk_kernel(kSplitkNarrowMaxSeqs), kSplitkKernelNarrow);
   EXPECT_EQ(decode_splitk_kernel(kSplitkNarrowMaxSeqs + 1), kSplitkKernelWide);
   for (uint32_t seqs : {4u, 16u, 32u, 64u, 256u, 1u << 20}) EXPECT_EQ(decode_splitk_kernel(seqs), kSplitkKernelWide);
