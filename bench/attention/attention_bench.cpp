@@ -261,7 +261,8 @@ int main(int argc, char** argv) {
                              Variant{"pinned1+pack", target::SplitkPolicy::pinned_to(1), true},
                              Variant{"pinned4+pack", target::SplitkPolicy::pinned_to(4), true},
                              Variant{"pinned16+pack", target::SplitkPolicy::pinned_to(16), true}}) {
-      if (!policy_filter.empty() && std::find(policy_filter.begin(), policy_filter.end(), v.label) == policy_filter.end()) {
+      if (!policy_filter.empty() &&
+          std::find(policy_filter.begin(), policy_filter.end(), v.label) == policy_filter.end()) {
         continue;
       }
       if (v.slices != 0 || slice_caps.empty()) {
@@ -371,9 +372,11 @@ int main(int argc, char** argv) {
                 launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
                 LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
                 // Replays: one warm-up, then the median of 9.
-                const double timed = bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
-                  launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks, workspace.ptr);
-                });
+                const double timed =
+                    bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
+                      launch(static_cast<const int32_t*>(tables.ptr) + static_cast<int64_t>(r) * case_blocks,
+                             workspace.ptr);
+                    });
                 // The fingerprint of the first rotation's output, from one more eager launch.
                 launch(static_cast<const int32_t*>(tables.ptr), workspace.ptr);
                 LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -406,11 +409,12 @@ int main(int argc, char** argv) {
         csv << "# " << log.substr(from, to - from) << "\n";
         from = to == std::string::npos ? log.size() : to + 1;
       }
-      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices,out_fnv\n";
+      csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices,"
+             "out_fnv\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{},{:016x}\n", r.shape, r.dtype, r.batch,
-                           r.context, r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us, r.gbs, r.pct,
-                           r.slices, r.out_hash);
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{},{:016x}\n", r.shape, r.dtype,
+                           r.batch, r.context, r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us,
+                           r.gbs, r.pct, r.slices, r.out_hash);
       }
     }
     cudaStreamDestroy(stream);

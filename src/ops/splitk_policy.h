@@ -106,9 +106,9 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // ---- Split-K kernel geometry ---------------------------------------------------------------
 // The split-K kernel is compiled in several geometries (backends/cuda/paged_attention_splitk_
 // variants.cuh); a query's bytes depend on the geometry's warps per CTA, so a serve picks ONE,
-// from configuration only, and keeps it. Two are used, both with tensor copies (one lane per warp
-// requests a tile's K and V rows as 128-byte-swizzled boxes; their cp.async twins 5 and 6 serve
-// shapes the copies do not):
+// from configuration only, and keeps it. Three are used, all with tensor copies (one lane per warp
+// requests a tile's K and V rows as 128-byte-swizzled boxes; the cp.async geometries 5, 6 and 4
+// serve shapes the copies do not):
 //   narrow (variant 16): 6 warps per CTA, two CTAs per SM (13), or four stages at one CTA per SM
 //     where the grid has at most one CTA per SM (15; the same bytes): more warps and more bytes in
 //     flight on each split, which is what a batch-1 step (num_kv_heads x splits CTAs, 40-72 here,
@@ -127,10 +127,13 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // ceiling, up to +11 (batch 4 at 64k) and +10 (32/8/128 batch 1 at 64k, the four stages).
 // LATHE_ATTN_SPLITK_KERNEL overrides the choice.
 // Session 12 (2026-12-01, "Session 12" there): a single-sequence serve (--max-num-seqs 1) takes
-// a third geometry, variant 21 (6 warps with 32-position tiles at HD 128; 20, 12 warps x 16 at HD
-// 128 and 6 x 16 at HD 256, elsewhere), one CTA per SM: at batch 1 every warp is bound by its own
-// instruction latency (Nsight Compute: 1.5 warps per scheduler, 0.33 eligible), so more warp-tiles
-// per split stream faster, and a grid that never exceeds the SMs needs no second CTA slot.
+// a third geometry, variant 21 (6 warps of 32-position tiles at HD 128; at HD 256 variant 20's 6
+// warps of 16), one CTA per SM: at batch 1 every warp is bound by its own instruction latency
+// (Nsight Compute: 1.5 warps per scheduler, 0.33 eligible), so more warp-tiles per split stream
+// faster, and its grid (with the one-wave slices above) never needs a second CTA slot. Batch-1
+// kernel +0.3 to +6.4 points at 16k-64k (BF16), decode step at 16k -2.3% (Qwen3-8B-FP8) and -2.1%
+// (Qwen3-32B-FP8), +0.5% at 1k. At batch 2 it would need two waves on 32/8/128 (5-35% slower than
+// 16), so a 2-sequence serve keeps the narrow geometry.
 inline constexpr int32_t kSplitkKernelSingle = 21;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 14;

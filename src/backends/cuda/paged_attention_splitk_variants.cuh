@@ -122,7 +122,9 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 21:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
-        if (variant == 20 || (variant == 21 && HD == 256)) return launch_main<Kv, HD, typename V::V20>(sp, num_seqs, stream);
+        if (variant == 20 || (variant == 21 && HD == 256)) {
+          return launch_main<Kv, HD, typename V::V20>(sp, num_seqs, stream);
+        }
         if (variant == 21) {
           if constexpr (HD == 128) return launch_main<Kv, HD, typename V::V21>(sp, num_seqs, stream);
         }

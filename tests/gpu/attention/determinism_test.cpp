@@ -59,7 +59,8 @@ TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
   // single-sequence one is built for one CTA per SM but must keep the property on any grid) and
   // the narrow and wide ones' cp.async twins (5, 6).
   const int saved_variant = cuda::splitk_kernel_variant();
-  for (const int variant : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, 5, 6}) {
+  for (const int variant :
+       {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, 5, 6}) {
    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
    for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
     for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
