@@ -227,9 +227,8 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
 
 // The tensor maps of the tensor-copy variants: K or V as a 4-D tensor (head_dim, slot in block,
 // KV head, block; innermost first) read in boxes of 128 bytes x 16 slots with the 128-byte swizzle
-// (SplitLayout's staged layout). Encoded on the host once per distinct cache layout and base
-// (tensor_map.h: encode_tensor_map_cached), then copied into each launch's parameters; a captured
-// graph keeps the parameter bytes, so replays cost nothing.
+// (SplitLayout's staged layout). Encoded per launch on the host; a captured graph keeps the
+// parameter bytes, so replays cost nothing.
 bool encode_kv_map(const void* base, const PagedKv& kv, CUtensorMap& map) {
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
   TensorMapSpec spec;
@@ -249,7 +248,7 @@ bool encode_kv_map(const void* base, const PagedKv& kv, CUtensorMap& map) {
   spec.box[3] = 1;
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   int error = 0;
-  return encode_tensor_map_cached(spec, map, error);
+  return encode_tensor_map(spec, map, error);
 }
 
 std::atomic<int>& variant_slot() {

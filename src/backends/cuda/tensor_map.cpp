@@ -4,10 +4,6 @@
 #include <cudaTypedefs.h>
 #include <cuda_runtime_api.h>
 
-#include <array>
-
-#include "backends/cuda/bounded_memo.h"
-
 namespace lathe::cuda {
 namespace {
 
@@ -25,32 +21,7 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
   return fn;
 }
 
-// Every field of a spec, as words: the memo's key.
-using SpecWords = std::array<uint64_t, 18>;
-SpecWords spec_words(const TensorMapSpec& spec) {
-  SpecWords w{};
-  size_t i = 0;
-  w[i++] = static_cast<uint64_t>(spec.dtype);
-  w[i++] = spec.rank;
-  w[i++] = reinterpret_cast<uintptr_t>(spec.base);
-  for (uint64_t d : spec.dims) w[i++] = d;
-  for (uint64_t s : spec.strides) w[i++] = s;
-  for (uint32_t b : spec.box) w[i++] = b;
-  w[i++] = static_cast<uint64_t>(spec.swizzle);
-  return w;
-}
-
-// Layers x {K, V} of a few models at once; a new key past this clears the memo.
-constexpr size_t kMemoCapacity = 4096;
-
 }  // namespace
-
-bool encode_tensor_map_cached(const TensorMapSpec& spec, CUtensorMap& map, int& error) {
-  static BoundedMemo<SpecWords, CUtensorMap, WordsHash<18>> memo(kMemoCapacity);
-  error = 0;
-  return memo.get_or_make(spec_words(spec), map,
-                          [&](CUtensorMap& fresh) { return encode_tensor_map(spec, fresh, error); });
-}
 
 bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();

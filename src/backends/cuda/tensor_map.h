@@ -22,9 +22,4 @@ struct TensorMapSpec {
 };
 bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error);
 
-// As encode_tensor_map, but each distinct spec is encoded once per process and then copied from a
-// memo (bounded_memo.h): a launcher that describes the same tensor on every launch pays the
-// driver call once. A refused spec is not remembered (it is tried again, and fails again).
-bool encode_tensor_map_cached(const TensorMapSpec& spec, CUtensorMap& map, int& error);
-
 }  // namespace lathe::cuda
