@@ -57,13 +57,14 @@ sdpa_peer() {  # dir: the PyTorch SDPA peer on contiguous KV into dir/sdpa.csv, 
 }
 
 if has golden; then
-  # Binaries built in another checkout find the fixtures of this one.
+  # Binaries built in another checkout find the fixtures of this one. Each binary gets
+  # GOLDEN_TIMEOUT seconds (default 480: gpu_attention took 359 s on the H200 in session 12).
   export LATHE_FIXTURES_DIR=$root/tests/fixtures LATHE_SOURCE_DIR=$root
   for bin in "$bundle"/bin/gpu_*; do
     [[ -x "$bin" ]] || continue
     name=$(basename "$bin")
     start=$SECONDS
-    timeout "${GOLDEN_TIMEOUT:-240}" "$bin" >"$out/$name.log" 2>&1
+    timeout "${GOLDEN_TIMEOUT:-480}" "$bin" >"$out/$name.log" 2>&1
     note "$name" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
     grep -E "^\[  FAILED  \]" "$out/$name.log" | head -8 >>"$summary"
   done
