@@ -64,7 +64,7 @@ struct Variants {
   using V21 = SplitCfg<6, 2, 32, 1, true, 1, false, true>;
 };
 
-// Whether the tensor-copy geometries (13-19) serve this shape: whole 128-byte pieces per row (HD
+// Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
 // 128 and 256 in either KV dtype), a block size that is a power of two of at least one 16-row box.
 inline bool tensor_copies_ok(int32_t head_dim, int32_t block_size, int32_t block_shift) {
   return (head_dim == 128 || head_dim == 256) && block_shift >= 4 && block_size == (1 << block_shift);
