@@ -2,12 +2,15 @@
 """The issue-5 target accounting from one lathe_bench_attention CSV and one SDPA CSV.
 
 Usage: targets.py BENCH_CSV SDPA_CSV [--kv bf16] [--kernel serve] [--policy auto+pack]
+                  [--b1-policy auto+pack+slices]
 
 BENCH_CSV: a lathe_bench_attention run (its `# read ceiling` header gives the ceiling; SDPA's GB/s
 is put against the same ceiling). SDPA_CSV: tools/peers/sdpa_decode.py in the same device call.
 Rows are taken for one KV dtype and policy, and for the split-K kernel whose label starts with
---kernel (`serve` takes serve5/serve6, each batch on the geometry a serve of that width runs; a
-number takes that variant); non-split plans (kernel "-") are taken too. Prints, per cell, our % of
+--kernel (`serve` takes serve21/serve16/serve14, each batch on the geometry a serve of that width
+runs; a number takes that variant); non-split plans (kernel "-") are taken too. --b1-policy takes
+batch 1 from another policy: `auto+pack+slices` is what a single-sequence serve runs (its auto
+slice cap), the batch-1 row of a serve's own configuration. Prints, per cell, our % of
 the ceiling, SDPA's, and SDPA time / ours, then the three counts the issue states:
   - >= 85% of the ceiling at batch 1 for contexts >= 16k;
   - >= 85% at batch >= 16 for contexts >= 4k;
@@ -28,6 +31,7 @@ def main():
     ap.add_argument("--kv", default="bf16")
     ap.add_argument("--kernel", default="serve")
     ap.add_argument("--policy", default="auto+pack")
+    ap.add_argument("--b1-policy", help="the policy of the batch-1 rows (default: --policy)")
     args = ap.parse_args()
     ceiling, rows = load(args.bench)
     if ceiling is None:
@@ -39,7 +43,8 @@ def main():
 
     ours = {}
     for r in rows:
-        if r["kv"] != args.kv or r["policy"] != args.policy:
+        wanted = args.b1_policy if args.b1_policy and int(r["batch"]) == 1 else args.policy
+        if r["kv"] != args.kv or r["policy"] != wanted:
             continue
         if r["kernel"] != "-" and not re.fullmatch(re.escape(args.kernel) + r"\d*", r["kernel"]):
             continue
@@ -47,7 +52,8 @@ def main():
     if not ours:
         raise SystemExit("no rows match --kv / --kernel / --policy")
 
-    print(f"read ceiling {ceiling:.0f} GB/s; {args.kv}, policy {args.policy}, kernel {args.kernel}")
+    b1_label = f" (batch 1: {args.b1_policy})" if args.b1_policy else ""
+    print(f"read ceiling {ceiling:.0f} GB/s; {args.kv}, policy {args.policy}{b1_label}, kernel {args.kernel}")
     print(f"{'shape':10} {'B':>3} {'L':>6} {'ours %':>7} {'SDPA %':>7} {'SDPA/ours':>9}")
     b1 = wide = parity = compared = 0
     b1_cells = wide_cells = 0
