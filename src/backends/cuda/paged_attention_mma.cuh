@@ -105,6 +105,31 @@ __device__ __forceinline__ void cp_async_wait() {
   asm volatile("cp.async.wait_group %0;" ::"n"(kPending) : "memory");
 }
 
+// Scale and mask of one tile of scores in m16 x n8 accumulator fragments (s[j] covers positions
+// pos0 + 8j .. pos0 + 8j + 7; this lane holds columns 2t, 2t + 1 of rows a = lane/4 and
+// b = lane/4 + 8): s = s * s_mul where keep(pos, keep_a, keep_b) admits the position for that
+// row, else -inf. Returns this lane's maxima of rows a and b over the tile (online_softmax_max
+// reduces them).
+template <int kCols, typename Keep>
+__device__ __forceinline__ void scale_mask_tile(float (&s)[kCols][4], int pos0, int t, float s_mul,
+                                                const Keep& keep, float& max_a, float& max_b) {
+  max_a = -INFINITY;
+  max_b = -INFINITY;
+#pragma unroll
+  for (int j = 0; j < kCols; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int pos = pos0 + j * 8 + 2 * t + e;
+      bool keep_a, keep_b;
+      keep(pos, keep_a, keep_b);
+      s[j][e] = keep_a ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
+      s[j][2 + e] = keep_b ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
+      max_a = fmaxf(max_a, s[j][e]);
+      max_b = fmaxf(max_b, s[j][2 + e]);
+    }
+  }
+}
+
 // The maximum step of online softmax for an m16 MMA row pair (rows a = lane/4 and b = lane/4 + 8):
 // reduces this lane's tile maxima over the 4 lanes that share a row, folds them into the running
 // maxima m and returns the factors alpha = 2^(m_old - m_new) that rescale the running state.

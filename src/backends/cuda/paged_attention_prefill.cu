@@ -149,18 +149,12 @@ __global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const Pr
     }
 
     // Scale, mask, row max over the tile (the 4 threads of a quad share a row).
-    float tile_max_a = -INFINITY, tile_max_b = -INFINITY;
-#pragma unroll
-    for (int j = 0; j < kTileKv / 8; ++j) {
-#pragma unroll
-      for (int e = 0; e < 2; ++e) {
-        const int pos = kv0 + j * 8 + 2 * t + e;
-        s[j][e] = pos <= pos_a ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
-        s[j][2 + e] = pos <= pos_b ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
-        tile_max_a = fmaxf(tile_max_a, s[j][e]);
-        tile_max_b = fmaxf(tile_max_b, s[j][2 + e]);
-      }
-    }
+    float tile_max_a, tile_max_b;
+    const auto causal = [&](int pos, bool& a, bool& b) {
+      a = pos <= pos_a;
+      b = pos <= pos_b;
+    };
+    scale_mask_tile(s, kv0, t, s_mul, causal, tile_max_a, tile_max_b);
     float alpha_a, alpha_b;
     online_softmax_max(tile_max_a, tile_max_b, m_a, m_b, alpha_a, alpha_b);
 

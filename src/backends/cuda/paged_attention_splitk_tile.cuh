@@ -132,19 +132,12 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
     }
   }
 
-  float max_a = -INFINITY, max_b = -INFINITY;
-#pragma unroll
-  for (int j = 0; j < kTile / 8; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int pos = tile_start + j * 8 + 2 * t + e;
-      const bool valid = (!Cfg::kAlignedTiles || pos >= lo) && pos < end;
-      s[j][e] = valid ? __fmul_rn(s[j][e], s_mul) : -INFINITY;
-      s[j][2 + e] = valid ? __fmul_rn(s[j][2 + e], s_mul) : -INFINITY;
-      max_a = fmaxf(max_a, s[j][e]);
-      max_b = fmaxf(max_b, s[j][2 + e]);
-    }
-  }
+  // Positions before lo (aligned tiles) or at / past end are masked in both rows.
+  const auto valid = [&](int pos, bool& a, bool& b) {
+    a = b = (!Cfg::kAlignedTiles || pos >= lo) && pos < end;
+  };
+  float max_a, max_b;
+  scale_mask_tile(s, tile_start, t, s_mul, valid, max_a, max_b);
   float alpha_a, alpha_b;
   online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
   // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
