@@ -52,6 +52,7 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
+#include "core/hash.h"
 #include "common/list_arg.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
@@ -123,11 +124,9 @@ struct Row {
 // FNV-1a over a device buffer's bytes: a fingerprint of one launch's output, so two builds (or
 // two byte-equivalent kernels) can be compared cell by cell.
 uint64_t device_fnv1a(const void* ptr, size_t bytes) {
-  std::vector<unsigned char> host(bytes);
+  std::string host(bytes, '\0');
   LATHE_CUDA_CHECK(cudaMemcpy(host.data(), ptr, bytes, cudaMemcpyDeviceToHost));
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : host) h = (h ^ c) * 1099511628211ull;
-  return h;
+  return lathe::fnv1a64(host);
 }
 
 // A comma list of decimal integers in 1..max appended to `out`; false (with a message naming

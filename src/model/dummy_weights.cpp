@@ -11,6 +11,7 @@
 #include <utility>
 
 #include "core/error.h"
+#include "core/hash.h"
 #include "core/numeric.h"
 #include "core/parallel.h"
 
@@ -25,15 +26,6 @@ uint64_t splitmix64(uint64_t z) {
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   return z ^ (z >> 31);
-}
-
-uint64_t fnv1a64(std::string_view text) {
-  uint64_t hash = 0xCBF29CE484222325ull;
-  for (char c : text) {
-    hash ^= static_cast<unsigned char>(c);
-    hash *= 0x100000001B3ull;
-  }
-  return hash;
 }
 
 // The stream of one tensor: word k is a hash of (tensor key, k), so any element can be produced
