@@ -51,8 +51,6 @@ __device__ __forceinline__ uint32_t pack_f16x2(float lo, float hi) {
   const __half2 pair = __floats2half2_rn(lo, hi);
   return *reinterpret_cast<const uint32_t*>(&pair);
 }
-__device__ __forceinline__ float f16_lo(uint32_t pair) { return __half2float(__ushort_as_half(pair & 0xffffu)); }
-__device__ __forceinline__ float f16_hi(uint32_t pair) { return __half2float(__ushort_as_half(pair >> 16)); }
 
 // A BF16 query value for the f16 MMA: a finite value saturated to the f16 range (exact for |q| in
 // [2^-14, 65504]; below 2^-14 the f16 subnormal step, 2^-24, bounds the error; QK-normed queries

@@ -12,7 +12,8 @@
 // keep their own online
 // softmax state in f32 (log2 domain, as in the prefill kernel), and the W states are merged in
 // warp order 0..W-1 at the end into the split's record. The softmax weights enter the P.V product
-// as a BF16 hi + lo pair, so the arm matches the f32-weight non-split arm to f32 rounding.
+// as a BF16 hi + lo pair (BF16 KV), so the arm matches the f32-weight non-split arm to f32
+// rounding; with FP8 KV as one f16 (paged_attention_splitk_tile.cuh says why).
 //
 // Determinism: a query's bytes depend on its split boundaries, T and W (the warp rotation; not
 // S, the pipeline depth, nor the CTAs per SM, which only change when bytes arrive), all
@@ -27,8 +28,8 @@
 // neutral record (output 0, max -inf, sum 0). FP8 tiles are staged raw and converted in registers
 // straight into f16 MMA fragments (exact; paged_attention_fp8_frag.cuh, which also fixes the order
 // of the head dims inside an MMA chunk and of the output columns); the query enters those MMAs as
-// f16 and the softmax weights as an f16 hi + lo pair. k_scale folds into the score scale, v_scale
-// into the output.
+// f16 and the softmax weights as one f16 each. k_scale folds into the score scale, v_scale into
+// the output.
 //
 // Slices (sp.slices > 1): a split of n positions is cut further into split_slices_used(n, slices,
 // min_per_slice) slices (split_length.h), each computed exactly as a whole split would be (tiles

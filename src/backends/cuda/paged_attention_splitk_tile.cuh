@@ -140,12 +140,14 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
   scale_mask_tile(s, tile_start, t, s_mul, valid, max_a, max_b);
   float alpha_a, alpha_b;
   online_softmax_max(max_a, max_b, m_a, m_b, alpha_a, alpha_b);
-  // P = hi + lo, both BF16 (f16 in the FP8 arm; hi = round(p), lo = round(p - hi)): the two
-  // products below carry p to ~16 (~22) significant bits, so the split arm does not add a
-  // rounding of the weights that the CUDA-core non-split arm (f32 weights) does not have.
+  // BF16 KV: P = hi + lo, both BF16 (hi = round(p), lo = round(p - hi)): the two products below
+  // carry p to ~16 significant bits, so the split arm adds no rounding of the weights that the
+  // CUDA-core non-split arm (f32 weights) does not have. FP8 KV: P is one f16 (11 significant
+  // bits, a relative error <= 2^-12), because there V itself carries only 4 (E4M3): a second,
+  // low product would refine the weights of values 2^8 times coarser than the weights' own error,
+  // and it costs a third of the tile's MMAs and the packing of the low halves.
+  constexpr bool kLowPart = !L::kFp8;
   auto pack = [](float x, float y) { return L::kFp8 ? fp8frag::pack_f16x2(x, y) : pack_bf16x2(x, y); };
-  auto low = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_lo(pair) : bf16_lo(pair); };
-  auto high = [](uint32_t pair) { return L::kFp8 ? fp8frag::f16_hi(pair) : bf16_hi(pair); };
   float sum_a = 0.0f, sum_b = 0.0f;
   uint32_t pa_hi[kTile / 16][4], pa_lo[kTile / 16][4];
 #pragma unroll
@@ -157,8 +159,10 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
     const uint32_t hi_a = pack(p0, p1), hi_b = pack(p2, p3);
     pa_hi[j / 2][(j % 2) * 2 + 0] = hi_a;
     pa_hi[j / 2][(j % 2) * 2 + 1] = hi_b;
-    pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, low(hi_a)), __fsub_rn(p1, high(hi_a)));
-    pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, low(hi_b)), __fsub_rn(p3, high(hi_b)));
+    if constexpr (kLowPart) {
+      pa_lo[j / 2][(j % 2) * 2 + 0] = pack(__fsub_rn(p0, bf16_lo(hi_a)), __fsub_rn(p1, bf16_hi(hi_a)));
+      pa_lo[j / 2][(j % 2) * 2 + 1] = pack(__fsub_rn(p2, bf16_lo(hi_b)), __fsub_rn(p3, bf16_hi(hi_b)));
+    }
   }
   online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
   if constexpr (L::kFp8) {
@@ -194,7 +198,6 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
             uint32_t b0, b1;
             fp8frag::e4m3x4_to_f16x4(dims[d], b0, b1);
             mma_f16(o[j], pa_hi[kk], b0, b1);
-            mma_f16(o[j], pa_lo[kk], b0, b1);
           }
         }
       }
