@@ -9,7 +9,8 @@
 //     before it that a kernel still running may write. Two kernels read early: the decode GEMV
 //     its weights (written only when the model loads; gemv.h, gemv_early_weights) and split-K
 //     decode attention the K/V rows before len - 1 (written by earlier steps;
-//     paged_attention.h, splitk_early_kv).
+//     paged_attention.h, splitk_early_kv). The split kernel and its reduce read the sequence
+//     lengths early (uploaded before the step's first kernel).
 //   - Because every chained kernel waits for its predecessor's completion before it can itself
 //     complete, "complete" is transitive along the stream: a kernel also sees the results of
 //     every earlier kernel, chained or not. Kernels launched the ordinary way (<<<>>>, cuBLASLt)

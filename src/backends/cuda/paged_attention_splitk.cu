@@ -50,7 +50,6 @@ __device__ __forceinline__ int slices_of_split(const ReduceParams& rp, int len, 
 
 template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
-  chained_kernel_begin();
   // Merges the used records of one (sequence, head) in slot order:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
   // Unsliced, every slot is used and slot i is record i, read in place (any split count, legacy's
@@ -61,14 +60,18 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const bool sliced = rp.slices > 1;
+  // Each split's used slots follow from the sequence's length alone, which the split kernel also
+  // reads before its wait (chained_launch.cuh): counted here before the wait for the split
+  // kernel, the length's load overlaps that kernel's tail instead of adding a round trip after it.
+  if (sliced && d < rp.num_splits) {
+    const int len = rp.context_lens[seq];
+    slices_of[d] = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
+  }
+  chained_kernel_begin();
   const int records = rp.num_splits * rp.slices;
   const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
   int count = rp.num_splits;
   if (sliced) {
-    if (d < rp.num_splits) {
-      const int len = rp.context_lens[seq];
-      slices_of[d] = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
-    }
     __syncthreads();
     for (int i = d; i < records; i += HD) {
       const int s = i / rp.slices, k = i % rp.slices;
