@@ -11,7 +11,7 @@
 #   --targets bundles only those targets; --bundle names the bundle directory (default
 #   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
 #   (the device machine sees only the repository, for `serve --tokenizer`); --gzip compresses the
-#   binaries and the tokenizer (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks
+#   binaries, their libraries and the tokenizer (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks
 #   them there).
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
@@ -71,7 +71,7 @@ for b in "$bundle"/bin/*; do
 done
 strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
 if [[ $compress == 1 ]]; then
-  gzip -9 "$bundle"/bin/*
+  gzip -9 "$bundle"/bin/* "$bundle"/lib/*
 fi
 if [[ $tokenizer == 1 ]]; then
   mkdir -p "$bundle/tokenizer"

@@ -20,7 +20,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 has() { [[ " $steps " == *" $1 "* ]]; }
-for f in "$bundle"/bin/*.gz "$bundle"/tokenizer/*.gz; do [[ -e "$f" ]] && gunzip -f "$f"; done  # bundles travel gzipped
+for f in "$bundle"/bin/*.gz "$bundle"/lib/*.gz "$bundle"/tokenizer/*.gz; do [[ -e "$f" ]] && gunzip -f "$f"; done  # bundles travel gzipped
 libdirs="/usr/local/cuda/lib64"
 for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
   libdirs="$libdirs:$d"
@@ -57,15 +57,27 @@ sdpa_peer() {  # dir: the PyTorch SDPA peer on contiguous KV into dir/sdpa.csv, 
 }
 
 if has golden; then
-  # Binaries built in another checkout find the fixtures of this one. Each binary gets
-  # GOLDEN_TIMEOUT seconds (default 480: gpu_attention took 359 s on the H200 in session 12).
+  # Binaries built in another checkout find the fixtures of this one. Each binary runs as
+  # GOLDEN_SHARDS gtest shards side by side (default 4: the suites spend most of their time in
+  # CPU references, and the machine has 16 cores; gpu_attention took 359 s unsharded in session 12),
+  # each shard with GOLDEN_TIMEOUT seconds (default 480). The summary sums the shards.
   export LATHE_FIXTURES_DIR=$root/tests/fixtures LATHE_SOURCE_DIR=$root
+  shards=${GOLDEN_SHARDS:-4}
   for bin in "$bundle"/bin/gpu_*; do
     [[ -x "$bin" ]] || continue
     name=$(basename "$bin")
     start=$SECONDS
-    timeout "${GOLDEN_TIMEOUT:-480}" "$bin" >"$out/$name.log" 2>&1
-    note "$name" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/$name.log" | tr '\n' ' ')"
+    pids=()
+    for ((i = 0; i < shards; ++i)); do
+      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${GOLDEN_TIMEOUT:-480}" "$bin" >"$out/$name.$i.log" 2>&1 &
+      pids+=($!)
+    done
+    rc=0
+    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
+    cat "$out/$name".*.log >"$out/$name.log" && rm -f "$out/$name".*.log
+    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out/$name.log" | awk '{n += $1} END {print n + 0}')
+    failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$out/$name.log" | awk '{n += $1} END {print n + 0}')
+    note "$name" "rc=$rc $((SECONDS - start))s passed $passed, failed $failed ($shards shards)"
     grep -E "^\[  FAILED  \]" "$out/$name.log" | head -8 >>"$summary"
   done
   grep -E "decode graphs" "$out/gpu_golden_qwen3.log" | head -3 >>"$summary"

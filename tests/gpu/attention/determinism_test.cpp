@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <string>
+#include <tuple>
 
 #include "attention_fixture.h"
 #include "backends/cuda/paged_attention.h"
@@ -50,21 +52,21 @@ struct Policy {
   bool pack;
 };
 
+// Under every split-K geometry a serve may take (ops/splitk_policy.h: decode_splitk_kernel; the
+// narrow one switches between two pipeline depths with the launch's width; the single-sequence
+// one is built for one CTA per SM but must keep the property on any grid) and the narrow and wide
+// ones' cp.async twins (5, 6), for each KV dtype: one test each, so gtest shards spread them.
+class CoBatch : public ::testing::TestWithParam<std::tuple<int, DType>> {};
+
 // make_config slices the splits (a pinned 4); a split is sliced only when it holds at least two
 // slices' worth of positions, so the 20011-token watched sequence (2224 / 1820 positions per split
 // under auto) takes the sliced path and 4099 (456 / 373) does not.
-TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
-  // Under every split-K geometry a serve may take (ops/splitk_policy.h: decode_splitk_kernel;
-  // the narrow one switches between two pipeline depths with the launch's width; the
-  // single-sequence one is built for one CTA per SM but must keep the property on any grid) and
-  // the narrow and wide ones' cp.async twins (5, 6).
+TEST_P(CoBatch, DecodeBytesDoNotDependOnTheCoBatch) {
+  const auto [variant, dtype] = GetParam();
   const int saved_variant = cuda::splitk_kernel_variant();
-  for (const int variant :
-       {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, 5, 6}) {
-   ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
-   for (DType dtype : {DType::kBF16, DType::kF8E4M3}) {
-    for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
-     for (const int32_t watched_len : {4099, 20011}) {
+  ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+  for (const auto& [heads, kv_heads, hd] : {std::tuple{32, 8, 128}, std::tuple{24, 4, 256}}) {
+    for (const int32_t watched_len : {4099, 20011}) {
       PagedCase c(heads, kv_heads, hd, dtype, cobatch_seqs(watched_len), 31337);
       for (const Policy& p : {Policy{"auto", SplitkPolicy::automatic(), false},
                               Policy{"pinned 4", SplitkPolicy::pinned_to(4), false},
@@ -76,17 +78,23 @@ TEST(Determinism, DecodeBytesDoNotDependOnTheCoBatch) {
         const std::vector<std::vector<uint16_t>> rows = watched_rows(c, make_config(p.policy, p.pack, 132, 32));
         ASSERT_FALSE(any_nan(rows[0]));
         for (size_t i = 1; i < rows.size(); ++i) {
-          EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << (dtype == DType::kBF16 ? " bf16" : " fp8")
-                                      << " watched length " << watched_len << " co-batch #" << i << " variant "
-                                      << variant;
+          EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << " watched length " << watched_len
+                                      << " co-batch #" << i;
         }
       }
-     }
     }
-   }
   }
   cuda::set_splitk_kernel_variant(saved_variant);
 }
+
+INSTANTIATE_TEST_SUITE_P(Determinism, CoBatch,
+                         ::testing::Combine(::testing::Values(ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow,
+                                                              ops::kSplitkKernelWide, 5, 6),
+                                            ::testing::Values(DType::kBF16, DType::kF8E4M3)),
+                         [](const ::testing::TestParamInfo<std::tuple<int, DType>>& param) {
+                           return "variant" + std::to_string(std::get<0>(param.param)) +
+                                  (std::get<1>(param.param) == DType::kBF16 ? "_bf16" : "_fp8");
+                         });
 
 // The control: legacy with a reference batch of 1 gives 16 / 8 / 4 / 1 / 1 splits for 8 heads on
 // 132 SMs at batch 1 / 2 / 4 / 16 / 32, so the watched row's merge tree changes with the batch.
