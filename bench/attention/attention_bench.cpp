@@ -12,7 +12,9 @@
 //    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
 //    timed out of L2.
 //    Each row also prints a fingerprint (FNV-1a) of one launch's output bytes, so runs of two
-//    builds show, cell by cell, whether a change kept the bytes.
+//    builds show, cell by cell, whether a change kept the bytes, and the time of the read kernel
+//    over the cell's byte count (`read_us`, `pct_read`: size_matched_read_us), the cost of the
+//    launch's ramp-up and tail that no kernel of that size avoids.
 //
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
 //                              [--dtypes LIST] [--contexts LIST] [--shapes LIST]
@@ -112,6 +114,23 @@ double measure_ceiling(cudaStream_t stream) {
   return best;
 }
 
+// The read kernel (probe.h) over `bytes` contiguous bytes of `pool` (a multiple of 16, <= the
+// pool), CUDA-graph replayed like the cells and rotated over disjoint slices of the pool so at
+// least kRotateBytes are read per graph: what one launch that only reads the cell's bytes costs,
+// ramp-up and tail included. Against it a cell's time shows how much of its distance from the
+// 4 GiB ceiling any single launch of that size would have. Returns 0 when the pool cannot hold
+// the bytes.
+double size_matched_read_us(const void* pool, size_t pool_bytes, size_t bytes, void* sink, cudaStream_t stream) {
+  bytes &= ~size_t{15};
+  if (bytes == 0 || bytes > pool_bytes) return 0;
+  const int rotations = static_cast<int>(std::clamp<size_t>((kRotateBytes + bytes - 1) / bytes, 1,
+                                                            std::min<size_t>(kMaxRotations, pool_bytes / bytes)));
+  return bench::graph_us_per_launch(stream, rotations, /*replays=*/9, /*warmups=*/1, [&](int r) {
+    cuda::read_probe(static_cast<const unsigned char*>(pool) + static_cast<size_t>(r) * bytes, bytes,
+                     static_cast<unsigned*>(sink), stream);
+  });
+}
+
 struct Row {
   std::string shape, dtype, policy, arm;
   int32_t batch, context, splits, rows_per_cta;
@@ -119,6 +138,7 @@ struct Row {
   double us, gbs, pct;
   int32_t slices;
   uint64_t out_hash;
+  double read_us;  // the read kernel over the cell's byte count (size_matched_read_us); 0: not measured
 };
 
 // FNV-1a over a device buffer's bytes: a fingerprint of one launch's output, so two builds (or
@@ -281,7 +301,7 @@ int main(int argc, char** argv) {
     const int64_t pool_tokens = int64_t{64} * 65536;
     const int64_t pool_blocks = pool_tokens / kBlockSize;
     const size_t pool_bytes_each = static_cast<size_t>(pool_tokens) * 1024 * 2;  // K or V: 1024 elems x 2 B
-    Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each);
+    Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each), sink(16);
     const int64_t max_rows = 64;
     Buffer q(static_cast<size_t>(max_rows) * 64 * 128 * 2), out(static_cast<size_t>(max_rows) * 64 * 128 * 2);
     cuda::fill_random(q.ptr, max_rows * 64 * 128, cuda::FillKind::kBf16Unit, 11, stream);
@@ -328,6 +348,8 @@ int main(int argc, char** argv) {
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
 
+            const double read_us = size_matched_read_us(k_pool.ptr, pool_bytes_each, static_cast<size_t>(kv_bytes),
+                                                        sink.ptr, stream);
             // (arm, splits, slices, heads per CTA, kernel label) -> (us, output fingerprint)
             std::map<std::tuple<int, int, int, int, std::string>, std::pair<double, uint64_t>> measured;
             for (const Kernel& kernel : kernels) {
@@ -386,12 +408,12 @@ int main(int argc, char** argv) {
               Row row{fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim), fp8 ? "fp8" : "bf16",
                       variant.label, ops::attention_arm_name(plan.arm), batch, context, plan.num_splits,
                       plan.gqa_group, split ? kernel.label(batch) : std::string("-"), us, gbs,
-                      100.0 * gbs / ceiling, plan.split_slices, measured[key].second};
+                      100.0 * gbs / ceiling, plan.split_slices, measured[key].second, read_us};
               std::printf(
                   "%-10s %-4s B%-3d L%-6d %-16s %-18s splits %-2d slices %d rows %-2d k%-3s %9.1f us %6.0f GB/s "
-                  "%5.1f%%  out %016llx\n",
+                  "%5.1f%%  read %7.1f us  out %016llx\n",
                   row.shape.c_str(), row.dtype.c_str(), batch, context, row.policy.c_str(), row.arm.c_str(), row.splits,
-                  row.slices, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct,
+                  row.slices, plan.gqa_group, row.kernel.c_str(), us, gbs, row.pct, read_us,
                   static_cast<unsigned long long>(row.out_hash));
               std::fflush(stdout);
               rows.push_back(row);
@@ -409,11 +431,14 @@ int main(int argc, char** argv) {
         from = to == std::string::npos ? log.size() : to + 1;
       }
       csv << "shape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices,"
-             "out_fnv\n";
+             "out_fnv,read_us,pct_read\n";
       for (const Row& r : rows) {
-        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{},{:016x}\n", r.shape, r.dtype,
+        // pct_read: the read kernel's time over the cell's (100 = as fast as a launch that only
+        // reads the same bytes); empty where the pool could not hold them.
+        const std::string read = r.read_us > 0 ? fmt::format("{:.2f},{:.1f}", r.read_us, 100.0 * r.read_us / r.us) : ",";
+        csv << fmt::format("{},{},{},{},{},{},{},{},{},{:.2f},{:.1f},{:.2f},{},{:016x},{}\n", r.shape, r.dtype,
                            r.batch, r.context, r.policy, r.arm, r.splits, r.rows_per_cta, r.kernel, r.us,
-                           r.gbs, r.pct, r.slices, r.out_hash);
+                           r.gbs, r.pct, r.slices, r.out_hash, read);
       }
     }
     cudaStreamDestroy(stream);
