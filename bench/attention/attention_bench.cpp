@@ -50,6 +50,7 @@
 #include <tuple>
 #include <vector>
 
+#include "backends/cuda/chained_launch.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
@@ -242,12 +243,18 @@ int main(int argc, char** argv) {
   try {
     cudaDeviceProp prop{};
     LATHE_CUDA_CHECK(cudaGetDeviceProperties(&prop, 0));
+    // As a backend on this device launches: chained (PDL) from sm_90 unless LATHE_CHAINED_LAUNCH
+    // is off, with the K/V tiles before the wait unless LATHE_ATTN_EARLY_KV is off.
+    lathe::ops::cuda::configure_chained_launch(prop.major);
+    lathe::ops::cuda::configure_attention_early_kv();
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     const double ceiling = measure_ceiling(stream);
     std::string log = fmt::format(
-        "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n", prop.name,
-        prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling, shuffled_tables ? "shuffled" : "sequential");
+        "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n"
+        "chained launches: {}\n",
+        prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling, shuffled_tables ? "shuffled" : "sequential",
+        cuda::chained_launch_enabled() ? "on" : "off");
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 

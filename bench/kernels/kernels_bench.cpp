@@ -5,7 +5,9 @@
 //    scales) and BF16, at m in {1, 2, 4, 8, 16, 24, 32}: our tier (chosen by the dispatch
 //    ladder), cuBLASLt FP8 with per-tensor scales (heuristic per m) and cuBLAS BF16, timed as the
 //    median over CUDA-graph replays (20 launches per graph) with inputs rotated over copies larger
-//    than L2. GB/s counts the weight bytes once per launch-equivalent; % is of the ceiling.
+//    than L2. GB/s counts the weight bytes once per launch-equivalent; % is of the ceiling. Each
+//    shape also gets "read (same bytes)": the read kernel over the same weight copies, the cost of
+//    one launch that only reads them (ramp-up and tail included).
 //
 // 3. --variants: instead of 2., every GEMV kernel variant (stream kernel ring depths and grid,
 //    the former register-ring kernel) side by side at m in {1, 4, 16}, each checked against the
@@ -36,9 +38,11 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "backends/cuda/chained_launch.h"
 #include "backends/cuda/check.h"
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
@@ -49,6 +53,7 @@
 #include "backends/cuda/probe.h"
 #include "backends/cuda/quant.h"
 #include "ops/linear_dispatch.h"
+#include "target/levers.h"
 
 namespace {
 
@@ -215,9 +220,14 @@ int main(int argc, char** argv) {
       return 77;
     }
     const DeviceInfo info = select_device(0);
+    // As the backend launches on this device: chained (PDL) from sm_90 unless LATHE_CHAINED_LAUNCH is off.
+    const char* chained_env = std::getenv("LATHE_CHAINED_LAUNCH");
+    const std::optional<bool> chained_lever = chained_env ? target::parse_on_off(chained_env) : std::nullopt;
+    set_chained_launch(info.sm_major >= 9 && chained_lever.value_or(true));
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\n", describe(info), ours_fp8, ours_bf16);
+    std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\nchained launches: {}\n", describe(info), ours_fp8,
+                                  ours_bf16, chained_launch_enabled() ? "on" : "off");
     const double ceiling = measure_ceiling(stream, log);
     std::fputs(log.c_str(), stdout);
     std::fputs(fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n", "k",
@@ -236,7 +246,7 @@ int main(int argc, char** argv) {
     Buffer counters(kGemvCounterCount * sizeof(int));
     LATHE_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, kGemvCounterCount * sizeof(int), stream));
     GemvWorkspace ws{partials.as<float>(), kGemvWorkspaceFloats, counters.as<int>(), kGemvCounterCount};
-    Buffer unit_scale(sizeof(float));
+    Buffer unit_scale(sizeof(float)), sink(16);
     const float one = 1.0f;
     LATHE_CUDA_CHECK(cudaMemcpy(unit_scale.ptr, &one, sizeof one, cudaMemcpyHostToDevice));
 
@@ -272,6 +282,9 @@ int main(int argc, char** argv) {
         }
         LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
         double ours_m1 = 0, ours_m16 = 0, lt_best_ratio = 1e9;
+        // The read kernel over the same weight copies: what one launch that only reads these bytes
+        // costs (ramp-up and tail included), the reachable end of this shape's row.
+        double read_us = 0;
         for (const int m : widths) {
           const ops::LinearKernels avail{true, true, true, true};
           const ops::LinearRoute route = ops::choose_linear_arm(
@@ -320,6 +333,11 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             return us;
           };
+          if (m == widths.front()) {
+            read_us = emit("read (same bytes)", time_graph(stream, copies, [&](int c) {
+                             read_probe(ws_w[c]->ptr, w_bytes & ~size_t{15}, sink.as<unsigned>(), stream);
+                           }));
+          }
           const std::string ours_name = ops::linear_arm_name(route.arm);
           double ours = 0;  // the default kernel's time
           if (variants) {
@@ -404,8 +422,8 @@ int main(int argc, char** argv) {
         const auto pct = [&](double us) {
           return us > 0 ? 100.0 * (static_cast<double>(w_bytes) / (us * 1e-6) / 1e9) / ceiling : 0.0;
         };
-        summary += fmt::format("{:<12} {:<14} {:<5} ours m=1 {:5.1f}%  m=16 {:5.1f}%{}\n", shape.model, shape.name,
-                               fp8 ? "fp8" : "bf16", pct(ours_m1), pct(ours_m16),
+        summary += fmt::format("{:<12} {:<14} {:<5} ours m=1 {:5.1f}%  m=16 {:5.1f}%  read {:5.1f}%{}\n", shape.model,
+                               shape.name, fp8 ? "fp8" : "bf16", pct(ours_m1), pct(ours_m16), pct(read_us),
                                fp8 ? fmt::format("  min(cublaslt/ours) {:.2f}x", lt_best_ratio) : std::string());
       }
     }
