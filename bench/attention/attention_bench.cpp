@@ -17,7 +17,7 @@
 //    launch's ramp-up and tail that no kernel of that size avoids.
 //
 // Usage: lathe_bench_attention [--out DIR] [--quick] [--batches LIST] [--kernels LIST] [--policies LIST]
-//                              [--dtypes LIST] [--contexts LIST] [--shapes LIST]
+//                              [--dtypes LIST] [--contexts LIST] [--shapes LIST] [--block-size N]
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
 //   --dtypes: KV dtypes to measure, `bf16`, `fp8` or both (default both; --quick: bf16).
 //   --contexts: comma list of context lengths (1..65536) instead of {1k,4k,16k,64k} (or --quick's).
@@ -28,6 +28,7 @@
 //              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
 //              e.g. serve16 / serve14). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
 //              Non-split plans are measured once.
+//   --block-size: KV block size in tokens (a power of two, 16..1024; default 16, the serve's).
 //   --tables: `shuffled` (default: every sequence's blocks at random places in the pool) or
 //             `sequential` (block ids in order, so a sequence's KV is contiguous per head and
 //             block): how much of a gap to a contiguous-KV peer the page placement explains.
@@ -41,6 +42,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <map>
@@ -74,7 +76,7 @@ struct Buffer {
   Buffer& operator=(const Buffer&) = delete;
 };
 
-constexpr int32_t kBlockSize = 16;
+constexpr int32_t kDefaultBlockSize = 16;  // the serve's default KV block (tokens)
 constexpr size_t kRotateBytes = size_t{512} << 20;
 constexpr int kMaxRotations = 64;
 constexpr int kSmCount = 132;  // the h100/h200 declarations
@@ -172,6 +174,7 @@ int main(int argc, char** argv) {
   std::string out_dir;
   bool quick = false;
   bool shuffled_tables = true;
+  int32_t block_size = kDefaultBlockSize;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
   // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve" and the
   // variant number (e.g. "serve16").
@@ -215,6 +218,14 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
+    if (!std::strcmp(argv[i], "--block-size") && i + 1 < argc) {
+      const int value = std::atoi(argv[++i]);
+      if (value < 16 || value > 1024 || (value & (value - 1)) != 0) {
+        std::fprintf(stderr, "error: --block-size: %s is not a power of two in 16..1024\n", argv[i]);
+        return 2;
+      }
+      block_size = value;
+    }
     if (!std::strcmp(argv[i], "--tables") && i + 1 < argc) {
       const std::string tables = argv[++i];
       if (tables != "shuffled" && tables != "sequential") {
@@ -252,9 +263,9 @@ int main(int argc, char** argv) {
     const double ceiling = measure_ceiling(stream);
     std::string log = fmt::format(
         "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n"
-        "chained launches: {}\n",
+        "chained launches: {}\nKV block size: {} tokens\n",
         prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling, shuffled_tables ? "shuffled" : "sequential",
-        cuda::chained_launch_enabled() ? "on" : "off");
+        cuda::chained_launch_enabled() ? "on" : "off", block_size);
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 
@@ -306,7 +317,7 @@ int main(int argc, char** argv) {
     // One pool big enough for the largest case: every K and V row of 64 x 64k tokens at 4 KB per
     // token (BF16, 8 x 128 or 4 x 256), as blocks; smaller cases rotate over disjoint block sets.
     const int64_t pool_tokens = int64_t{64} * 65536;
-    const int64_t pool_blocks = pool_tokens / kBlockSize;
+    const int64_t pool_blocks = pool_tokens / block_size;
     const size_t pool_bytes_each = static_cast<size_t>(pool_tokens) * 1024 * 2;  // K or V: 1024 elems x 2 B
     Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each), sink(16);
     const int64_t max_rows = 64;
@@ -323,10 +334,10 @@ int main(int argc, char** argv) {
       cuda::fill_random(v_pool.ptr, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 22, stream);
       for (const Shape& shape : shapes) {
         const int64_t token_elems = static_cast<int64_t>(shape.kv_heads) * shape.head_dim;
-        const int32_t blocks_in_pool = static_cast<int32_t>(std::min<int64_t>(pool_blocks, pool_elems / (token_elems * kBlockSize)));
+        const int32_t blocks_in_pool = static_cast<int32_t>(std::min<int64_t>(pool_blocks, pool_elems / (token_elems * block_size)));
         for (int32_t batch : batches) {
           for (int32_t context : contexts) {
-            const int32_t blocks_per_seq = (context + kBlockSize - 1) / kBlockSize;
+            const int32_t blocks_per_seq = (context + block_size - 1) / block_size;
             const int64_t case_blocks = static_cast<int64_t>(batch) * blocks_per_seq;
             const double kv_bytes = static_cast<double>(batch) * context * token_elems * elem * 2;
             int rotations = static_cast<int>(std::clamp<double>(std::ceil(kRotateBytes / kv_bytes), 1, kMaxRotations));
@@ -349,7 +360,7 @@ int main(int argc, char** argv) {
             LATHE_CUDA_CHECK(cudaMemcpy(meta_dev.ptr, meta.data(), meta.size() * 4, cudaMemcpyHostToDevice));
 
             ops::AttentionShape attn{shape.heads, shape.kv_heads, shape.head_dim, 1.0f / std::sqrt(float(shape.head_dim))};
-            ops::KvCacheShape cache{blocks_in_pool, kBlockSize, shape.kv_heads, shape.head_dim, dtype};
+            ops::KvCacheShape cache{blocks_in_pool, block_size, shape.kv_heads, shape.head_dim, dtype};
             ops::KvCacheLayer layer{k_pool.ptr, v_pool.ptr, 0.05f, 0.05f};
             const int64_t cols = static_cast<int64_t>(shape.heads) * shape.head_dim;
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
