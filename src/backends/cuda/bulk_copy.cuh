@@ -28,7 +28,11 @@ __device__ __forceinline__ void mbar_arrive(uint64_t*) { __trap(); }
 __device__ __forceinline__ void mbar_wait(uint64_t*, uint32_t) { __trap(); }
 __device__ __forceinline__ void bulk_copy(void*, const void*, uint32_t, uint64_t*) { __trap(); }
 __device__ __forceinline__ void tensor_copy_2d(void*, const CUtensorMap*, int, int, uint64_t*) { __trap(); }
-__device__ __forceinline__ void tensor_copy_4d(void*, const CUtensorMap*, int, int, int, int, uint64_t*) {
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  __trap();
+  return 0;
+}
+__device__ __forceinline__ void tensor_copy_4d(void*, const CUtensorMap*, int, int, int, int, uint64_t*, uint64_t) {
   __trap();
 }
 #else
@@ -84,12 +88,22 @@ __device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map
       : "memory");
 }
 
+// An L2 cache policy for data read once: its lines are the first evicted (createpolicy, 100% of
+// the accesses that carry it).
+__device__ __forceinline__ uint64_t l2_evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// The 4-D box at coordinates (c0 innermost .. c3) into `dst`, completing on `bar`, its lines
+// kept in L2 under `policy` (l2_evict_first_policy for a stream read once).
 __device__ __forceinline__ void tensor_copy_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
-                                               uint64_t* bar) {
+                                               uint64_t* bar, uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3, %4, "
-      "%5}], [%6];" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar))
+      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
+      "{%2, %3, %4, %5}], [%6], %7;" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar)), "l"(policy)
       : "memory");
 }
 

@@ -223,6 +223,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
           }
           uint64_t* bar = bars + i % kStages;
           bulk::mbar_expect_tx(bar, boxes * L::kPieces * 2 * 16 * 128);
+          // K/V rows are read once per step: first out of L2 (1-4% faster at batch 1 and 16 on
+          // the H200, session 13; the bytes are the same).
+          const uint64_t policy = bulk::l2_evict_first_policy();
 #pragma unroll
           for (int b = 0; b < kBoxes; ++b) {
             if (b >= boxes) break;
@@ -230,8 +233,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
 #pragma unroll
             for (int c = 0; c < L::kPieces; ++c) {
               const int col = c * 128 / Kv::kBytes, at = c * L::kPieceBytes + b * 16 * 128;
-              bulk::tensor_copy_4d(k_dst + at, &sp.k_map, col, row, kv_head, ids[b], bar);
-              bulk::tensor_copy_4d(v_dst + at, &sp.v_map, col, row, kv_head, ids[b], bar);
+              bulk::tensor_copy_4d(k_dst + at, &sp.k_map, col, row, kv_head, ids[b], bar, policy);
+              bulk::tensor_copy_4d(v_dst + at, &sp.v_map, col, row, kv_head, ids[b], bar, policy);
             }
           }
         }
