@@ -51,6 +51,20 @@ def main():
         # SDPA / ours = 10 / 11 = 0.91 at batch 1: not within 3%.
         assert "SDPA target met (within 3%, faster where SDPA < 85%): 1 of 2" in sliced, sliced
         assert "   50.0" not in sliced, sliced  # the unsliced batch-1 row is not taken
+        assert "read %" not in sliced and "reaches" not in sliced, sliced  # no read_us column here
+
+        # With the size-matched read: read % = ours % x ours us / read us, and the counts say
+        # in how many target cells the read kernel itself reaches 85%.
+        with open(bench, "w") as f:
+            f.write("# read ceiling: 4000 GB/s (best of 10, 4 GiB)\n" + HEADER.rstrip("\n") + ",read_us,pct_read\n")
+            f.write(row(1, 16384, "auto+pack", "serve21", 20.0, 50.0).rstrip("\n") + ",12.5,62.5\n")  # read 80%
+            f.write(row(16, 4096, "auto+pack", "serve14", 10.0, 86.0).rstrip("\n") + ",9.0,90.0\n")  # read 95.6%
+            f.write(row(16, 16384, "auto+pack", "serve14", 40.0, 86.0).rstrip("\n") + ",,\n")  # not measured
+        read = run(bench, sdpa)
+        assert "read %" in read, read
+        assert "   80.0" in read and "   95.6" in read, read
+        assert ">= 85% at batch 1, L >= 16k: 0 of 1 (the read kernel reaches 85% in 0 of them)" in read, read
+        assert ">= 85% at batch >= 16, L >= 4k: 2 of 2 (the read kernel reaches 85% in 1 of them)" in read, read
     print("targets.py: ok")
 
 
