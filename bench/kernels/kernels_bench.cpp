@@ -38,7 +38,6 @@
 #include <cstdio>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,7 +52,7 @@
 #include "backends/cuda/probe.h"
 #include "backends/cuda/quant.h"
 #include "ops/linear_dispatch.h"
-#include "target/levers.h"
+#include "ops/cuda/chained_launch_lever.h"
 
 namespace {
 
@@ -220,10 +219,10 @@ int main(int argc, char** argv) {
       return 77;
     }
     const DeviceInfo info = select_device(0);
-    // As the backend launches on this device: chained (PDL) from sm_90 unless LATHE_CHAINED_LAUNCH is off.
-    const char* chained_env = std::getenv("LATHE_CHAINED_LAUNCH");
-    const std::optional<bool> chained_lever = chained_env ? target::parse_on_off(chained_env) : std::nullopt;
-    set_chained_launch(info.sm_major >= 9 && chained_lever.value_or(true));
+    // As the backend launches on this device: chained (PDL) from sm_90 unless LATHE_CHAINED_LAUNCH
+    // is off, with the weights before the wait as LATHE_GEMV_EARLY_WEIGHTS says.
+    ops::cuda::configure_chained_launch(info.sm_major);
+    ops::cuda::configure_gemv_early_weights();
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\nchained launches: {}\n", describe(info), ours_fp8,
