@@ -7,11 +7,10 @@
 //    packing armed where it changes the launch) against the
 //    declared 132-SM target, runs each distinct plan once through the real dispatch
 //    (ops/cuda/attention_dispatch.h), and reports the median microseconds per launch over CUDA-
-//    graph replays (one warm-up, median of 9), the achieved GB/s of KV read (every K and V row of every sequence once) and
-//    the percent of the ceiling. Launches inside one graph rotate over disjoint copies of the KV
-//    (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not
-//    timed out of L2.
-//    Each row also prints a fingerprint (FNV-1a) of one launch's output bytes, so runs of two
+//    graph replays (one warm-up, median of 9), the achieved GB/s of KV read (every K and V row of every
+//    sequence once) and the percent of the ceiling. Launches inside one graph rotate over disjoint copies of
+//    the KV (different blocks of one pool) until a graph reads at least 512 MB, so small cases are not timed
+//    out of L2. Each row also prints a fingerprint (FNV-1a) of one launch's output bytes, so runs of two
 //    builds show, cell by cell, whether a change kept the bytes, and the time of the read kernel
 //    over the cell's byte count (`read_us`, `pct_read`: size_matched_read_us), the cost of the
 //    launch's ramp-up and tail that no kernel of that size avoids.
@@ -37,6 +36,9 @@
 //              single-sequence serve, pinned at every batch width.
 //   --slices: comma list of slice caps (1..8); "auto+pack+slices" is then measured once per cap,
 //             labelled e.g. "auto+pack+slices3", instead of at auto's cap.
+//   --v-offset: bytes (a multiple of 1024, < 1 GiB) by which the V pool starts after the start of
+//             its allocation (default 0): K row x and V row x then differ in their low address
+//             bits, which the DRAM's channel and bank mapping may use.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
@@ -175,6 +177,7 @@ int main(int argc, char** argv) {
   bool quick = false;
   bool shuffled_tables = true;
   int32_t block_size = kDefaultBlockSize;
+  int64_t v_offset = 0;
   // A split-K kernel variant, or (serve) the one a serve whose widest decode batch is the
   // measured batch would run (ops/splitk_policy.h: decode_splitk_kernel), labelled "serve" and the
   // variant number (e.g. "serve16").
@@ -226,6 +229,14 @@ int main(int argc, char** argv) {
       }
       block_size = value;
     }
+    if (!std::strcmp(argv[i], "--v-offset") && i + 1 < argc) {
+      const long long value = std::atoll(argv[++i]);
+      if (value < 0 || value >= (1ll << 30) || value % 1024 != 0) {
+        std::fprintf(stderr, "error: --v-offset: %s is not a multiple of 1024 in [0, 1 GiB)\n", argv[i]);
+        return 2;
+      }
+      v_offset = value;
+    }
     if (!std::strcmp(argv[i], "--tables") && i + 1 < argc) {
       const std::string tables = argv[++i];
       if (tables != "shuffled" && tables != "sequential") {
@@ -263,9 +274,10 @@ int main(int argc, char** argv) {
     const double ceiling = measure_ceiling(stream);
     std::string log = fmt::format(
         "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n"
-        "chained launches: {}\nKV block size: {} tokens\n",
-        prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling, shuffled_tables ? "shuffled" : "sequential",
-        cuda::chained_launch_enabled() ? "on" : "off", block_size);
+        "chained launches: {}\nKV block size: {} tokens\nV offset: {} bytes\n",
+        prop.name, prop.multiProcessorCount, prop.l2CacheSize >> 20, ceiling,
+        shuffled_tables ? "shuffled" : "sequential", cuda::chained_launch_enabled() ? "on" : "off",
+        block_size, v_offset);
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 
@@ -319,7 +331,8 @@ int main(int argc, char** argv) {
     const int64_t pool_tokens = int64_t{64} * 65536;
     const int64_t pool_blocks = pool_tokens / block_size;
     const size_t pool_bytes_each = static_cast<size_t>(pool_tokens) * 1024 * 2;  // K or V: 1024 elems x 2 B
-    Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each), sink(16);
+    Buffer k_pool(pool_bytes_each), v_pool(pool_bytes_each + static_cast<size_t>(v_offset)), sink(16);
+    void* const v_base = static_cast<char*>(v_pool.ptr) + v_offset;
     const int64_t max_rows = 64;
     Buffer q(static_cast<size_t>(max_rows) * 64 * 128 * 2), out(static_cast<size_t>(max_rows) * 64 * 128 * 2);
     cuda::fill_random(q.ptr, max_rows * 64 * 128, cuda::FillKind::kBf16Unit, 11, stream);
@@ -331,7 +344,8 @@ int main(int argc, char** argv) {
       const size_t elem = fp8 ? 1 : 2;
       const size_t pool_elems = pool_bytes_each / elem;
       cuda::fill_random(k_pool.ptr, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 21, stream);
-      cuda::fill_random(v_pool.ptr, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 22, stream);
+      cuda::fill_random(v_base, pool_elems, fp8 ? cuda::FillKind::kFp8E4M3 : cuda::FillKind::kBf16Unit, 22,
+                        stream);
       for (const Shape& shape : shapes) {
         const int64_t token_elems = static_cast<int64_t>(shape.kv_heads) * shape.head_dim;
         const int32_t blocks_in_pool = static_cast<int32_t>(std::min<int64_t>(pool_blocks, pool_elems / (token_elems * block_size)));
@@ -361,7 +375,7 @@ int main(int argc, char** argv) {
 
             ops::AttentionShape attn{shape.heads, shape.kv_heads, shape.head_dim, 1.0f / std::sqrt(float(shape.head_dim))};
             ops::KvCacheShape cache{blocks_in_pool, block_size, shape.kv_heads, shape.head_dim, dtype};
-            ops::KvCacheLayer layer{k_pool.ptr, v_pool.ptr, 0.05f, 0.05f};
+            ops::KvCacheLayer layer{k_pool.ptr, v_base, 0.05f, 0.05f};
             const int64_t cols = static_cast<int64_t>(shape.heads) * shape.head_dim;
             const ops::Act q_act{q.ptr, DType::kBF16, batch, cols, cols};
             const ops::Act out_act{out.ptr, DType::kBF16, batch, cols, cols};
