@@ -32,7 +32,8 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   __trap();
   return 0;
 }
-__device__ __forceinline__ void tensor_copy_4d(void*, const CUtensorMap*, int, int, int, int, uint64_t*, uint64_t) {
+__device__ __forceinline__ void tensor_copy_5d(void*, const CUtensorMap*, int, int, int, int, int, uint64_t*,
+                                               uint64_t) {
   __trap();
 }
 #else
@@ -76,7 +77,7 @@ __device__ __forceinline__ void bulk_copy(void* dst, const void* src, uint32_t b
       : "memory");
 }
 
-// One box of a 2-D / 4-D tensor map at element coordinates (c0 innermost, ...) into `dst`
+// One box of a 2-D / 5-D tensor map at element coordinates (c0 innermost, ...) into `dst`
 // (aligned as the map's swizzle requires: 128 bytes unswizzled, 1024 for the 128-byte swizzle).
 // Box elements outside the tensor are written as zeros and still count towards the bytes.
 // `map` must live in kernel-parameter (__grid_constant__), constant or global memory.
@@ -96,14 +97,15 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   return policy;
 }
 
-// The 4-D box at coordinates (c0 innermost .. c3) into `dst`, completing on `bar`, its lines
+// The 5-D box at coordinates (c0 innermost .. c4) into `dst`, completing on `bar`, its lines
 // kept in L2 under `policy` (l2_evict_first_policy for a stream read once).
-__device__ __forceinline__ void tensor_copy_4d(void* dst, const CUtensorMap* map, int c0, int c1, int c2, int c3,
-                                               uint64_t* bar, uint64_t policy) {
+__device__ __forceinline__ void tensor_copy_5d(void* dst, const CUtensorMap* map, int c0, int c1, int c2,
+                                               int c3, int c4, uint64_t* bar, uint64_t policy) {
   asm volatile(
-      "cp.async.bulk.tensor.4d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1, "
-      "{%2, %3, %4, %5}], [%6], %7;" ::"r"(smem_u32(dst)),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(smem_u32(bar)), "l"(policy)
+      "cp.async.bulk.tensor.5d.shared::cluster.global.tile.mbarrier::complete_tx::bytes.L2::cache_hint "
+      "[%0], [%1, {%2, %3, %4, %5, %6}], [%7], %8;" ::"r"(smem_u32(dst)),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(c2), "r"(c3), "r"(c4), "r"(smem_u32(bar)),
+      "l"(policy)
       : "memory");
 }
 

@@ -228,27 +228,34 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
   return 1;
 }
 
-// The tensor maps of the tensor-copy variants: K or V as a 4-D tensor (head_dim, slot in block,
-// KV head, block; innermost first) read in boxes of 128 bytes x 16 slots with the 128-byte swizzle
-// (SplitLayout's staged layout). Encoded per launch on the host; a captured graph keeps the
-// parameter bytes, so replays cost nothing.
+// The tensor maps of the tensor-copy variants: K or V as a 5-D tensor (128 bytes of a row, slot in
+// block, 128-byte piece of the row, KV head, block; innermost first: the pieces get a dimension of
+// their own, outside the slots, so that one box of 16 slots x P pieces lands as SplitLayout's
+// [piece][16 rows][128 bytes]; the 128-byte swizzle caps a box's inner extent at 128 bytes). P =
+// tensor_box_pieces: at HD 256 one copy of 16 whole rows (8 KB BF16, 4 KB FP8) instead of one
+// per piece. Encoded per launch on the host; a captured graph keeps the parameter bytes, so
+// replays cost nothing.
 bool encode_kv_map(const void* base, const PagedKv& kv, CUtensorMap& map) {
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
+  const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;
   TensorMapSpec spec;
   spec.dtype = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-  spec.rank = 4;
+  spec.rank = 5;
   spec.base = base;
-  spec.dims[0] = static_cast<uint64_t>(kv.head_dim);
+  spec.dims[0] = 128 / elem;
   spec.dims[1] = static_cast<uint64_t>(kv.block_size);
-  spec.dims[2] = static_cast<uint64_t>(kv.num_kv_heads);
-  spec.dims[3] = static_cast<uint64_t>(kv.num_blocks);
-  spec.strides[0] = spec.dims[0] * elem;
-  spec.strides[1] = spec.strides[0] * spec.dims[1];
-  spec.strides[2] = spec.strides[1] * spec.dims[2];
-  spec.box[0] = static_cast<uint32_t>(128 / elem);
+  spec.dims[2] = row_bytes / 128;
+  spec.dims[3] = static_cast<uint64_t>(kv.num_kv_heads);
+  spec.dims[4] = static_cast<uint64_t>(kv.num_blocks);
+  spec.strides[0] = row_bytes;                       // slot
+  spec.strides[1] = 128;                             // piece
+  spec.strides[2] = row_bytes * spec.dims[1];        // KV head
+  spec.strides[3] = spec.strides[2] * spec.dims[3];  // block
+  spec.box[0] = static_cast<uint32_t>(spec.dims[0]);
   spec.box[1] = 16;
-  spec.box[2] = 1;
+  spec.box[2] = static_cast<uint32_t>(tensor_box_pieces(kv.head_dim, static_cast<int>(elem)));
   spec.box[3] = 1;
+  spec.box[4] = 1;
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
   int error = 0;
   return encode_tensor_map(spec, map, error);

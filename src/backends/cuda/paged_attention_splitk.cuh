@@ -54,9 +54,10 @@
 // block table. (Without kPrefetch, or when a tile spans more than 32 blocks, every copy loads its
 // block id from the table just before it is issued: the pre-2026-11-30 issue loop.)
 //
-// Tensor copies (Cfg::kTensor, variants 13-19): lane 0 of each warp requests a tile's K and V rows
-// from the copy engine as 16-row x 128-byte boxes of the 4-D tensor maps in SplitParams (one per
-// 128-byte piece of a row and 16 positions), into the swizzled layout of SplitLayout, announcing
+// Tensor copies (Cfg::kTensor, variants 13-21): lane 0 of each warp requests a tile's K and V rows
+// from the copy engine as boxes of 16 rows x P 128-byte pieces of the 5-D tensor maps in
+// SplitParams (P = tensor_box_pieces: whole rows at HD 256, one piece at HD 128), into the
+// swizzled layout of SplitLayout, announcing
 // the bytes on the stage's mbarrier; every lane waits on the stage's phase. Tiles are cut at
 // multiples of T positions (paged_attention_splitk_tile.cuh: kAlignedTiles), so a box never
 // crosses a block. Rows past the sequence's end are read (they are in its last block) and their
@@ -89,9 +90,10 @@ struct SplitParams {
   int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
                           // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
                           // c + slice_ctas, ... in turn (the same bytes either way)
-  // Tensor-copy geometries only (kTensor): K and V as 4-D tensors [num_blocks, kv heads,
-  // block_size, head_dim] with boxes of 16 rows x 128 bytes, 128-byte swizzle (encoded by the
-  // launcher, paged_attention_splitk.cu; passed as a __grid_constant__ parameter).
+  // Tensor-copy geometries only (kTensor): K and V as 5-D tensors [num_blocks, kv heads, piece,
+  // block_size, 128 bytes] (a row's 128-byte pieces as a dimension of their own) with boxes of
+  // 16 rows x tensor_box_pieces pieces, 128-byte swizzle (encoded by the launcher,
+  // paged_attention_splitk.cu; passed as a __grid_constant__ parameter).
   CUtensorMap k_map, v_map;
 };
 
@@ -207,11 +209,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       unsigned char* k_dst = mine + (i % kStages) * L::kStage;
       unsigned char* v_dst = k_dst + L::kRawTile;
       if constexpr (L::kSwizzled) {
-        // Lane 0: the tile's K and V rows as kPieces boxes each of 16 rows x 128 bytes per 16
-        // positions (box b from row (ts + 16b) % block_size of its block; rows past the block read
-        // as zeros), for the boxes that start before len (the rest are rows the wait zeroes). Lane
-        // b holds box b's block id, loaded one tile ahead. A tile past the end copies nothing and
-        // completes its phase at once.
+        // Lane 0: the tile's K and V rows as kPieces / P boxes each per 16 positions (box b of
+        // group q: 16 rows from row (ts + 16b) % block_size of its block, pieces qP .. qP + P - 1;
+        // rows past the block read as zeros), for the boxes that start before len (the rest are
+        // rows the wait zeroes). Lane b holds box b's block id, loaded one tile ahead. A tile past
+        // the end copies nothing and completes its phase at once.
         constexpr int kBoxes = kTile / 16;
         int32_t ids[kBoxes];
 #pragma unroll
@@ -222,7 +224,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
             while (boxes < kBoxes && ts + 16 * boxes < len) ++boxes;
           }
           uint64_t* bar = bars + i % kStages;
-          bulk::mbar_expect_tx(bar, boxes * L::kPieces * 2 * 16 * 128);
+          bulk::mbar_expect_tx(bar, boxes * 2 * L::kPieces * 16 * 128);
           // K/V rows are read once per step: first out of L2 (1-4% faster at batch 1 and 16 on
           // the H200, session 13; the bytes are the same).
           const uint64_t policy = bulk::l2_evict_first_policy();
@@ -231,10 +233,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
             if (b >= boxes) break;
             const int row = (ts + 16 * b) & (bs - 1);
 #pragma unroll
-            for (int c = 0; c < L::kPieces; ++c) {
-              const int col = c * 128 / Kv::kBytes, at = c * L::kPieceBytes + b * 16 * 128;
-              bulk::tensor_copy_4d(k_dst + at, &sp.k_map, col, row, kv_head, ids[b], bar, policy);
-              bulk::tensor_copy_4d(v_dst + at, &sp.v_map, col, row, kv_head, ids[b], bar, policy);
+            for (int q = 0; q < L::kPieces / L::kBoxPieces; ++q) {
+              const int at = q * L::kGroupBytes + b * L::kBoxBytes, piece = q * L::kBoxPieces;
+              bulk::tensor_copy_5d(k_dst + at, &sp.k_map, 0, row, piece, kv_head, ids[b], bar, policy);
+              bulk::tensor_copy_5d(v_dst + at, &sp.v_map, 0, row, piece, kv_head, ids[b], bar, policy);
             }
           }
         }

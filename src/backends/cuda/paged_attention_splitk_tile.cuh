@@ -40,11 +40,22 @@ struct SplitCfg {
 // The fewest positions a cluster rank is given (a shorter split uses fewer ranks).
 inline constexpr int kMinPerRank = 512;
 
+// 128-byte pieces of a K/V row that one tensor copy brings (the box's piece extent; the launcher
+// encodes the maps with it, paged_attention_splitk.cu): every piece of a row at head dim 256, one
+// at head dim 128. Session 14 measured both on the H200: whole rows were 1-7% faster at head dim 256
+// (BF16 and FP8) and 1-2% slower on the 32/8/128 BF16 cells at 16k-64k (same bytes).
+constexpr int tensor_box_pieces(int head_dim, int kv_bytes) {
+  return head_dim == 256 ? head_dim * kv_bytes / 128 : 1;
+}
+
 // Staged K/V rows. cp.async geometries: row r at r * kRawRow (its bytes plus a 16-byte pad, so
-// the fragment loads of 8 rows hit distinct banks). Tensor-copy geometries (kSwizzled): the tile
-// is kPieces pieces of 128 bytes per row (one tensor copy each), piece c holding bytes
-// 128c .. 128c + 127 of every row, row r at 128r within it with its 16-byte unit u stored at unit
-// u ^ (r % 8) (the copy engine's 128-byte swizzle; the same bank spread without a pad).
+// the fragment loads of 8 rows hit distinct banks). Tensor-copy geometries (kSwizzled): a tile of
+// T rows of kPieces 128-byte pieces is staged as kPieces / P groups of P pieces (P =
+// tensor_box_pieces), each group T / 16 boxes of [P pieces][16 rows][128 bytes] (one tensor copy
+// each, the order of the box's dimensions in the map), row r of a box at 128 (r % 16) within its
+// piece, its 16-byte unit u stored at unit u ^ (r % 8) (the copy engine's 128-byte swizzle: every
+// piece starts on a 1024-byte boundary, so a line's index modulo 8 is r % 8; the same bank
+// spread as the pad, without it).
 template <typename Kv, int HD, typename Cfg>
 struct SplitLayout {
   static constexpr int kTile = Cfg::kTile;
@@ -52,8 +63,10 @@ struct SplitLayout {
   static constexpr int kRow = HD + 8;                   // BF16 elements per shared query row (16-byte pad)
   static constexpr int kRowBytes = HD * Kv::kBytes;     // bytes of one K or V row
   static constexpr int kRawRow = kRowBytes + 16;        // cp.async: bytes per staged row
-  static constexpr int kPieces = kRowBytes / 128;       // tensor copies per K or V tile
-  static constexpr int kPieceBytes = kTile * 128;
+  static constexpr int kPieces = kRowBytes / 128;       // 128-byte pieces of a K or V row
+  static constexpr int kBoxPieces = tensor_box_pieces(HD, Kv::kBytes);  // pieces per tensor copy
+  static constexpr int kBoxBytes = kBoxPieces * 16 * 128;               // one box: 16 rows x P pieces
+  static constexpr int kGroupBytes = kTile / 16 * kBoxBytes;            // a group: P pieces of T rows
   static constexpr int kRawTile = kSwizzled ? kTile * kRowBytes : kTile * kRawRow;  // K or V of one stage
   static constexpr int kStage = 2 * kRawTile;
   static_assert(!kSwizzled || kRowBytes % 128 == 0, "tensor copies: whole 128-byte pieces per row");
@@ -75,9 +88,17 @@ struct SplitLayout {
   static_assert(kBytes <= 227 * 1024, "shared memory of one CTA");
   static_assert(!kSwizzled || kRawTile % 1024 == 0, "tensor-copy tiles keep the swizzle's 1024-byte period");
 
-  // Byte offset of 16-byte unit u of staged row r within a K or V tile.
+  static_assert(kBoxPieces == 1 || kBoxPieces == kPieces, "a box holds one piece or the whole row");
+
+  // Byte offset of 16-byte unit u (piece u / 8) of staged row r within a K or V tile. (The two
+  // box widths are written out apart: a unit's piece is not known at compile time everywhere, and
+  // a generic group / piece split of it costs address arithmetic in the fragment loads.)
   __device__ __forceinline__ static int at(int r, int u) {
-    if constexpr (kSwizzled) return (u >> 3) * kPieceBytes + r * 128 + (((u & 7) ^ (r & 7)) << 4);
+    if constexpr (kSwizzled) {
+      const int unit = ((u & 7) ^ (r & 7)) << 4;
+      if constexpr (kBoxPieces == 1) return (u >> 3) * kGroupBytes + r * 128 + unit;  // boxes of a piece abut
+      return (r >> 4) * kBoxBytes + (u >> 3) * (16 * 128) + (r & 15) * 128 + unit;
+    }
     return r * kRawRow + u * 16;
   }
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
