@@ -9,7 +9,12 @@
 //   RoPE pairing gives errors of order 1.
 //   Greedy: identical token for token, except where the reference's top-2 margin is below twice
 //   the fixture's measured prompt-logit error (a tie at BF16 resolution); the test says so.
-//   Invariance: byte-identical, no tolerance.
+//   Invariance: byte-identical, no tolerance, with a BF16 and with an FP8 E4M3 KV cache.
+//   FP8 KV cache (scale 1), teacher-forced decode logits: the CPU backend's error with the same
+//   FP8 cache (the quantization's own damage, measured in the same test against the same HF
+//   steps) plus the BF16 activation allowance above (0.1), and never more than the CPU golden
+//   suite's FP8 sanity bound (0.3). A wrong FP8 layout, scale or dequantization gives errors of
+//   order 1.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -30,6 +35,11 @@ namespace lathe::golden {
 namespace {
 
 constexpr double kPromptRelBound = 0.1;
+constexpr double kFp8KvRelBound = 0.3;  // tests/golden/model/qwen3_golden_test.cpp's FP8 KV bound
+
+const char* kv_name(DType kv) {
+  return kv == DType::kF8E4M3 ? "fp8 KV" : "bf16 KV";
+}
 
 class Qwen3CudaGolden : public ::testing::TestWithParam<std::string> {
  protected:
@@ -49,7 +59,8 @@ struct CudaModel {
   std::unique_ptr<model::Qwen3Model> model;
   std::unique_ptr<engine::BlockManager> blocks;
 
-  CudaModel(const std::filesystem::path& dir, int32_t max_tokens, int32_t num_blocks) {
+  CudaModel(const std::filesystem::path& dir, int32_t max_tokens, int32_t num_blocks,
+            DType kv_dtype = DType::kBF16) {
     model::ModelConfig config = model::load_model_config(dir);
     model::Qwen3Weights weights = model::load_qwen3_weights(config);
     app::BackendRequest request;
@@ -61,7 +72,7 @@ struct CudaModel {
     options.max_logits_rows = max_tokens;
     options.num_kv_blocks = num_blocks;
     options.kv_block_size = 16;
-    options.kv_dtype = DType::kBF16;
+    options.kv_dtype = kv_dtype;
     model = std::make_unique<model::Qwen3Model>(*backend, std::move(config), std::move(weights), options);
     blocks = std::make_unique<engine::BlockManager>(num_blocks, 16);
   }
@@ -111,25 +122,28 @@ TEST_P(Qwen3CudaGolden, PromptLogitsAndGreedyMatchHf) {
 }
 
 // A sequence's decode logits are the same bytes alone, beside other decode rows, and beside a
-// prefill chunk in a mixed step (decode rows keep their decode arms: ForwardBatch::num_decode_rows).
-TEST_P(Qwen3CudaGolden, DecodeBytesDoNotDependOnTheBatch) {
-  const Reference ref = load_reference(dir());
+// prefill chunk in a mixed step (decode rows keep their decode arms: ForwardBatch::num_decode_rows),
+// with either KV cache dtype.
+void expect_decode_bytes_independent_of_the_batch(const std::string& name, const std::filesystem::path& dir,
+                                                  DType kv) {
+  const Reference ref = load_reference(dir);
   const std::vector<int32_t>& a = ref.prompt;
   const auto ta = static_cast<int64_t>(a.size());
   const int32_t next = ref.greedy.front();
   std::vector<int32_t> b(a.rbegin(), a.rend());
   b.resize(b.size() - 2);
   const auto tb = static_cast<int64_t>(b.size());
+  const auto max_tokens = static_cast<int32_t>(ta + tb + 8);
 
   std::vector<float> alone;
   {
-    CudaModel m(dir(), static_cast<int32_t>(ta + tb + 8), 64);
+    CudaModel m(dir, max_tokens, 64, kv);
     ASSERT_TRUE(m.blocks->ensure_capacity(1, ta + 1));
     m.run(app::plan_step({{1, a, 0, false, true}}, *m.blocks));
     alone = m.run(app::plan_step({{1, {next}, ta, false, true}}, *m.blocks));
   }
   // Beside another decode row (b already prefilled) and beside b's prefill chunk.
-  CudaModel m(dir(), static_cast<int32_t>(ta + tb + 8), 64);
+  CudaModel m(dir, max_tokens, 64, kv);
   ASSERT_TRUE(m.blocks->ensure_capacity(2, tb + 1));
   ASSERT_TRUE(m.blocks->ensure_capacity(1, ta + 1));
   ASSERT_TRUE(m.blocks->ensure_capacity(3, tb));
@@ -138,7 +152,7 @@ TEST_P(Qwen3CudaGolden, DecodeBytesDoNotDependOnTheBatch) {
   const auto v = static_cast<ptrdiff_t>(ref.vocab);
   const std::vector<float> beside_decode(pair.begin(), pair.begin() + v);
 
-  CudaModel mixed_model(dir(), static_cast<int32_t>(ta + tb + 8), 64);
+  CudaModel mixed_model(dir, max_tokens, 64, kv);
   ASSERT_TRUE(mixed_model.blocks->ensure_capacity(1, ta + 1));
   ASSERT_TRUE(mixed_model.blocks->ensure_capacity(3, tb));
   mixed_model.run(app::plan_step({{1, a, 0, false, true}}, *mixed_model.blocks));
@@ -149,10 +163,50 @@ TEST_P(Qwen3CudaGolden, DecodeBytesDoNotDependOnTheBatch) {
 
   const int64_t d1 = count_bit_differences(beside_decode, alone);
   const int64_t d2 = count_bit_differences(beside_prefill, alone);
-  std::printf("[%s] cuda decode bytes: %lld differ beside a decode row, %lld beside a prefill chunk\n",
-              GetParam().c_str(), static_cast<long long>(d1), static_cast<long long>(d2));
-  EXPECT_EQ(d1, 0);
-  EXPECT_EQ(d2, 0);
+  std::printf("[%s] cuda decode bytes, %s: %lld differ beside a decode row, %lld beside a prefill chunk\n",
+              name.c_str(), kv_name(kv), static_cast<long long>(d1), static_cast<long long>(d2));
+  EXPECT_EQ(d1, 0) << kv_name(kv);
+  EXPECT_EQ(d2, 0) << kv_name(kv);
+}
+
+TEST_P(Qwen3CudaGolden, DecodeBytesDoNotDependOnTheBatch) {
+  expect_decode_bytes_independent_of_the_batch(GetParam(), dir(), DType::kBF16);
+}
+
+TEST_P(Qwen3CudaGolden, Fp8KvDecodeBytesDoNotDependOnTheBatch) {
+  expect_decode_bytes_independent_of_the_batch(GetParam(), dir(), DType::kF8E4M3);
+}
+
+// Prefill, then decode one row per step feeding the reference's greedy tokens (teacher forcing),
+// with an FP8 E4M3 KV cache on the GPU and, for the quantization's own error, on the CPU backend
+// (f32 activations, the same FP8 cache): every step's logits against HF's f32 ones (bounds above).
+TEST_P(Qwen3CudaGolden, Fp8KvDecodeLogitsTrackHf) {
+  const Reference ref = load_reference(dir());
+  const auto t = static_cast<int64_t>(ref.prompt.size());
+  const auto n = static_cast<int64_t>(ref.greedy.size());
+  auto teacher_forced = [&](auto& m) {
+    EXPECT_TRUE(m.blocks->ensure_capacity(1, t + n));
+    app::SeqRows rows{1, ref.prompt, 0, false, true};
+    std::vector<float> got = m.run(app::plan_step({rows}, *m.blocks));
+    for (int64_t i = 0; i + 1 < n; ++i) {
+      rows = app::SeqRows{1, {ref.greedy[static_cast<size_t>(i)]}, t + i, false, true};
+      const ops::ForwardBatch batch = app::plan_step({rows}, *m.blocks);
+      EXPECT_EQ(batch.phase, ops::Phase::kDecode);
+      const std::vector<float> step = m.run(batch);
+      got.insert(got.end(), step.begin(), step.end());
+    }
+    return got;
+  };
+  CudaModel gpu(dir(), static_cast<int32_t>(t), 32, DType::kF8E4M3);
+  DirectModel cpu(dir(), static_cast<int32_t>(t), 32, DType::kF8E4M3);
+  const ErrorStats gpu_err = compare(teacher_forced(gpu), ref.greedy_logits);
+  const ErrorStats cpu_err = compare(teacher_forced(cpu), ref.greedy_logits);
+  const double bound = std::min(cpu_err.rel() + kPromptRelBound, kFp8KvRelBound);
+  std::printf(
+      "[%s] fp8 KV, last-prompt + %lld decode-step logits vs HF f32: cuda rel %.3g, cpu rel %.3g (bound "
+      "%.3g)\n",
+      GetParam().c_str(), static_cast<long long>(n - 1), gpu_err.rel(), cpu_err.rel(), bound);
+  EXPECT_LE(gpu_err.rel(), bound);
 }
 
 // Prefilling in chunks of 5 gives the same last-row logits as the whole prompt.
@@ -170,17 +224,18 @@ TEST_P(Qwen3CudaGolden, ChunkedPrefillBytes) {
 }
 
 // Decode steps replayed from CUDA graphs, padded to their bucket, give the bytes of the same
-// steps run eagerly: one sequence (bucket 1) and three (padded to bucket 4), and the eager path
-// still agrees after the graphs were recorded. Rerunning a decode step rewrites its KV slot with
-// the same bytes, so the steps can be repeated on one cache.
-TEST_P(Qwen3CudaGolden, DecodeGraphsReplayTheEagerBytes) {
-  const Reference ref = load_reference(dir());
+// steps run eagerly, with either KV cache dtype: one sequence (bucket 1) and three (padded to
+// bucket 4), and the eager path still agrees after the graphs were recorded. Rerunning a decode
+// step rewrites its KV slot with the same bytes, so the steps can be repeated on one cache.
+void expect_graphs_replay_the_eager_bytes(const std::string& name, const std::filesystem::path& dir,
+                                          DType kv) {
+  const Reference ref = load_reference(dir);
   const std::vector<int32_t>& a = ref.prompt;
   const std::vector<int32_t> b(a.rbegin(), a.rend());
   const std::vector<int32_t> c(a.begin() + 1, a.end());
   const int32_t next = ref.greedy.front();
   constexpr int32_t kMaxSeqs = 8;
-  CudaModel m(dir(), static_cast<int32_t>(3 * a.size() + 8), 64);
+  CudaModel m(dir, static_cast<int32_t>(3 * a.size() + 8), 64, kv);
   std::vector<app::SeqRows> prefill;
   std::vector<app::SeqRows> decode;
   engine::SeqId id = 1;
@@ -212,14 +267,21 @@ TEST_P(Qwen3CudaGolden, DecodeGraphsReplayTheEagerBytes) {
   const int64_t d1 = count_bit_differences(replay(one), eager_one);
   const int64_t d3 = count_bit_differences(replay(three), eager_three);
   const int64_t again = count_bit_differences(m.run(three), eager_three);
-  std::printf("[%s] decode graphs (buckets %zu): %lld / %lld logits differ from eager (1 / 3 rows), %lld eager after\n",
-              GetParam().c_str(), graphs.buckets().size(), static_cast<long long>(d1), static_cast<long long>(d3),
-              static_cast<long long>(again));
-  EXPECT_EQ(d1, 0);
-  EXPECT_EQ(d3, 0);
-  EXPECT_EQ(again, 0);
+  std::printf(
+      "[%s] decode graphs, %s (buckets %zu): %lld / %lld logits differ from eager (1 / 3 rows), %lld eager "
+      "after\n",
+      name.c_str(), kv_name(kv), graphs.buckets().size(), static_cast<long long>(d1),
+      static_cast<long long>(d3), static_cast<long long>(again));
+  EXPECT_EQ(d1, 0) << kv_name(kv);
+  EXPECT_EQ(d3, 0) << kv_name(kv);
+  EXPECT_EQ(again, 0) << kv_name(kv);
   // A prefill step is not a graph step.
   EXPECT_EQ(graphs.run(app::plan_step({prefill[0]}, *m.blocks)).rows, 0);
+}
+
+TEST_P(Qwen3CudaGolden, DecodeGraphsReplayTheEagerBytes) {
+  for (const DType kv : {DType::kBF16, DType::kF8E4M3})
+    expect_graphs_replay_the_eager_bytes(GetParam(), dir(), kv);
 }
 
 INSTANTIATE_TEST_SUITE_P(Fixtures, Qwen3CudaGolden, ::testing::ValuesIn(fixture_names()), fixture_test_name);
