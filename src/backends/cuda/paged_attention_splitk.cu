@@ -35,10 +35,17 @@ struct ReduceParams {
 // split leaves unused are never written, so they are skipped; merging their neutral equivalent
 // would change no bit (weight exp2(-inf) = 0 against accumulators that are never -0).
 //
-// The reduce first counts each split's used slots (one thread per split), then each thread takes
-// slots i, i + HD, ...: a used one goes to its position among the used ones (the used slots of the
-// splits before it, then its slice index), so the records' max and sum are loaded by many threads
-// at once.
+// The reduce is a chain of dependent L2 reads after the split kernel, so it is written for few
+// round trips. Which slots a sequence used follows from its length alone, which the split kernel
+// also reads before its wait (chained_launch.cuh), so the used slots are listed in shared memory
+// (a thread per slot, at its position among the used slots: the used slots of the splits before
+// it, then its slice index) before the wait for the split kernel, overlapping its tail. After the
+// wait, one round trip brings every used record's max and sum into shared memory and this
+// thread's outputs of the first kChunk records into registers; each next chunk is requested
+// before the current one is summed. The arithmetic and its order are those of a plain loop over
+// the used slots, so the bytes are those of any earlier form of this kernel. More slots than
+// shared memory holds (the legacy rule's split counts, never sliced) read their max and sum in
+// place.
 inline constexpr int kMaxReduceSplits = 16;  // the policy's kMaxDecodeSplits (target/levers.h)
 inline constexpr int kMaxReduceSlots = kMaxReduceSplits * kMaxSplitSlices;
 
@@ -52,72 +59,70 @@ template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   // Merges the used records of one (sequence, head) in slot order:
   //   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)
-  // Unsliced, every slot is used and slot i is record i, read in place (any split count, legacy's
-  // included); sliced (at most kMaxReduceSplits splits, launch_paged_decode_splitk checks), the
-  // used slots are gathered into shared memory first.
-  __shared__ int32_t slot_of[kMaxReduceSlots];  // the used slots, in order
+  // (sliced launches have at most kMaxReduceSplits splits: launch_paged_decode_splitk checks).
+  __shared__ int32_t slot_of[kMaxReduceSlots];  // sliced: the used slots, in order
   __shared__ float max_of[kMaxReduceSlots], sum_of[kMaxReduceSlots];
   __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
   const bool sliced = rp.slices > 1;
-  // Each split's used slots follow from the sequence's length alone, which the split kernel also
-  // reads before its wait (chained_launch.cuh): counted here before the wait for the split
-  // kernel, the length's load overlaps that kernel's tail instead of adding a round trip after it.
-  if (sliced && d < rp.num_splits) {
-    const int len = rp.context_lens[seq];
-    slices_of[d] = slices_of_split(rp, len, split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule), d);
-  }
-  chained_kernel_begin();
   const int records = rp.num_splits * rp.slices;
-  const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
-  int count = rp.num_splits;
-  if (sliced) {
+  int count = rp.num_splits;  // used slots
+  if (sliced) {               // before the wait: the slots follow from the length
+    if (d < rp.num_splits) {
+      const int len = rp.context_lens[seq];
+      const int per = split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
+      slices_of[d] = slices_of_split(rp, len, per, d);
+    }
     __syncthreads();
     for (int i = d; i < records; i += HD) {
       const int s = i / rp.slices, k = i % rp.slices;
       if (k >= slices_of[s]) continue;
-      int before = 0;  // used slots of splits 0..s-1
-      for (int t = 0; t < s; ++t) before += slices_of[t];
-      slot_of[before + k] = i;
-      max_of[before + k] = recs[i * (HD + 2) + HD];
-      sum_of[before + k] = recs[i * (HD + 2) + HD + 1];
+      int at = k;
+      for (int t = 0; t < s; ++t) at += slices_of[t];
+      slot_of[at] = i;
     }
     count = 0;
     for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
+    __syncthreads();  // slot_of
+  }
+  chained_kernel_begin();
+  const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
+  const bool staged = records <= kMaxReduceSlots;  // always when sliced
+  auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
+  // Read in place (no shared copy) only past kMaxReduceSlots: the legacy rule's split counts.
+  auto max_at = [&](int i) { return staged ? max_of[i] : recs[i * (HD + 2) + HD]; };
+  auto sum_at = [&](int i) { return staged ? sum_of[i] : recs[i * (HD + 2) + HD + 1]; };
+  // Few registers on purpose: the reduce is launched chained, so its CTAs wait resident for the
+  // split kernel, and one wave of them (heads x sequences CTAs) must fit at batch 16 and more.
+  constexpr int kChunk = 16;
+  float x_next[kChunk];  // this thread's outputs of the next chunk of records, in flight
+  auto load_chunk = [&](int base) {
+#pragma unroll
+    for (int k = 0; k < kChunk; ++k) x_next[k] = base + k < count ? recs[slot(base + k) * (HD + 2) + d] : 0.0f;
+  };
+  load_chunk(0);
+  if (staged) {
+    for (int i = d; i < count; i += HD) {
+      max_of[i] = recs[slot(i) * (HD + 2) + HD];
+      sum_of[i] = recs[slot(i) * (HD + 2) + HD + 1];
+    }
     __syncthreads();
   }
-  auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
-  auto max_at = [&](int i) { return sliced ? max_of[i] : recs[i * (HD + 2) + HD]; };
-  auto sum_at = [&](int i) { return sliced ? sum_of[i] : recs[i * (HD + 2) + HD + 1]; };
-  // The records are read kChunk at a time, every load of a chunk issued before any is used, so a
-  // merge of up to kChunk slots costs two L2 round trips (the maximum, then the weighted sums)
-  // instead of one per slot or four; the arithmetic and its order are those of a plain loop.
-  constexpr int kChunk = 16;
   float max_all = -INFINITY;
-  for (int base = 0; base < count; base += kChunk) {
-    float m[kChunk];
-#pragma unroll
-    for (int k = 0; k < kChunk; ++k) m[k] = base + k < count ? max_at(base + k) : -INFINITY;
-#pragma unroll
-    for (int k = 0; k < kChunk; ++k) max_all = fmaxf(max_all, m[k]);
-  }
+  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_at(i));
   float value = 0.0f;
   if (max_all != -INFINITY) {
     float sum = 0.0f, o = 0.0f;
     for (int base = 0; base < count; base += kChunk) {
-      float m[kChunk], l[kChunk], x[kChunk];
+      float x[kChunk];
 #pragma unroll
-      for (int k = 0; k < kChunk; ++k) {
-        const bool used = base + k < count;
-        m[k] = used ? max_at(base + k) : -INFINITY;
-        l[k] = used ? sum_at(base + k) : 0.0f;
-        x[k] = used ? recs[slot(base + k) * (HD + 2) + d] : 0.0f;
-      }
+      for (int k = 0; k < kChunk; ++k) x[k] = x_next[k];
+      if (base + kChunk < count) load_chunk(base + kChunk);
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (base + k >= count) break;
-        const float w = exp2f(m[k] - max_all);
-        sum = __fmaf_rn(l[k], w, sum);
+        const float w = exp2f(max_at(base + k) - max_all);
+        sum = __fmaf_rn(sum_at(base + k), w, sum);
         o = __fmaf_rn(x[k], w, o);
       }
     }
