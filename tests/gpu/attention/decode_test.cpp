@@ -145,6 +145,24 @@ TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) {
   EXPECT_LE(rel_rms(split, c.reference(step)), kDecodeTolerance);
 }
 
+// One query head on 132 SMs gives the legacy rule 132 splits: more records than the reduce stages
+// in shared memory (128), so it reads their max and sum in place; still the non-split arm's
+// result, and the same bytes on a second launch.
+TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) {
+  PagedCase c(1, 1, 128, DType::kBF16, decode_seqs({20000}), 4545);
+  const ops::AttentionConfig legacy = make_config(SplitkPolicy::legacy(), false, 132, 1);
+  const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), legacy);
+  ASSERT_EQ(plan.num_splits, 132);
+  ASSERT_EQ(plan.split_slices, 1);
+  const Step step = c.full_step();
+  const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, legacy);
+  ASSERT_FALSE(any_nan(split));
+  const std::vector<uint16_t> whole = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(1), false));
+  EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit);
+  EXPECT_LE(rel_rms(split, c.reference(step)), kDecodeTolerance);
+  EXPECT_EQ(c.run(ops::Phase::kDecode, step, legacy), split);
+}
+
 // Split slices (attn_decode_split_slices): sliced output against the reference and against the
 // unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the
 // batch of 8 byte for byte; auto on a single-sequence serve gives the bytes of the count it
