@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "app/model_runner.h"
 #include "engine/block_manager.h"
 #include "model/qwen3.h"
 #include "ops/backend.h"
@@ -53,5 +54,27 @@ struct DirectModel {
   // Runs one step and returns its logits rows, F32 [R, V] on the host.
   std::vector<float> run(const ops::ForwardBatch& batch);
 };
+
+// Prefills ref.prompt as sequence 1, then decodes one row per step feeding the reference's greedy
+// tokens (teacher forcing, so the comparison does not depend on sampling). Returns the last prompt
+// row's logits and every decode step's, [N, V] like ref.greedy_logits. `Model` is driven step by
+// step (DirectModel, or a GPU test's twin: blocks and run(ForwardBatch)); its block pool must
+// hold the prompt and N tokens.
+template <typename Model>
+std::vector<float> teacher_forced_logits(Model& m, const Reference& ref) {
+  const auto t = static_cast<int64_t>(ref.prompt.size());
+  const auto n = static_cast<int64_t>(ref.greedy.size());
+  EXPECT_TRUE(m.blocks->ensure_capacity(1, t + n));
+  app::SeqRows rows{1, ref.prompt, 0, false, true};
+  std::vector<float> got = m.run(app::plan_step({rows}, *m.blocks));
+  for (int64_t i = 0; i + 1 < n; ++i) {
+    rows = app::SeqRows{1, {ref.greedy[static_cast<size_t>(i)]}, t + i, false, true};
+    const ops::ForwardBatch batch = app::plan_step({rows}, *m.blocks);
+    EXPECT_EQ(batch.phase, ops::Phase::kDecode);
+    const std::vector<float> step = m.run(batch);
+    got.insert(got.end(), step.begin(), step.end());
+  }
+  return got;
+}
 
 }  // namespace lathe::golden

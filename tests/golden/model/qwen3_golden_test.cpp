@@ -63,16 +63,7 @@ TEST_P(Qwen3Golden, DecodeLogitsMatchHf) {
   const auto t = static_cast<int64_t>(ref.prompt.size());
   const auto n = static_cast<int64_t>(ref.greedy.size());
   DirectModel m(dir(), static_cast<int32_t>(t), 32, DType::kF32, 4);  // block size 4: many blocks per sequence
-  ASSERT_TRUE(m.blocks->ensure_capacity(1, t + n));
-  app::SeqRows rows{1, ref.prompt, 0, false, true};
-  std::vector<float> got = m.run(app::plan_step({rows}, *m.blocks));
-  for (int64_t i = 0; i + 1 < n; ++i) {
-    rows = app::SeqRows{1, {ref.greedy[static_cast<size_t>(i)]}, t + i, false, true};
-    const ops::ForwardBatch batch = app::plan_step({rows}, *m.blocks);
-    ASSERT_EQ(batch.phase, ops::Phase::kDecode);
-    const std::vector<float> step = m.run(batch);
-    got.insert(got.end(), step.begin(), step.end());
-  }
+  const std::vector<float> got = teacher_forced_logits(m, ref);
   const ErrorStats err = compare(got, ref.greedy_logits);
   std::printf("[%s] last-prompt + %lld decode-step logits: max abs err %.3g, rel %.3g (bound %.1g)\n",
               GetParam().c_str(), static_cast<long long>(n - 1), err.max_abs, err.rel(), kF32RelBound);

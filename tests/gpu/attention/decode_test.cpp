@@ -128,31 +128,14 @@ TEST_P(DecodeArms, SplitKPackingIsByteNeutral) {
   }
 }
 
-// The legacy rule is not clamped to 16 splits: 4 query heads on 132 SMs at a reference batch of 1
-// give 33. The reduce must merge them all (its sliced path holds at most 16 splits; legacy never
-// slices), agreeing with the non-split arm like any split count.
-TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) {
-  PagedCase c(4, 2, 128, DType::kBF16, decode_seqs({9000}), 4343);
+// A legacy-rule plan of `splits` splits (the rule is not clamped to 16) for one sequence of `len`
+// positions: the reduce merges every split, agreeing with the non-split arm like any split count,
+// and a second launch gives the same bytes.
+void expect_legacy_splits_merge(int32_t num_heads, int32_t len, uint64_t seed, int32_t splits) {
+  PagedCase c(num_heads, num_heads == 1 ? 1 : 2, 128, DType::kBF16, decode_seqs({len}), seed);
   const ops::AttentionConfig legacy = make_config(SplitkPolicy::legacy(), false, 132, 1);
   const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), legacy);
-  ASSERT_EQ(plan.num_splits, 33);
-  ASSERT_EQ(plan.split_slices, 1);
-  const Step step = c.full_step();
-  const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, legacy);
-  ASSERT_FALSE(any_nan(split));
-  const std::vector<uint16_t> whole = c.run(ops::Phase::kDecode, step, make_config(SplitkPolicy::pinned_to(1), false));
-  EXPECT_LE(rel_rms_bf16(split, whole), kSplitVsNonSplit);
-  EXPECT_LE(rel_rms(split, c.reference(step)), kDecodeTolerance);
-}
-
-// One query head on 132 SMs gives the legacy rule 132 splits: more records than the reduce stages
-// in shared memory (128), so it reads their max and sum in place; still the non-split arm's
-// result, and the same bytes on a second launch.
-TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) {
-  PagedCase c(1, 1, 128, DType::kBF16, decode_seqs({20000}), 4545);
-  const ops::AttentionConfig legacy = make_config(SplitkPolicy::legacy(), false, 132, 1);
-  const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, 1, c.shape(), c.cache_shape(), legacy);
-  ASSERT_EQ(plan.num_splits, 132);
+  ASSERT_EQ(plan.num_splits, splits);
   ASSERT_EQ(plan.split_slices, 1);
   const Step step = c.full_step();
   const std::vector<uint16_t> split = c.run(ops::Phase::kDecode, step, legacy);
@@ -162,6 +145,14 @@ TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) {
   EXPECT_LE(rel_rms(split, c.reference(step)), kDecodeTolerance);
   EXPECT_EQ(c.run(ops::Phase::kDecode, step, legacy), split);
 }
+
+// 4 query heads on 132 SMs at a reference batch of 1: 33 splits (the reduce's sliced path holds
+// at most 16 splits; legacy never slices).
+TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) { expect_legacy_splits_merge(4, 9000, 4343, 33); }
+
+// One query head: 132 splits, more records than the reduce stages in shared memory (128), so it
+// reads their max and sum in place.
+TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) { expect_legacy_splits_merge(1, 20000, 4545, 132); }
 
 // Split slices (attn_decode_split_slices): sliced output against the reference and against the
 // unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the

@@ -184,23 +184,10 @@ TEST_P(Qwen3CudaGolden, Fp8KvDecodeLogitsTrackHf) {
   const Reference ref = load_reference(dir());
   const auto t = static_cast<int64_t>(ref.prompt.size());
   const auto n = static_cast<int64_t>(ref.greedy.size());
-  auto teacher_forced = [&](auto& m) {
-    EXPECT_TRUE(m.blocks->ensure_capacity(1, t + n));
-    app::SeqRows rows{1, ref.prompt, 0, false, true};
-    std::vector<float> got = m.run(app::plan_step({rows}, *m.blocks));
-    for (int64_t i = 0; i + 1 < n; ++i) {
-      rows = app::SeqRows{1, {ref.greedy[static_cast<size_t>(i)]}, t + i, false, true};
-      const ops::ForwardBatch batch = app::plan_step({rows}, *m.blocks);
-      EXPECT_EQ(batch.phase, ops::Phase::kDecode);
-      const std::vector<float> step = m.run(batch);
-      got.insert(got.end(), step.begin(), step.end());
-    }
-    return got;
-  };
   CudaModel gpu(dir(), static_cast<int32_t>(t), 32, DType::kF8E4M3);
   DirectModel cpu(dir(), static_cast<int32_t>(t), 32, DType::kF8E4M3);
-  const ErrorStats gpu_err = compare(teacher_forced(gpu), ref.greedy_logits);
-  const ErrorStats cpu_err = compare(teacher_forced(cpu), ref.greedy_logits);
+  const ErrorStats gpu_err = compare(teacher_forced_logits(gpu, ref), ref.greedy_logits);
+  const ErrorStats cpu_err = compare(teacher_forced_logits(cpu, ref), ref.greedy_logits);
   const double bound = std::min(cpu_err.rel() + kPromptRelBound, kFp8KvRelBound);
   std::printf(
       "[%s] fp8 KV, last-prompt + %lld decode-step logits vs HF f32: cuda rel %.3g, cpu rel %.3g (bound "
