@@ -42,8 +42,8 @@ inline constexpr int kMinPerRank = 512;
 
 // 128-byte pieces of a K/V row that one tensor copy brings (the box's piece extent; the launcher
 // encodes the maps with it, paged_attention_splitk.cu): every piece of a row at head dim 256, one
-// at head dim 128. Session 14 measured both on the H200: whole rows were 1-7% faster at head dim 256
-// (BF16 and FP8) and 1-2% slower on the 32/8/128 BF16 cells at 16k-64k (same bytes).
+// at head dim 128. Session 14 measured both on the H200 (same bytes): whole rows were 0-6% faster
+// at head dim 256 (BF16 and FP8) and 1-2% slower on the 32/8/128 BF16 cells at 16k-64k.
 constexpr int tensor_box_pieces(int head_dim, int kv_bytes) {
   return head_dim == 256 ? head_dim * kv_bytes / 128 : 1;
 }
