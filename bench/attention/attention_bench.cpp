@@ -60,6 +60,7 @@
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
+#include "common/read_ceiling.h"
 #include "core/hash.h"
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
@@ -95,29 +96,6 @@ struct Variant {
   // single-sequence serve (3, 6, 6 for the three shapes on 132 SMs), pinned at every batch width.
   int32_t slices = 1;
 };
-
-double measure_ceiling(cudaStream_t stream) {
-  const size_t bytes = size_t{4} << 30;
-  Buffer data(bytes), sink(16);
-  cuda::fill_random(data.ptr, bytes, cuda::FillKind::kFp8E4M3, 7, stream);
-  cudaEvent_t start, stop;
-  LATHE_CUDA_CHECK(cudaEventCreate(&start));
-  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-  cuda::read_probe(data.ptr, bytes, static_cast<unsigned*>(sink.ptr), stream);
-  double best = 0;
-  for (int i = 0; i < 10; ++i) {
-    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-    cuda::read_probe(data.ptr, bytes, static_cast<unsigned*>(sink.ptr), stream);
-    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    best = std::max(best, static_cast<double>(bytes) / (ms * 1e-3) / 1e9);
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
-}
 
 // The read kernel (probe.h) over `bytes` contiguous bytes of `pool` (a multiple of 16, <= the
 // pool), CUDA-graph replayed like the cells and rotated over disjoint slices of the pool so at
@@ -271,7 +249,7 @@ int main(int argc, char** argv) {
     lathe::ops::cuda::configure_attention_early_kv();
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-    const double ceiling = measure_ceiling(stream);
+    const double ceiling = bench::measure_read_ceiling(stream).best_gbs;
     std::string log = fmt::format(
         "device: {} ({} SMs, L2 {} MB)\nread ceiling: {:.0f} GB/s (best of 10, 4 GiB)\nblock tables: {}\n"
         "chained launches: {}\nKV block size: {} tokens\nV offset: {} bytes\n",

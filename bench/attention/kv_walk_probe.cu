@@ -27,6 +27,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <functional>
 #include <numeric>
 #include <random>
@@ -34,6 +35,7 @@
 
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
+#include "common/read_ceiling.h"
 #include "kernels/probe_check.h"
 
 namespace {
@@ -120,33 +122,9 @@ __global__ void split_kernel(Walk w, int slices) {
   if (acc == 0x9e3779b9u) *w.sink = acc;
 }
 
-double measure_ceiling(cudaStream_t stream, unsigned* sink) {
-  const size_t bytes = size_t{4} << 30;
-  void* data = nullptr;
-  PROBE_CHECK(cudaMalloc(&data, bytes));
-  lathe::cuda::fill_random(data, bytes / 4, lathe::cuda::FillKind::kF32Unit, 3, stream);
-  double best = 0;
-  for (int i = 0; i < 10; ++i) {
-    cudaEvent_t a, b;
-    PROBE_CHECK(cudaEventCreate(&a));
-    PROBE_CHECK(cudaEventCreate(&b));
-    PROBE_CHECK(cudaEventRecord(a, stream));
-    lathe::cuda::read_probe(data, bytes, sink, stream);
-    PROBE_CHECK(cudaEventRecord(b, stream));
-    PROBE_CHECK(cudaEventSynchronize(b));
-    float ms = 0;
-    PROBE_CHECK(cudaEventElapsedTime(&ms, a, b));
-    best = std::max(best, static_cast<double>(bytes) / (ms * 1e6));
-    PROBE_CHECK(cudaEventDestroy(a));
-    PROBE_CHECK(cudaEventDestroy(b));
-  }
-  PROBE_CHECK(cudaFree(data));
-  return best;
-}
-
 }  // namespace
 
-int main(int argc, char** argv) {
+int run(int argc, char** argv) {
   std::vector<std::pair<int, int>> cells;
   for (int i = 1; i + 1 < argc; i += 2) cells.emplace_back(std::atoi(argv[i]), std::atoi(argv[i + 1]));
   if (cells.empty()) cells = {{1, 65536}, {1, 16384}, {16, 4096}};
@@ -165,7 +143,7 @@ int main(int argc, char** argv) {
   PROBE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   unsigned* sink = nullptr;
   PROBE_CHECK(cudaMalloc(&sink, 16));
-  const double ceiling = measure_ceiling(stream, sink);
+  const double ceiling = lathe::bench::measure_read_ceiling(stream).best_gbs;
   std::printf("read ceiling %.0f GB/s (best of 10, 4 GiB); KV: %d heads x 128 BF16, blocks of %d, shuffled\n",
               ceiling, kKvHeads, kBlockTokens);
   std::printf("%5s %6s %9s %-10s %9s %8s %7s\n", "batch", "ctx", "MB", "walk", "us", "GB/s", "%ceil");
@@ -237,4 +215,13 @@ int main(int argc, char** argv) {
     PROBE_CHECK(cudaFree(table));
   }
   return 0;
+}
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const std::exception& e) {  // a failed CUDA call inside the shared ceiling measurement
+    std::fprintf(stderr, "lathe_probe_kv_walk: %s\n", e.what());
+    return 1;
+  }
 }

@@ -43,16 +43,17 @@
 
 #include "backends/cuda/chained_launch.h"
 #include "backends/cuda/check.h"
-#include "common/graph_timing.h"
-#include "common/list_arg.h"
-#include "core/error.h"
 #include "backends/cuda/device.h"
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/probe.h"
 #include "backends/cuda/quant.h"
-#include "ops/linear_dispatch.h"
+#include "common/graph_timing.h"
+#include "common/list_arg.h"
+#include "common/read_ceiling.h"
+#include "core/error.h"
 #include "ops/cuda/chained_launch_lever.h"
+#include "ops/linear_dispatch.h"
 
 namespace {
 
@@ -108,36 +109,6 @@ struct Buffer {
 double time_graph(cudaStream_t stream, int copies, const std::function<void(int)>& launch) {
   return bench::graph_us_per_launch(stream, kLaunchesPerGraph, kTimedReplays, /*warmups=*/3,
                                     [&](int i) { launch(i % copies); });
-}
-
-double measure_ceiling(cudaStream_t stream, std::string& log) {
-  const size_t bytes = size_t{4} << 30;
-  Buffer data(bytes);
-  Buffer sink(16);
-  fill_random(data.ptr, bytes, FillKind::kFp8E4M3, 7, stream);
-  cudaEvent_t start, stop;
-  LATHE_CUDA_CHECK(cudaEventCreate(&start));
-  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-  read_probe(data.ptr, bytes, sink.as<unsigned>(), stream);  // warm-up
-  double best = 0;
-  std::vector<double> all;
-  for (int i = 0; i < 10; ++i) {
-    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-    read_probe(data.ptr, bytes, sink.as<unsigned>(), stream);
-    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    const double gbs = static_cast<double>(bytes) / (ms * 1e-3) / 1e9;
-    all.push_back(gbs);
-    best = std::max(best, gbs);
-  }
-  std::sort(all.begin(), all.end());
-  log += fmt::format("read ceiling: best {:.0f} GB/s, median {:.0f} GB/s (16-byte loads over 4 GiB, 10 runs)\n", best,
-                     all[all.size() / 2]);
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
 }
 
 // Compared side by side with --variants (gemv_variant_name syntax).
@@ -227,7 +198,11 @@ int main(int argc, char** argv) {
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\nchained launches: {}\n", describe(info), ours_fp8,
                                   ours_bf16, chained_launch_enabled() ? "on" : "off");
-    const double ceiling = measure_ceiling(stream, log);
+    const bench::ReadCeiling measured = bench::measure_read_ceiling(stream);
+    log += fmt::format(
+        "read ceiling: best {:.0f} GB/s, median {:.0f} GB/s (16-byte loads over 4 GiB, 10 runs)\n",
+        measured.best_gbs, measured.median_gbs);
+    const double ceiling = measured.best_gbs;
     std::fputs(log.c_str(), stdout);
     std::fputs(fmt::format("{:<12} {:<14} {:>6} {:>6} {:<5} {:>3} {:<18} {:>9} {:>7} {:>6}\n", "model", "shape", "n", "k",
                            "dtype", "m", "impl", "us", "GB/s", "%ceil")
