@@ -11,8 +11,8 @@
 #   --targets bundles only those targets; --bundle names the bundle directory (default
 #   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
 #   (the device machine sees only the repository, for `serve --tokenizer`); --gzip compresses the
-#   binaries, their libraries and the tokenizer (kernel-heavy binaries shrink ~3x; scripts/device-perf.sh unpacks
-#   them there).
+#   binaries, their libraries and the tokenizer (kernel-heavy binaries shrink ~3x;
+#   scripts/device-perf.sh unpacks them there).
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
