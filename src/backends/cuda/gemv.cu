@@ -105,6 +105,19 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
     }
   };
+  // Asks L2 for step s (< nsteps) of the warp's 16 rows: lane (g, c = 0) takes row g, lane
+  // (g, c = 1) row g + 8, one bulk prefetch of the row's whole step each (128 fp8 / 256 bf16
+  // bytes, which starts at the row's step boundary: rows are k * kElem bytes, k % 128 == 0).
+  auto prefetch_step = [&](const Rows& r, int s, int nsteps) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    if (s < nsteps && c < 2) {
+      const uint8_t* row = (c == 0 ? r.w0 : r.w1) - c * 16 * kElem;
+      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(row + static_cast<int64_t>(s) * kStepK * kElem),
+                   "n"(kStepK * kElem)
+                   : "memory");
+    }
+#endif
+  };
   // The register ring: steps s .. s + kStages - 1 of the current segment in flight.
   uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
@@ -158,6 +171,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
           for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
           load_step(ring[t % kStages], rows, s + kStages, nsteps);
+          if (p.prefetch_steps > 0) prefetch_step(rows, s + kStages + p.prefetch_steps, nsteps);
 
           float part[kColGroups][4];
 #pragma unroll
@@ -207,12 +221,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     int blk = 0, s0 = 0, cnt = 0;
     const bool has_work = begin < end;
     if (has_work) segment_at(begin, blk, s0, cnt);
-    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
+    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, max(p.early_steps, p.prefetch_steps));
     chained_kernel_begin();
-    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
+    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, p.prefetch_steps);
     for (int64_t f = begin; f < end;) {
       segment_at(f, blk, s0, cnt);
-      if (f != begin) prime(blk, s0, cnt, 0);
+      if (f != begin) prime(blk, s0, cnt, p.prefetch_steps);
       run_segment(blk, s0, cnt, acc);
       flush_segment<kColGroups, kThreads>(p, acc, blk, begin, end, warp, lane, &last_arrival);
 #pragma unroll
@@ -225,9 +239,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
-    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
+    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, max(p.early_steps, p.prefetch_steps));
     chained_kernel_begin();
-    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
+    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, p.prefetch_steps);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
@@ -388,6 +402,7 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
     if (variant.group_steps != 0) v.group_steps = variant.group_steps;
     if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
     if (v.ctas_per_sm == 3) v.stages = 0;
+    v.prefetch = variant.prefetch;
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
@@ -494,6 +509,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
                 ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
+  params.prefetch_steps = v.prefetch != 0 ? v.prefetch : gemv_prefetch_steps();
   // Early weight reads in tiers 1 and 4 only: on the H200 they took 1.4% off the Qwen3-8B-FP8
   // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8
   // batch-16 step 9% (17.5 -> 19.2 ms, on either grid; not understood), docs/PERFORMANCE.md.
