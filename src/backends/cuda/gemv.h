@@ -142,7 +142,7 @@ struct GemvVariant {
   // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
   int ctas_per_sm = 0;
   // Register ring (both grids, every tier): while it consumes step s, each warp asks L2 for step
-  // s + stages + prefetch of its 16 rows (one bulk L2 prefetch per row and step; sm_90+), and the
+  // s + stages + prefetch of its 16 rows (one prefetch instruction per warp and step), and the
   // segment's start asks for the steps in between, so the ring's own loads meet L2 instead of
   // DRAM. 0 = the process default (gemv_prefetch_steps). Changes no arithmetic (the same bytes
   // reach the same instructions).
