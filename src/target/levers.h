@@ -69,12 +69,6 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
 inline constexpr int32_t kMaxGemvEarlyWeights = 64;
 std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);
 
-// LATHE_GEMV_PREFETCH (backends/cuda/gemv.h, gemv_prefetch_steps): "off" / "false" / "no" / "0"
-// -> 0, no in-loop L2 prefetch; a decimal N in 1..kMaxGemvPrefetchSteps -> the register ring asks
-// L2 for the step N beyond its newest load. Else nullopt.
-inline constexpr int32_t kMaxGemvPrefetchSteps = 32;
-std::optional<int32_t> parse_gemv_prefetch(std::string_view spelling);
-
 // LATHE_ATTN_SPLITK_KERNEL (measurement lever; backends/cuda/paged_attention.h lists the
 // variants): a decimal variant number in 0..kSplitkKernelVariants - 1; else nullopt.
 inline constexpr int32_t kSplitkKernelVariants = 22;

@@ -105,20 +105,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
     }
   };
-  // Asks L2 for step s (< nsteps) of the warp's 16 rows: lane l takes row l % 16 and, for bf16
-  // (256 bytes a row and step), 128-byte line l / 16 of it; fp8 rows (128 bytes) need lanes
-  // 0..15 only. One plain prefetch instruction per warp and step (a bulk L2 prefetch per row and
-  // step, measured first, stalled on the copy engine's issue rate: +20% on the decode step).
-  auto prefetch_step = [&](const uint8_t* lane_row, int s, int nsteps) {
-    if (s < nsteps && (kElem == 2 || lane < 16))
-      asm volatile("prefetch.global.L2::evict_normal [%0];" ::"l"(lane_row + static_cast<int64_t>(s) * kStepK * kElem));
-  };
-  // This lane's prefetch base of segment (blk, s_begin) (see prefetch_step).
-  auto prefetch_row = [&](int blk, int s_begin) {
-    const int row = min(blk * kRowsPerCta + warp * 16 + (lane & 15), p.n - 1);
-    return p.w + row * (static_cast<int64_t>(p.k) * kElem) + static_cast<int64_t>(s_begin) * kStepK * kElem +
-           (lane >> 4) * 128;
-  };
   // The register ring: steps s .. s + kStages - 1 of the current segment in flight.
   uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
@@ -140,7 +126,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // segment's first steps (prime).
   auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
     const Rows rows = segment_rows(blk, s_begin);
-    const uint8_t* pf_row = prefetch_row(blk, s_begin);
 
     // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
@@ -173,7 +158,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
           for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
           load_step(ring[t % kStages], rows, s + kStages, nsteps);
-          if (p.prefetch_steps > 0) prefetch_step(pf_row, s + kStages + p.prefetch_steps, nsteps);
 
           float part[kColGroups][4];
 #pragma unroll
@@ -223,12 +207,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     int blk = 0, s0 = 0, cnt = 0;
     const bool has_work = begin < end;
     if (has_work) segment_at(begin, blk, s0, cnt);
-    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, max(p.early_steps, p.prefetch_steps));
+    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
     chained_kernel_begin();
-    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, p.prefetch_steps);
+    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
     for (int64_t f = begin; f < end;) {
       segment_at(f, blk, s0, cnt);
-      if (f != begin) prime(blk, s0, cnt, p.prefetch_steps);
+      if (f != begin) prime(blk, s0, cnt, 0);
       run_segment(blk, s0, cnt, acc);
       flush_segment<kColGroups, kThreads>(p, acc, blk, begin, end, warp, lane, &last_arrival);
 #pragma unroll
@@ -241,9 +225,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
-    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, max(p.early_steps, p.prefetch_steps));
+    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
     chained_kernel_begin();
-    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, p.prefetch_steps);
+    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
@@ -404,7 +388,6 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
     if (variant.group_steps != 0) v.group_steps = variant.group_steps;
     if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
     if (v.ctas_per_sm == 3) v.stages = 0;
-    v.prefetch = variant.prefetch;
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
@@ -511,7 +494,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
                 ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
-  params.prefetch_steps = v.prefetch != 0 ? v.prefetch : gemv_prefetch_steps();
   // Early weight reads in tiers 1 and 4 only: on the H200 they took 1.4% off the Qwen3-8B-FP8
   // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8
   // batch-16 step 9% (17.5 -> 19.2 ms, on either grid; not understood), docs/PERFORMANCE.md.

@@ -92,13 +92,6 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 void set_gemv_early_weights(int steps);
 int gemv_early_weights();
 inline constexpr int kGemvEarlyWeightsMax = 64;
-// In-loop L2 prefetch distance of the register ring (GemvVariant::prefetch) for variants that do
-// not set their own: 0 none (the default), N in 1..kGemvPrefetchStepsMax steps beyond the ring.
-// Changes no arithmetic. Process-wide, set once at backend start (LATHE_GEMV_PREFETCH,
-// ops/cuda/chained_launch_lever.cpp).
-inline constexpr int kGemvPrefetchStepsMax = 32;
-void set_gemv_prefetch_steps(int steps);
-int gemv_prefetch_steps();
 
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
@@ -141,12 +134,6 @@ struct GemvVariant {
   // gemv_b3_sweep_f0152dd_2026-11-30j.txt; ptxas, 80 registers: fp8 s2 spills up to 100 bytes of
   // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
   int ctas_per_sm = 0;
-  // Register ring (both grids, every tier): while it consumes step s, each warp asks L2 for step
-  // s + stages + prefetch of its 16 rows (one prefetch instruction per warp and step), and the
-  // segment's start asks for the steps in between, so the ring's own loads meet L2 instead of
-  // DRAM. 0 = the process default (gemv_prefetch_steps). Changes no arithmetic (the same bytes
-  // reach the same instructions).
-  int prefetch = 0;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -173,7 +160,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:pN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

@@ -41,8 +41,6 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // Register ring: L2 prefetch distance in steps beyond the ring (GemvVariant::prefetch); 0 none.
-  int prefetch_steps = 0;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

@@ -33,10 +33,6 @@ constexpr const char* kDefaultBf16 = "auto";
 constexpr int kDefaultEarlyWeights = 0;
 std::atomic<int> g_early_weights{kDefaultEarlyWeights};
 
-// Default of gemv_prefetch_steps: none (docs/PERFORMANCE.md, "Session 15" under the GEMV).
-constexpr int kDefaultPrefetchSteps = 0;
-std::atomic<int> g_prefetch_steps{kDefaultPrefetchSteps};
-
 }  // namespace
 
 void set_gemv_early_weights(int steps) {
@@ -44,12 +40,6 @@ void set_gemv_early_weights(int steps) {
 }
 
 int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed); }
-
-void set_gemv_prefetch_steps(int steps) {
-  g_prefetch_steps.store(std::clamp(steps, 0, kGemvPrefetchStepsMax), std::memory_order_relaxed);
-}
-
-int gemv_prefetch_steps() { return g_prefetch_steps.load(std::memory_order_relaxed); }
 
 int gemv_ksplit(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
@@ -98,7 +88,6 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
   if (v.group_steps != 0) out += ":g" + std::to_string(v.group_steps);
   if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
-  if (v.prefetch != 0) out += ":p" + std::to_string(v.prefetch);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   return out;
@@ -134,17 +123,10 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
     } else if (part == "b2" || part == "b3") {
       v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
-               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k' || part[0] == 'p') &&
+               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {
       const int value = std::stoi(part.substr(1));
-      if (part[0] == 'p' && (value < 1 || value > kGemvPrefetchStepsMax))
-        throw_error("gemv variant '" + name + "': prefetch distance must be 1.." +
-                    std::to_string(kGemvPrefetchStepsMax));
-      (part[0] == 's'   ? v.stages
-       : part[0] == 'c' ? v.ctas
-       : part[0] == 'r' ? v.row_bytes
-       : part[0] == 'k' ? v.ksplit
-                        : v.prefetch) = value;
+      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : part[0] == 'r' ? v.row_bytes : v.ksplit) = value;
     } else {
       throw_error("gemv variant '" + name + "': bad field '" + part + "'");
     }

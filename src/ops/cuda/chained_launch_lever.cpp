@@ -60,20 +60,6 @@ void configure_gemv_early_weights() {
                env_mark(env.has_value()));
 }
 
-static_assert(target::kMaxGemvPrefetchSteps == lathe::cuda::kGemvPrefetchStepsMax,
-              "the lever grammar and the GEMV accept the same prefetch distances");
-
-void configure_gemv_prefetch() {
-  const std::optional<int32_t> env =
-      env_lever("LATHE_GEMV_PREFETCH", target::parse_gemv_prefetch,
-                "off/<steps 0.." + std::to_string(target::kMaxGemvPrefetchSteps) + ">");
-  if (env) lathe::cuda::set_gemv_prefetch_steps(*env);
-  const int steps = lathe::cuda::gemv_prefetch_steps();
-  spdlog::info("cuda backend: decode GEMV in-loop L2 prefetch: {}{}",
-               steps == 0 ? std::string("off") : std::to_string(steps) + " steps beyond the ring",
-               env_mark(env.has_value()));
-}
-
 void configure_attention_early_kv() {
   const std::optional<bool> env = env_lever("LATHE_ATTN_EARLY_KV", target::parse_on_off, "on/off");
   if (env) lathe::cuda::set_splitk_early_kv(*env);

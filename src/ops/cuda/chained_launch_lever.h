@@ -18,8 +18,6 @@ void configure_chained_launch(int sm_major);
 // the decode GEMV reads before its chained-launch wait (backends/cuda/gemv.h). Unset or
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
 void configure_gemv_early_weights();
-// LATHE_GEMV_PREFETCH: the decode GEMV's in-loop L2 prefetch distance (default off); logs it.
-void configure_gemv_prefetch();
 
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.

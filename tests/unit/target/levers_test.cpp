@@ -74,17 +74,6 @@ TEST(LeverGrammar, GemvEarlyWeights) {
   }
 }
 
-TEST(LeverGrammar, GemvPrefetch) {
-  EXPECT_EQ(parse_gemv_prefetch("off"), 0);
-  EXPECT_EQ(parse_gemv_prefetch(" False "), 0);
-  EXPECT_EQ(parse_gemv_prefetch("0"), 0);
-  EXPECT_EQ(parse_gemv_prefetch("4"), 4);
-  EXPECT_EQ(parse_gemv_prefetch("32"), 32);
-  for (const char* bad : {"33", "-1", "", "on", "4.0", "1 6"}) {
-    EXPECT_FALSE(parse_gemv_prefetch(bad).has_value()) << bad;
-  }
-}
-
 TEST(LeverGrammar, SplitkKernelVariant) {
   EXPECT_EQ(parse_splitk_kernel_variant("0"), 0);
   EXPECT_EQ(parse_splitk_kernel_variant(" 5 "), 5);
