@@ -87,21 +87,25 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
                 p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
   };
-  // Loads step s (< nsteps) of the segment. Order: [half][row] (fp8) or [half][row][2] (bf16).
+  // Loads step s of the segment into a ring slot. Order: [half][row] (fp8) or [half][row][2]
+  // (bf16). Steps past the segment's end (s >= nsteps: the ring's last kStages requests) load
+  // step nsteps - 1 again, an L2 hit, into a slot nobody reads. The load is unconditional on
+  // purpose: under `if (s < nsteps)` ptxas kept each slot's old value by moving it into fixed load
+  // registers, issuing the load there and moving the result back right after the step's MMAs, so
+  // every step waited for its own load's full latency and the ring was in name only (Nsight
+  // Compute, session 15: 48% of stall samples on those moves).
   auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
-    if (s < nsteps) {
-      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
+    const int64_t off = static_cast<int64_t>(min(s, nsteps - 1)) * kStepK * kElem;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        if constexpr (kFp8) {
-          dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
-          dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
-        } else {
-          dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
-          dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
-          dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
-          dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
-        }
+    for (int h = 0; h < 2; ++h) {
+      if constexpr (kFp8) {
+        dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
+        dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
+      } else {
+        dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
+        dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
+        dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
+        dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
       }
     }
   };
