@@ -87,29 +87,32 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
                 p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
   };
-  // Loads step s of the segment into a ring slot. Order: [half][row] (fp8) or [half][row][2]
-  // (bf16). Steps past the segment's end (s >= nsteps: the ring's last kStages requests) load
-  // step nsteps - 1 again, an L2 hit, into a slot nobody reads. The load is unconditional on
-  // purpose: under `if (s < nsteps)` ptxas kept each slot's old value by moving it into fixed load
-  // registers, issuing the load there and moving the result back right after the step's MMAs, so
-  // every step waited for its own load's full latency and the ring was in name only (Nsight
-  // Compute, session 15: 48% of stall samples on those moves).
+  // Loads step s (< nsteps) of the segment into a ring slot. Order: [half][row] (fp8) or
+  // [half][row][2] (bf16).
   auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
-    const int64_t off = static_cast<int64_t>(min(s, nsteps - 1)) * kStepK * kElem;
+    if (s < nsteps) {
+      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      if constexpr (kFp8) {
-        dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
-        dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
-      } else {
-        dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
-        dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
-        dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
-        dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kFp8) {
+          dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
+          dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
+        } else {
+          dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
+          dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
+          dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
+          dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
+        }
       }
     }
   };
-  // The register ring: steps s .. s + kStages - 1 of the current segment in flight.
+  // The register ring: kStages slots holding steps s .. s + kStages - 1 of the current segment.
+  // A step computes straight from its slot and only then refills it with step s + kStages, so
+  // kStages - 1 steps are in flight while a step computes. (Until session 15 the step copied its
+  // slot out and refilled it first; ptxas then issued each refill into spare registers and moved
+  // the data into the slot right after the step's MMAs, so every step waited for its own refill:
+  // Nsight Compute put 48% of the stall samples on those moves. The SASS of this form reads each
+  // refill only kStages - 1 steps later.)
   uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
   // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
@@ -158,11 +161,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int t = 0; t < kGroupSteps; ++t) {
         const int s = grp * kGroupSteps + t;
         if (s < nsteps) {
-          uint4 cur[kLoads];
-#pragma unroll
-          for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
-          load_step(ring[t % kStages], rows, s + kStages, nsteps);
-
           float part[kColGroups][4];
 #pragma unroll
           for (int cg = 0; cg < kColGroups; ++cg)
@@ -182,8 +180,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                 xv[cg][1] = make_uint4(0, 0, 0, 0);
               }
             }
-            gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
+            gemv_half<kColGroups, kFp8, kBitTrick>(part, &ring[t % kStages][h * (kLoads / 2)], xv);
           }
+          load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
           accumulate_step<kColGroups>(acc, part, sc);
@@ -392,6 +391,7 @@ GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) 
     if (variant.group_steps != 0) v.group_steps = variant.group_steps;
     if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
     if (v.ctas_per_sm == 3) v.stages = 0;
+    if (variant.stages != 0) v.stages = variant.stages;  // "auto:s2", "auto:s4": the ring depth pinned
   }
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
