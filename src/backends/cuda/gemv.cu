@@ -87,8 +87,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
                 p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
   };
-  // Loads step s (< nsteps) of the segment into a ring slot. Order: [half][row] (fp8) or
-  // [half][row][2] (bf16).
+  // Loads step s (< nsteps) of the segment. Order: [half][row] (fp8) or [half][row][2] (bf16).
   auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
     if (s < nsteps) {
       const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
@@ -106,13 +105,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
     }
   };
-  // The register ring: kStages slots holding steps s .. s + kStages - 1 of the current segment.
-  // A step computes straight from its slot and only then refills it with step s + kStages, so
-  // kStages - 1 steps are in flight while a step computes. (Until session 15 the step copied its
-  // slot out and refilled it first; ptxas then issued each refill into spare registers and moved
-  // the data into the slot right after the step's MMAs, so every step waited for its own refill:
-  // Nsight Compute put 48% of the stall samples on those moves. The SASS of this form reads each
-  // refill only kStages - 1 steps later.)
+  // The register ring: steps s .. s + kStages - 1 of the current segment requested. As compiled
+  // (CUDA 13.0, sm_90a) the SASS does not keep them in flight: ptxas issues each refill into spare
+  // registers and moves the data into its slot right after the step's MMAs, so every step waits
+  // for its own refill (Nsight Compute, session 15: 48% of the stall samples on those moves). The
+  // form that computes straight from the slot and refills it afterwards compiles to a true ring
+  // (each refill first read kStages - 1 steps later) and was measured in the same session: m = 1
+  // within a point on most shapes (+2.4 on the gate|up shapes), m = 16 1-5 points slower, the
+  // Qwen3-8B-FP8 decode step 0.5-0.9% slower at batch 1, so it was not kept (docs/PERFORMANCE.md,
+  // "Session 15"): per-warp load latency is not what holds this kernel back.
   uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
   // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
@@ -161,6 +162,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int t = 0; t < kGroupSteps; ++t) {
         const int s = grp * kGroupSteps + t;
         if (s < nsteps) {
+          uint4 cur[kLoads];
+#pragma unroll
+          for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
+          load_step(ring[t % kStages], rows, s + kStages, nsteps);
+
           float part[kColGroups][4];
 #pragma unroll
           for (int cg = 0; cg < kColGroups; ++cg)
@@ -180,9 +186,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                 xv[cg][1] = make_uint4(0, 0, 0, 0);
               }
             }
-            gemv_half<kColGroups, kFp8, kBitTrick>(part, &ring[t % kStages][h * (kLoads / 2)], xv);
+            gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
           }
-          load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
           accumulate_step<kColGroups>(acc, part, sc);

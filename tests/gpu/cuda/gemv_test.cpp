@@ -471,7 +471,7 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
 TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
                            "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16", "auto:b3",
-                           "ringbal:c396:b3", "ring:s2:k4:g16:b3"}) {
+                           "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
