@@ -63,6 +63,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   constexpr int kXPitch = x_pitch(kGroupSteps);
+  // Tiers 1 and 4 compute each step straight from its ring slot and refill the slot afterwards
+  // (see "The register ring" below); the 16-row tier copies the slot out and refills it first.
+  constexpr bool kRefillAfter = kMaxM <= 4;
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
 
@@ -105,15 +108,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
     }
   };
-  // The register ring: steps s .. s + kStages - 1 of the current segment requested. As compiled
-  // (CUDA 13.0, sm_90a) the SASS does not keep them in flight: ptxas issues each refill into spare
-  // registers and moves the data into its slot right after the step's MMAs, so every step waits
-  // for its own refill (Nsight Compute, session 15: 48% of the stall samples on those moves). The
-  // form that computes straight from the slot and refills it afterwards compiles to a true ring
-  // (each refill first read kStages - 1 steps later) and was measured in the same session: m = 1
-  // within a point on most shapes (+2.4 on the gate|up shapes), m = 16 1-5 points slower, the
-  // Qwen3-8B-FP8 decode step 0.5-0.9% slower at batch 1, so it was not kept (docs/PERFORMANCE.md,
-  // "Session 15"): per-warp load latency is not what holds this kernel back.
+  // The register ring: kStages slots holding steps s .. s + kStages - 1 of the segment.
+  // Tiers 1 and 4 (kRefillAfter) compute a step straight from its slot and then refill it with
+  // step s + kStages, so kStages - 1 steps are in flight while a step computes and no slot is
+  // copied. The 16-row tier copies its slot out and refills it before computing; as compiled
+  // (CUDA 13.0, sm_90a) ptxas issues that refill into spare registers and moves the data into the
+  // slot right after the step's MMAs, so each step waits for its own refill (Nsight Compute,
+  // session 15: 48% of the stall samples at m = 1 on those moves), yet that form measured faster
+  // at m = 16 than the refill-after one (docs/PERFORMANCE.md, "Session 15";
+  // bench/kernels/ldg_use_distance.py reads how far ahead the loads are from the SASS).
   uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
   // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
@@ -163,9 +166,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         const int s = grp * kGroupSteps + t;
         if (s < nsteps) {
           uint4 cur[kLoads];
+          if constexpr (!kRefillAfter) {
 #pragma unroll
-          for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
-          load_step(ring[t % kStages], rows, s + kStages, nsteps);
+            for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
+            load_step(ring[t % kStages], rows, s + kStages, nsteps);
+          }
 
           float part[kColGroups][4];
 #pragma unroll
@@ -186,8 +191,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                 xv[cg][1] = make_uint4(0, 0, 0, 0);
               }
             }
-            gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
+            if constexpr (kRefillAfter) {
+              gemv_half<kColGroups, kFp8, kBitTrick>(part, &ring[t % kStages][h * (kLoads / 2)], xv);
+            } else {
+              gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
+            }
           }
+          if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
           accumulate_step<kColGroups>(acc, part, sc);
