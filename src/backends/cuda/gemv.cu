@@ -65,7 +65,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXPitch = x_pitch(kGroupSteps);
   // Tiers 1 and 4 compute each step straight from its ring slot and refill the slot afterwards
   // (see "The register ring" below); the 16-row tier copies the slot out and refills it first.
-  constexpr bool kRefillAfter = kMaxM <= 4;
+  constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3;
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
 
@@ -344,7 +344,7 @@ bool ring_config_supported(const RingConfig& cfg) {
 // the register budget of tiers 1 and 4 (same grid, same bytes).
 template <int kMaxM, bool kBalanced>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
-  [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3 && kMaxM <= 4;
+  [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
       three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3>(params, grid, cfg, stream)
@@ -352,7 +352,7 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
       return;
     }
   }
-  if constexpr (kMaxM <= 4) {
+  {
     if (three) {
       launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3>(params, grid, cfg, stream);
       return;

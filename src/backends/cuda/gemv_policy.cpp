@@ -155,8 +155,26 @@ GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave) {
 
 }  // namespace gemv_detail
 
+namespace {
+
+// Share of a wave of `wave` CTA slots that a register-ring choice fills.
+double ring_wave_fill(const GemvVariant& v, int64_t n, int64_t k, int wave) {
+  const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  return static_cast<double>(blocks * gemv_ring_ksplit(n, k, v.ksplit)) / wave;
+}
+
+}  // namespace
+
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
-  return auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
+  const GemvVariant two = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
+  if (two.kernel != GemvKernel::kRegisterRing) return two;
+  GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
+  if (three.kernel != GemvKernel::kRegisterRing ||
+      ring_wave_fill(three, n, k, 3 * kRingWaveSms) < ring_wave_fill(two, n, k, kRingBalancedCtas) + kThreeCtaFillGain)
+    return two;
+  three.ctas_per_sm = 3;
+  three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
+  return three;
 }
 
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {

@@ -14,6 +14,11 @@ inline constexpr int kTargetCtas = 132;     // gemv_ksplit's target grid (one CT
 inline constexpr int kRingBalancedCtas = 264;  // two 8-warp CTAs per SM of an H100/H200
 inline constexpr int kRingWaveSms = 132;  // SMs of an H100/H200 (a constant: grids are functions of the shape)
 
+// gemv_auto_variant takes the three-CTA wave (396 slots, "b3") over the two-CTA one when its
+// K split fills the wave by at least this much more (Qwen3-8B gate|up: 192 of 264 slots against
+// 384 of 396; session 15, docs/PERFORMANCE.md).
+inline constexpr double kThreeCtaFillGain = 0.15;
+
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 
