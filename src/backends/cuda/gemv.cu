@@ -305,8 +305,7 @@ struct RingConfig {
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
-//   three CTAs per SM (":b3", tiers 1 and 4; the 16-row tier keeps the two-CTA budget, its
-//   accumulators would spill): fp8 s2, bf16 s1.
+//   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
@@ -341,7 +340,7 @@ bool ring_config_supported(const RingConfig& cfg) {
 
 // `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick;
 // every other launch stages 4 steps (rows are the same bytes either way). `ctas_per_sm` 3 cuts
-// the register budget of tiers 1 and 4 (same grid, same bytes).
+// the register budget of every tier to 80 (same grid, same bytes).
 template <int kMaxM, bool kBalanced>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;

@@ -18,7 +18,8 @@
 // Kernels (GemvKernel). The default for both dtypes is "auto" (gemv_auto_variant): per shape,
 // ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs) when the weight has
 // more than 264 row blocks, else the register ring with a K split that fills one wave of 264
-// CTAs (two per SM). Same shape => same kernel at every m, which the bit identity needs. Measured
+// CTAs (two per SM), or of 396 (three per SM) where that wave is much better filled. Same shape =>
+// same kernel and grid at every m, which the bit identity needs. Measured
 // on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits, stages, ringbal)
 // and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). stream:tma (bulk tensor
 // copies, gemv_stream.cu) stays opt-in.
@@ -127,12 +128,11 @@ struct GemvVariant {
   int group_steps = 0;
   // Stream with tensor copies ("stream:tma:b2", ":b3"): 2 or 3 CTAs per SM (rings sized for it,
   // 264 or 396 CTAs unless ctas is set; 16 or 24 compute warps per SM instead of 8); else one.
-  // Register ring: CTAs per SM the registers of tiers 1 and 4 are budgeted for, 2 (0) or 3
-  // ("b3": fp8 s2 and bf16 s1 only; more resident warps per SM). Ringbal then takes 396 CTAs and
-  // "auto:b3" fills a wave of 396 with its K splits. Opt-in; its tests pass on the H200, and it is
-  // slower than "auto" on 7 of the 8 Qwen3 decode shapes at fp8 m = 1 (bench/results/
-  // gemv_b3_sweep_f0152dd_2026-11-30j.txt; ptxas, 80 registers: fp8 s2 spills up to 100 bytes of
-  // loads (16-step staging; 40 on the balanced grid, none with 4-step staging), bf16 s1 up to ~160).
+  // Register ring: CTAs per SM the registers of every tier are budgeted for, 2 (0) or 3 ("b3":
+  // fp8 s2 and bf16 s1 only; 80 registers, 24 warps per SM). Ringbal then takes 396 CTAs and
+  // "auto:b3" fills a wave of 396 with its K splits. Since session 15 (the refill-after ring, no
+  // spills but bf16 s1 on the balanced grid) `auto` takes it where it fills its wave much better
+  // than two CTAs per SM do (gemv_auto_variant); elsewhere it is slower (docs/PERFORMANCE.md).
   int ctas_per_sm = 0;
 };
 
@@ -142,7 +142,10 @@ struct GemvVariant {
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, ksteps / 6)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 6 steps (768 k),
 //   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4);
-//   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16).
+//   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
+//   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
+//   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
+//   Qwen3.5-27B gated q).
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

@@ -23,8 +23,10 @@ namespace {
 // LATHE_GEMV_TEST_VARIANT_FP8=auto and _BF16=auto in the same call. Its register-ring shapes
 // stage 16 steps of x per buffer in tiers 1 and 4 since bundle 514cb15 measured that ("auto:g16",
 // bench/results/gemv_sweep3_2026-11-30.txt: fp8 m = 1 +3% to +7% on the 8B shapes) and passed
-// gpu_cuda_gemv_test 93/93 under that name. Change only together with a device run of
-// gpu_cuda_gemv_test on the new choice.
+// gpu_cuda_gemv_test 93/93 under that name. Since session 15 (bundle 3f12e9b, gpu_cuda_gemv_test
+// 119/119 as the default and as auto:b3) it takes three CTAs per SM where that wave is much better
+// filled (gemv_auto_variant). Change only together with a device run of gpu_cuda_gemv_test on the
+// new choice.
 constexpr const char* kDefaultFp8 = "auto";
 constexpr const char* kDefaultBf16 = "auto";
 
