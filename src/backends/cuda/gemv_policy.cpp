@@ -172,7 +172,8 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   if (two.kernel != GemvKernel::kRegisterRing) return two;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
-      ring_wave_fill(three, n, k, 3 * kRingWaveSms) < ring_wave_fill(two, n, k, kRingBalancedCtas) + kThreeCtaFillGain)
+      ring_wave_fill(three, n, k, 3 * kRingWaveSms) <
+          ring_wave_fill(two, n, k, kRingBalancedCtas) + kThreeCtaFillGain)
     return two;
   three.ctas_per_sm = 3;
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)

@@ -405,7 +405,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
           EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
           const int64_t wave = v.ctas_per_sm == 3 ? 396 : 264;
-          EXPECT_LE(cuda::gemv_ring_ksplit(n, k, v.ksplit) * ((n + 127) / 128), std::max<int64_t>(wave, cuda::gemv_ksplit(n, k) * ((n + 127) / 128)));
+          EXPECT_LE(cuda::gemv_ring_ksplit(n, k, v.ksplit) * ((n + 127) / 128),
+                    std::max<int64_t>(wave, cuda::gemv_ksplit(n, k) * ((n + 127) / 128)));
         }
       }
     }
@@ -473,9 +474,10 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
 }
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
-  for (const char* name : {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits", "stream:tma",
-                           "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16", "auto:b3",
-                           "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4"}) {
+  for (const char* name :
+       {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits",
+        "stream:tma", "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16",
+        "auto:b3", "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
