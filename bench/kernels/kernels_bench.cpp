@@ -21,10 +21,16 @@
 //
 // --shapes decode: only the Qwen3-8B/32B decode-layer shapes (kDecodeShapes).
 //
+// --after-norm (with --variants): each variant timed as it runs in a decode step, right after the
+// residual-add RMSNorm that writes its x (chained, as the backend launches them): a graph of
+// (norm, GEMV) pairs minus a graph of the norms alone, reported per GEMV ("norm alone" is printed
+// too). Back-to-back GEMVs (the default) let each launch start under the previous one's tail,
+// which a step never does (docs/PERFORMANCE.md, "Session 15").
+//
 // --only TEXT, --widths A,B, --dtype fp8|bf16: narrow the run to shapes whose "model/name"
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
 //
-// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
+// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] [--after-norm]
 //                            [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
 //                            [--only TEXT] [--widths A,B] [--dtype fp8|bf16]
 #include <cublas_v2.h>
@@ -44,6 +50,7 @@
 #include "backends/cuda/chained_launch.h"
 #include "backends/cuda/check.h"
 #include "backends/cuda/device.h"
+#include "backends/cuda/elementwise.h"
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/probe.h"
@@ -150,6 +157,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> variant_list(kVariants.begin(), kVariants.end());
   bool peers = true;
   bool decode_shapes = false;
+  bool after_norm = false;
   std::string only, only_dtype;
   std::vector<int> only_widths;
   for (int i = 1; i < argc; ++i) {
@@ -170,6 +178,8 @@ int main(int argc, char** argv) {
       only_dtype = argv[++i];
     } else if (arg == "--no-peers") {
       peers = false;
+    } else if (arg == "--after-norm") {
+      after_norm = true;
     } else if (arg == "--shapes" && i + 1 < argc && std::strcmp(argv[i + 1], "decode") == 0) {
       decode_shapes = true;
       ++i;
@@ -179,8 +189,8 @@ int main(int argc, char** argv) {
       ours_bf16 = argv[++i];
     } else {
       std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
-                   "[--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] [--widths A,B] "
-                   "[--dtype fp8|bf16]\n");
+                   "[--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] "
+                   "[--widths A,B] [--dtype fp8|bf16]\n");
       return 2;
     }
   }
@@ -224,6 +234,16 @@ int main(int argc, char** argv) {
     const float one = 1.0f;
     LATHE_CUDA_CHECK(cudaMemcpy(unit_scale.ptr, &one, sizeof one, cudaMemcpyHostToDevice));
 
+    // --after-norm: the norm's residual and delta (32 rows of the widest k) and its unit weight.
+    const int64_t max_k = 32768;
+    Buffer norm_residual(static_cast<size_t>(32 * max_k) * 2), norm_delta(static_cast<size_t>(32 * max_k) * 2),
+        norm_weight(static_cast<size_t>(max_k) * sizeof(float));
+    fill_random(norm_residual.ptr, static_cast<size_t>(32 * max_k), FillKind::kBf16Unit, 7, stream);
+    fill_random(norm_delta.ptr, static_cast<size_t>(32 * max_k), FillKind::kBf16Unit, 8, stream);
+    {
+      const std::vector<float> ones(static_cast<size_t>(max_k), 1.0f);
+      LATHE_CUDA_CHECK(cudaMemcpy(norm_weight.ptr, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
+    }
     const std::vector<int> widths = !only_widths.empty() ? only_widths
                                     : variants           ? std::vector<int>{1, 4, 16}
                                     : quick              ? std::vector<int>{1, 4, 16, 32}
@@ -307,6 +327,13 @@ int main(int argc, char** argv) {
             std::fflush(stdout);
             return us;
           };
+          // The step's residual-add RMSNorm writing x[c] (--after-norm): residual += delta, x = norm.
+          auto norm = [&](int c) {
+            launch_add_rms_norm(norm_residual.ptr, RowType::kBf16, shape.k, norm_delta.ptr, RowType::kBf16, shape.k, m,
+                                shape.k, norm_weight.as<float>(), 1e-6f, ws_x[c]->ptr, RowType::kBf16, shape.k, stream);
+          };
+          double norm_us = 0;
+          if (after_norm) norm_us = emit("norm alone", time_graph(stream, copies, norm));
           if (m == widths.front()) {
             read_us = emit("read (same bytes)", time_graph(stream, copies, [&](int c) {
                              read_probe(ws_w[c]->ptr, w_bytes & ~size_t{15}, sink.as<unsigned>(), stream);
@@ -327,7 +354,13 @@ int main(int argc, char** argv) {
                 continue;
               }
               LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
-              const double us = time_graph(stream, copies, [&](int c) { run_ours(c, variant); });
+              const double us = after_norm ? time_graph(stream, copies,
+                                                        [&](int c) {
+                                                          norm(c);
+                                                          run_ours(c, variant);
+                                                        }) -
+                                                 norm_us
+                                           : time_graph(stream, copies, [&](int c) { run_ours(c, variant); });
               if (variant.kernel == GemvKernel::kRegisterRing) ring_us = us;
               std::string name = fmt::format("v:{}", vname);
               if (m == 16) {
