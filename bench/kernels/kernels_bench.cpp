@@ -30,8 +30,8 @@
 // --only TEXT, --widths A,B, --dtype fp8|bf16: narrow the run to shapes whose "model/name"
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
 //
-// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] [--after-norm]
-//                            [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
+// Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
+//                            [--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
 //                            [--only TEXT] [--widths A,B] [--dtype fp8|bf16]
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
