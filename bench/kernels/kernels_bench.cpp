@@ -188,9 +188,11 @@ int main(int argc, char** argv) {
     } else if (arg == "--variant-bf16" && i + 1 < argc) {
       ours_bf16 = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
-                   "[--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] "
-                   "[--widths A,B] [--dtype fp8|bf16]\n");
+      std::fprintf(
+          stderr,
+          "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
+          "[--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] "
+          "[--widths A,B] [--dtype fp8|bf16]\n");
       return 2;
     }
   }
@@ -236,13 +238,15 @@ int main(int argc, char** argv) {
 
     // --after-norm: the norm's residual and delta (32 rows of the widest k) and its unit weight.
     const int64_t max_k = 32768;
-    Buffer norm_residual(static_cast<size_t>(32 * max_k) * 2), norm_delta(static_cast<size_t>(32 * max_k) * 2),
+    Buffer norm_residual(static_cast<size_t>(32 * max_k) * 2),
+        norm_delta(static_cast<size_t>(32 * max_k) * 2),
         norm_weight(static_cast<size_t>(max_k) * sizeof(float));
     fill_random(norm_residual.ptr, static_cast<size_t>(32 * max_k), FillKind::kBf16Unit, 7, stream);
     fill_random(norm_delta.ptr, static_cast<size_t>(32 * max_k), FillKind::kBf16Unit, 8, stream);
     {
       const std::vector<float> ones(static_cast<size_t>(max_k), 1.0f);
-      LATHE_CUDA_CHECK(cudaMemcpy(norm_weight.ptr, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
+      LATHE_CUDA_CHECK(
+          cudaMemcpy(norm_weight.ptr, ones.data(), ones.size() * sizeof(float), cudaMemcpyHostToDevice));
     }
     const std::vector<int> widths = !only_widths.empty() ? only_widths
                                     : variants           ? std::vector<int>{1, 4, 16}
@@ -329,8 +333,9 @@ int main(int argc, char** argv) {
           };
           // The step's residual-add RMSNorm writing x[c] (--after-norm): residual += delta, x = norm.
           auto norm = [&](int c) {
-            launch_add_rms_norm(norm_residual.ptr, RowType::kBf16, shape.k, norm_delta.ptr, RowType::kBf16, shape.k, m,
-                                shape.k, norm_weight.as<float>(), 1e-6f, ws_x[c]->ptr, RowType::kBf16, shape.k, stream);
+            launch_add_rms_norm(norm_residual.ptr, RowType::kBf16, shape.k, norm_delta.ptr, RowType::kBf16,
+                                shape.k, m, shape.k, norm_weight.as<float>(), 1e-6f, ws_x[c]->ptr,
+                                RowType::kBf16, shape.k, stream);
           };
           double norm_us = 0;
           if (after_norm) norm_us = emit("norm alone", time_graph(stream, copies, norm));
