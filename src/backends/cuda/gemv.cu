@@ -63,8 +63,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   constexpr int kXPitch = x_pitch(kGroupSteps);
-  // Tiers 1 and 4 compute each step straight from its ring slot and refill the slot afterwards
-  // (see "The register ring" below); the 16-row tier copies the slot out and refills it first.
+  // Tiers 1 and 4, and every tier at three CTAs per SM, compute each step straight from its ring
+  // slot and refill the slot afterwards (see "The register ring" below); the 16-row tier at two
+  // CTAs per SM copies the slot out and refills it first.
   constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3;
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
@@ -109,9 +110,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     }
   };
   // The register ring: kStages slots holding steps s .. s + kStages - 1 of the segment.
-  // Tiers 1 and 4 (kRefillAfter) compute a step straight from its slot and then refill it with
-  // step s + kStages, so kStages - 1 steps are in flight while a step computes and no slot is
-  // copied. The 16-row tier copies its slot out and refills it before computing; as compiled
+  // With kRefillAfter a step computes straight from its slot and then refills it with step
+  // s + kStages, so kStages - 1 steps are in flight while a step computes and no slot is copied.
+  // The 16-row tier at two CTAs per SM copies its slot out and refills it before computing; as compiled
   // (CUDA 13.0, sm_90a) ptxas issues that refill into spare registers and moves the data into the
   // slot right after the step's MMAs, so each step waits for its own refill (Nsight Compute,
   // session 15: 48% of the stall samples at m = 1 on those moves), yet that form measured faster
@@ -351,11 +352,9 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
       return;
     }
   }
-  {
-    if (three) {
-      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3>(params, grid, cfg, stream);
-      return;
-    }
+  if (three) {
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3>(params, grid, cfg, stream);
+    return;
   }
   launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2>(params, grid, cfg, stream);
 }

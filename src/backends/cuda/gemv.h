@@ -130,9 +130,10 @@ struct GemvVariant {
   // 264 or 396 CTAs unless ctas is set; 16 or 24 compute warps per SM instead of 8); else one.
   // Register ring: CTAs per SM the registers of every tier are budgeted for, 2 (0) or 3 ("b3":
   // fp8 s2 and bf16 s1 only; 80 registers, 24 warps per SM). Ringbal then takes 396 CTAs and
-  // "auto:b3" fills a wave of 396 with its K splits. Since session 15 (the refill-after ring, no
-  // spills but bf16 s1 on the balanced grid) `auto` takes it where it fills its wave much better
-  // than two CTAs per SM do (gemv_auto_variant); elsewhere it is slower (docs/PERFORMANCE.md).
+  // "auto:b3" fills a wave of 396 with its K splits. Since session 15 (the refill-after ring: no
+  // spills, except 40 bytes in bf16 s1 on the balanced grid) `auto` takes it where it fills its
+  // wave much better than two CTAs per SM do (gemv_auto_variant); elsewhere it is slower
+  // (docs/PERFORMANCE.md).
   int ctas_per_sm = 0;
 };
 
