@@ -24,8 +24,10 @@
 // --after-norm (with --variants): each variant timed as it runs in a decode step, right after the
 // residual-add RMSNorm that writes its x (chained, as the backend launches them): a graph of
 // (norm, GEMV) pairs minus a graph of the norms alone, reported per GEMV ("norm alone" is printed
-// too). Back-to-back GEMVs (the default) let each launch start under the previous one's tail,
-// which a step never does (docs/PERFORMANCE.md, "Session 15").
+// too). Back-to-back GEMVs (the default) may start each launch under the previous one's tail,
+// which a step's norm-then-GEMV order does not allow; their ranking can differ from the step's
+// (docs/PERFORMANCE.md, "Session 15"). The norm stands in for whatever writes x in a step; for
+// the down projections (x from SwiGLU, k = 12288 / 25600) it takes the norm's scalar path.
 //
 // --only TEXT, --widths A,B, --dtype fp8|bf16: narrow the run to shapes whose "model/name"
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
