@@ -302,15 +302,22 @@ if has gemvsweep; then
       >"$out/gemv_test_${v//:/_}.log" 2>&1
     note "gpu_cuda_gemv_test ($v)" "rc=$? $((SECONDS - start))s $(grep -E '^\[  (PASSED|FAILED)  \]' "$out/gemv_test_${v//:/_}.log" | tr '\n' ' ')"
   done
-  start=$SECONDS
-  timeout 200 "$bundle/bin/lathe_bench_kernels" --variants --shapes decode --variant-list "$variants" \
-    >"$out/gemv_variants.txt" 2>&1
-  note "lathe_bench_kernels --variants $variants" "rc=$? $((SECONDS - start))s"
-  for v in ${variants//,/ }; do
-    for dt in fp8 bf16; do
-      note "  score $v $dt" "$(awk -v dt="$dt" -v nm="v:$v" '$5 == dt && $7 == nm { pct = $NF; sub(/%/, "", pct)
-          w = ($6 == 1) ? 2 : 1; if (pct > 0) { s += w * log(pct); n += w } }
-        END { printf "%.2f%% (%d rows)", (n > 0 ? exp(s / n) : 0), n }' "$out/gemv_variants.txt")"
+  # Twice: back to back (each GEMV after itself) and in context (--after-norm: each GEMV after the
+  # norm that writes its x, the order of a decode step; session 15 found the two rankings differ).
+  for mode in back context; do
+    file=$out/gemv_variants.txt flags=""
+    [[ $mode == context ]] && file=$out/gemv_variants_in_context.txt flags="--after-norm --no-peers"
+    start=$SECONDS
+    # shellcheck disable=SC2086
+    timeout 200 "$bundle/bin/lathe_bench_kernels" --variants --shapes decode --variant-list "$variants" $flags \
+      >"$file" 2>&1
+    note "lathe_bench_kernels --variants $variants ($mode)" "rc=$? $((SECONDS - start))s"
+    for v in ${variants//,/ }; do
+      for dt in fp8 bf16; do
+        note "  score $v $dt ($mode)" "$(awk -v dt="$dt" -v nm="v:$v" '$5 == dt && $7 == nm { pct = $NF; sub(/%/, "", pct)
+            w = ($6 == 1) ? 2 : 1; if (pct > 0) { s += w * log(pct); n += w } }
+          END { printf "%.2f%% (%d rows)", (n > 0 ? exp(s / n) : 0), n }' "$file")"
+      done
     done
   done
 fi
