@@ -2,10 +2,10 @@
 // byte-equal to the m = 1 kernel on that row alone, on random data, several shapes (split-K and
 // not, ragged n) and seeds, for fp8 with each scale kind and bf16; (2) the m = 1 results match a
 // float64 host reference of the dequantized product; (3) the register-ring variant (the
-// pre-sm_90 path) keeps its own per-row byte equality; (4) the K segmentation of both kernels is
-// a pure function of the shape that covers every unit exactly once; (5) the default's per-shape
-// kernel choice (gemv_auto_variant) is a pure function of the shape; (6) activations spanning
-// 2^-30..2^30 in one step match float64. LATHE_GEMV_TEST_VARIANT_FP8/_BF16 name another kernel.
+// pre-sm_90 path) keeps its own per-row byte equality; (4) activations spanning 2^-30..2^30 in
+// one step match float64. LATHE_GEMV_TEST_VARIANT_FP8/_BF16 name another kernel. The host-only
+// policy tests (K segmentation, the per-shape choice, variant names) are in
+// tests/unit/cuda_host/gemv_policy_test.cpp, which runs without a GPU.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -307,112 +307,6 @@ std::vector<Case> model_cases() {
 
 INSTANTIATE_TEST_SUITE_P(Qwen3_8B, GemvModelShapeTest, testing::ValuesIn(model_cases()), case_name);
 
-TEST(GemvPolicy, SplitDependsOnlyOnShape) {
-  EXPECT_EQ(cuda::gemv_ksplit(151936, 4096), 1);
-  EXPECT_GT(cuda::gemv_ksplit(4096, 12288), 1);
-  EXPECT_GT(cuda::gemv_ksplit(384, 1024), 1);
-  EXPECT_EQ(cuda::gemv_ksplit(17000, 256), 1);
-  for (int64_t n : {200, 384, 1024, 4096, 5120}) {
-    for (int64_t k : {256, 1024, 4096, 12288, 17408, 25600}) {
-      const int split = cuda::gemv_ksplit(n, k), chunk = cuda::gemv_chunk_steps(n, k);
-      EXPECT_GE(split * chunk, k / 128);
-      EXPECT_LT((split - 1) * chunk, k / 128) << "every split non-empty";
-      EXPECT_LE(static_cast<size_t>(split) * 16 * n, split > 1 ? cuda::kGemvWorkspaceFloats : SIZE_MAX);
-    }
-  }
-}
-
-TEST(GemvPolicy, StreamSegmentsDependOnlyOnShape) {
-  // Every unit (128-row block x 128-k step) is covered by exactly one CTA range of
-  // gemv_stream_cta_steps units; ranges never exceed 132 CTAs (the workspace's counters/slots).
-  for (int64_t n : {1, 200, 1024, 4096, 5120, 24576, 151936, 248320}) {
-    for (int64_t k : {128, 256, 640, 4096, 5120, 12288, 25600}) {
-      const int64_t per = cuda::gemv_stream_cta_steps(n, k);
-      const int64_t total = ((n + 127) / 128) * (k / 128);
-      const int64_t ctas = (total + per - 1) / per;
-      EXPECT_GE(per, 1);
-      EXPECT_LE(ctas, 132) << n << "x" << k;
-      EXPECT_GE(ctas * per, total);
-      EXPECT_LT((ctas - 1) * per, total) << "every CTA non-empty";
-      EXPECT_EQ(per, cuda::gemv_stream_cta_steps(n, k));
-    }
-  }
-  EXPECT_LE(size_t{264} * 2 * 128 * 16, cuda::kGemvWorkspaceFloats);
-  EXPECT_LE(264, cuda::kGemvCounterCount);
-}
-
-TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
-  // A forced K split (GemvVariant::ksplit) is clamped to chunks of >= 2 steps and to the
-  // workspace, every split is non-empty, and 0 keeps gemv_ksplit's rule.
-  for (int64_t n : {200, 1024, 4096, 6144, 24576, 51200, 151936}) {
-    for (int64_t k : {256, 1024, 4096, 5120, 12288, 25600}) {
-      EXPECT_EQ(cuda::gemv_ring_ksplit(n, k, 0), cuda::gemv_ksplit(n, k));
-      EXPECT_EQ(cuda::gemv_ring_chunk_steps(n, k, 0), cuda::gemv_chunk_steps(n, k));
-      const int64_t ksteps = k / 128;
-      for (int want : {1, 2, 3, 4, 6, 8, 16, 64}) {
-        const int split = cuda::gemv_ring_ksplit(n, k, want), chunk = cuda::gemv_ring_chunk_steps(n, k, want);
-        EXPECT_GE(split, 1);
-        EXPECT_LE(split, want);
-        EXPECT_GE(chunk, 2) << n << "x" << k << " want " << want;
-        EXPECT_GE(split * chunk, ksteps);
-        EXPECT_LT((split - 1) * chunk, ksteps) << "every split non-empty";
-        if (split > 1) {
-          EXPECT_LE(static_cast<size_t>(split) * 16 * n, cuda::kGemvWorkspaceFloats);
-          EXPECT_LE((n + 127) / 128, cuda::kGemvCounterCount);
-        }
-      }
-    }
-  }
-  EXPECT_EQ(cuda::gemv_ring_ksplit(4096, 4096, 8), 8);
-  EXPECT_EQ(cuda::gemv_ring_chunk_steps(4096, 4096, 8), 4);
-  EXPECT_EQ(cuda::gemv_ring_ksplit(151936, 4096, 4), 1) << "more row blocks than counters";
-}
-
-TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
-  // Measured on the H200 (2026-11-30, bench/results/gemv_sweep_2026-11-30.txt): K splits that
-  // fill one wave of 264 CTAs won on every split shape of the Qwen3 8B/32B decode layer except
-  // 4096x4096 (4 steps per split lost 18% at m = 16; the >= 6-step floor keeps its 5 splits);
-  // ringbal won on 51200x5120 (400 row blocks) at every m; s4 on fp8 24576x4096 at m <= 4.
-  // Session 15: where a wave of three CTAs per SM is filled by >= 15 points more than the two-CTA
-  // wave (24576x4096: 384 of 396 slots against 192 of 264), that wave (b3) won at m <= 4.
-  struct Want {
-    int64_t n, k;
-    bool fp8;
-    const char* name;
-  };
-  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16"},
-                                         {4096, 4096, true, "ring:k5:g16"},
-                                         {24576, 4096, true, "ring:k2:g16:b3"},
-                                         {24576, 4096, false, "ring:k2:g16:b3"},
-                                         {12288, 5120, true, "ring:k4:g16:b3"},
-                                         {4096, 12288, true, "ring:k8:g16"},
-                                         {10240, 5120, false, "ring:k3:g16"},
-                                         {5120, 8192, true, "ring:k6:g16"},
-                                         {51200, 5120, true, "ringbal"},
-                                         {51200, 5120, false, "ringbal"},
-                                         {5120, 25600, true, "ring:s4:k6:g16"},
-                                         {1024, 4096, true, "ring:k8:g16"},
-                                         {151936, 4096, false, "ringbal"}}) {
-    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k)), w.name) << w.n << "x" << w.k;
-    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(w.fp8, w.n, w.k)), w.name) << "the default is auto";
-  }
-  for (int64_t n : {1, 200, 1024, 4096, 24576, 33792, 33793, 151936}) {
-    for (int64_t k : {128, 256, 4096, 25600}) {
-      for (const bool fp8 : {true, false}) {
-        const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k);
-        EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k)));
-        EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, (n + 127) / 128 > 264) << n;
-        if (v.kernel == cuda::GemvKernel::kRegisterRing) {
-          EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
-          const int64_t wave = v.ctas_per_sm == 3 ? 396 : 264;
-          EXPECT_LE(cuda::gemv_ring_ksplit(n, k, v.ksplit) * ((n + 127) / 128),
-                    std::max<int64_t>(wave, cuda::gemv_ksplit(n, k) * ((n + 127) / 128)));
-        }
-      }
-    }
-  }
-}
-
 // Activations far beyond the f16 range (2^30) and far below it (2^-30) in one 128-k step give the
 // float64 product on the kernels the default chooses from, byte-equal across tiers. (Written for
 // the f16 path, measured slower on the H200 and removed; the test stays for the bf16 path.)
@@ -471,20 +365,6 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     const auto wide = dy.download<float>(static_cast<size_t>(16 * n));
     EXPECT_EQ(std::memcmp(wide.data(), single.data(), wide.size() * 4), 0) << variant << ": tier 16 vs m = 1";
   }
-}
-
-TEST(GemvPolicy, VariantNamesRoundTrip) {
-  for (const char* name :
-       {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits",
-        "stream:tma", "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16",
-        "auto:b3", "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4"}) {
-    EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
-  }
-  EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("stream:x2"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:b4"), Error);
 }
 
 }  // namespace
