@@ -42,12 +42,12 @@ namespace {
 
 constexpr int kKvHeads = 8;
 constexpr int kBlockTokens = 16;
-constexpr int kChunkBytes = kBlockTokens * 128 * 2;          // one block of one head: 4 KB
-constexpr int kBlockBytes = kKvHeads * kChunkBytes;           // one block of all heads
-constexpr int kSplits = 9;                                    // auto's split count for 32 query heads
-constexpr int kMinPerSplit = 128;                             // the split-length floor
-constexpr int kTile = 32;                                     // positions per warp tile (variant 21)
-constexpr int kWarps = 6;                                     // warps per split CTA (variant 21)
+constexpr int kChunkBytes = kBlockTokens * 128 * 2;  // one block of one head: 4 KB
+constexpr int kBlockBytes = kKvHeads * kChunkBytes;  // one block of all heads
+constexpr int kSplits = 9;                           // auto's split count for 32 query heads
+constexpr int kMinPerSplit = 128;                    // the split-length floor
+constexpr int kTile = 32;                            // positions per warp tile (variant 21)
+constexpr int kWarps = 6;                            // warps per split CTA (variant 21)
 constexpr size_t kRotateBytes = size_t{512} << 20;
 
 struct Walk {
@@ -60,7 +60,9 @@ struct Walk {
   unsigned* sink;
 };
 
-__device__ __forceinline__ uint32_t fold(const uint4& x) { return x.x ^ x.y ^ x.z ^ x.w; }
+__device__ __forceinline__ uint32_t fold(const uint4& x) {
+  return x.x ^ x.y ^ x.z ^ x.w;
+}
 
 // One 4 KB chunk by one warp: 8 loads of 16 bytes per lane, all in flight before any is used.
 __device__ __forceinline__ uint32_t read_chunk(const uint8_t* chunk, int lane) {
@@ -105,13 +107,15 @@ __global__ void split_kernel(Walk w, int slices) {
   for (int t = (start & ~(kTile - 1)) + warp * kTile; t < end; t += kWarps * kTile) {
     // A tile: 2 blocks of this head, K and V, 16 KB; all 32 loads per lane issued together.
     const int64_t b0 = table[t / kBlockTokens], b1 = table[t / kBlockTokens + 1];
-    const uint8_t* chunks[4] = {w.k + b0 * kBlockBytes + head * kChunkBytes, w.k + b1 * kBlockBytes + head * kChunkBytes,
-                                w.v + b0 * kBlockBytes + head * kChunkBytes, w.v + b1 * kBlockBytes + head * kChunkBytes};
+    const uint8_t* chunks[4] = {
+        w.k + b0 * kBlockBytes + head * kChunkBytes, w.k + b1 * kBlockBytes + head * kChunkBytes,
+        w.v + b0 * kBlockBytes + head * kChunkBytes, w.v + b1 * kBlockBytes + head * kChunkBytes};
     uint4 x[4][8];
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
 #pragma unroll
-      for (int i = 0; i < 8; ++i) x[c][i] = __ldg(reinterpret_cast<const uint4*>(chunks[c] + i * 512 + lane * 16));
+      for (int i = 0; i < 8; ++i)
+        x[c][i] = __ldg(reinterpret_cast<const uint4*>(chunks[c] + i * 512 + lane * 16));
     }
 #pragma unroll
     for (int c = 0; c < 4; ++c) {
@@ -130,7 +134,9 @@ int run(int argc, char** argv) {
   if (cells.empty()) cells = {{1, 65536}, {1, 16384}, {16, 4096}};
   for (const auto& [batch, context] : cells) {
     if (batch < 1 || batch > 64 || context < kTile || context > 65536 || context % kTile != 0) {
-      std::fprintf(stderr, "usage: lathe_probe_kv_walk [BATCH CONTEXT ...] (batch 1..64, context a multiple of 32 up to 65536)\n");
+      std::fprintf(stderr,
+                   "usage: lathe_probe_kv_walk [BATCH CONTEXT ...] (batch 1..64, context a multiple of 32 up "
+                   "to 65536)\n");
       return 2;
     }
   }
@@ -158,7 +164,8 @@ int run(int argc, char** argv) {
     const double bytes = static_cast<double>(batch) * blocks_per_seq * kKvHeads * kChunkBytes * 2;
     const int rotations = static_cast<int>(std::clamp(std::ceil(kRotateBytes / bytes), 1.0, 64.0));
     const int64_t case_blocks = static_cast<int64_t>(batch) * blocks_per_seq;
-    const int64_t pool_blocks = case_blocks * rotations + 1;  // + 1: the split walk's tile may name one block past
+    const int64_t pool_blocks =
+        case_blocks * rotations + 1;  // + 1: the split walk's tile may name one block past
     const size_t pool_bytes = static_cast<size_t>(pool_blocks) * kBlockBytes;
     void *k = nullptr, *v = nullptr, *table = nullptr;
     PROBE_CHECK(cudaMalloc(&k, pool_bytes));
@@ -171,11 +178,13 @@ int run(int argc, char** argv) {
     std::iota(ids.begin(), ids.end(), 0);
     std::shuffle(ids.begin(), ids.end(), rng);
     const int padded = blocks_per_seq + 1;
-    std::vector<int32_t> tables(static_cast<size_t>(rotations) * batch * padded, static_cast<int32_t>(pool_blocks - 1));
+    std::vector<int32_t> tables(static_cast<size_t>(rotations) * batch * padded,
+                                static_cast<int32_t>(pool_blocks - 1));
     for (int r = 0; r < rotations; ++r) {
       for (int s = 0; s < batch; ++s) {
         for (int j = 0; j < blocks_per_seq; ++j) {
-          tables[(static_cast<size_t>(r) * batch + s) * padded + j] = ids[(static_cast<size_t>(r) * batch + s) * blocks_per_seq + j];
+          tables[(static_cast<size_t>(r) * batch + s) * padded + j] =
+              ids[(static_cast<size_t>(r) * batch + s) * blocks_per_seq + j];
         }
       }
     }
@@ -183,22 +192,28 @@ int run(int argc, char** argv) {
     PROBE_CHECK(cudaMemcpy(table, tables.data(), tables.size() * 4, cudaMemcpyHostToDevice));
     PROBE_CHECK(cudaStreamSynchronize(stream));
     auto walk = [&](int r) {
-      return Walk{static_cast<const uint8_t*>(k), static_cast<const uint8_t*>(v),
-                  static_cast<const int32_t*>(table) + static_cast<int64_t>(r) * batch * padded, padded, batch,
-                  context, sink};
+      return Walk{static_cast<const uint8_t*>(k),
+                  static_cast<const uint8_t*>(v),
+                  static_cast<const int32_t*>(table) + static_cast<int64_t>(r) * batch * padded,
+                  padded,
+                  batch,
+                  context,
+                  sink};
     };
     auto report = [&](const char* name, const std::function<void(int)>& launch) {
       const double us = lathe::bench::graph_us_per_launch(stream, rotations, 9, 1, launch);
       if (!print) return;
-      std::printf("%5d %6d %9.1f %-10s %9.1f %8.0f %7.1f\n", batch, context, bytes / 1e6, name, us, bytes / (us * 1e3),
-                  100.0 * bytes / (us * 1e3) / ceiling);
+      std::printf("%5d %6d %9.1f %-10s %9.1f %8.0f %7.1f\n", batch, context, bytes / 1e6, name, us,
+                  bytes / (us * 1e3), 100.0 * bytes / (us * 1e3) / ceiling);
     };
     void* lin = nullptr;  // the linear read's own region: `rotations` disjoint copies of the cell's bytes
     PROBE_CHECK(cudaMalloc(&lin, static_cast<size_t>(bytes) * rotations));
-    lathe::cuda::fill_random(lin, static_cast<size_t>(bytes) * rotations / 4, lathe::cuda::FillKind::kF32Unit, 23, stream);
+    lathe::cuda::fill_random(lin, static_cast<size_t>(bytes) * rotations / 4, lathe::cuda::FillKind::kF32Unit,
+                             23, stream);
     report("linear", [&](int r) {
       const size_t offset = static_cast<size_t>(r) * static_cast<size_t>(bytes);
-      lathe::cuda::read_probe(static_cast<const uint8_t*>(lin) + offset, static_cast<size_t>(bytes), sink, stream);
+      lathe::cuda::read_probe(static_cast<const uint8_t*>(lin) + offset, static_cast<size_t>(bytes), sink,
+                              stream);
     });
     PROBE_CHECK(cudaFree(lin));
     report("chunks", [&](int r) { chunks_kernel<<<sms * 8, 256, 0, stream>>>(walk(r)); });

@@ -98,7 +98,8 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   float x_next[kChunk];  // this thread's outputs of the next chunk of records, in flight
   auto load_chunk = [&](int base) {
 #pragma unroll
-    for (int k = 0; k < kChunk; ++k) x_next[k] = base + k < count ? recs[slot(base + k) * (HD + 2) + d] : 0.0f;
+    for (int k = 0; k < kChunk; ++k)
+      x_next[k] = base + k < count ? recs[slot(base + k) * (HD + 2) + d] : 0.0f;
   };
   load_chunk(0);
   if (staged) {

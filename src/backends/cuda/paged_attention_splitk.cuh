@@ -58,9 +58,10 @@
 // from the copy engine as boxes of 16 rows x P 128-byte pieces of the 5-D tensor maps in
 // SplitParams (P = tensor_box_pieces: whole rows at HD 256, one piece at HD 128), into the
 // swizzled layout of SplitLayout, announcing the bytes on the stage's mbarrier; every lane waits
-// on the stage's phase. Tiles are cut at multiples of T positions (paged_attention_splitk_tile.cuh:
-// kAlignedTiles), so a box never crosses a block. Rows past the sequence's end are read (they are in its last block) and their
-// V rows zeroed after the wait, so stale values there cannot turn a zero weight into NaN.
+// on the stage's phase. Tiles are cut at multiples of T positions
+// (paged_attention_splitk_tile.cuh: kAlignedTiles), so a box never crosses a block. Rows past
+// the sequence's end are read (they are in its last block) and their V rows zeroed after the
+// wait, so stale values there cannot turn a zero weight into NaN.
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_bf16.h>

@@ -148,11 +148,15 @@ void expect_legacy_splits_merge(int32_t num_heads, int32_t len, uint64_t seed, i
 
 // 4 query heads on 132 SMs at a reference batch of 1: 33 splits (the reduce's sliced path holds
 // at most 16 splits; legacy never slices).
-TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) { expect_legacy_splits_merge(4, 9000, 4343, 33); }
+TEST(DecodeLegacy, MoreThanSixteenSplitsMerge) {
+  expect_legacy_splits_merge(4, 9000, 4343, 33);
+}
 
 // One query head: 132 splits, more records than the reduce stages in shared memory (128), so it
 // reads their max and sum in place.
-TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) { expect_legacy_splits_merge(1, 20000, 4545, 132); }
+TEST(DecodeLegacy, MoreSplitsThanTheReduceStagesMerge) {
+  expect_legacy_splits_merge(1, 20000, 4545, 132);
+}
 
 // Split slices (attn_decode_split_slices): sliced output against the reference and against the
 // unsliced split arm (rel_rms like split vs non-split); each sequence alone gives its row of the
