@@ -5,7 +5,7 @@
 # and carry ["perf-bundle"]. Each step has its own time limit, so one slow step does not cost the
 # rest; logs and JSON go to $OUT and a short summary table is printed last.
 #
-# Usage: scripts/device-perf.sh [--steps "golden determinism quick prefetchnext evenattn early early32 earlykv slices attnslices fp8attn attnvariants attnbench envab attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
+# Usage: scripts/device-perf.sh [--steps "golden determinism quick evenattn early early32 earlykv slices attnslices fp8attn attnvariants attnbench envab attnprof gemvsweep nochain splitrule latency profile serve serve32 hf hf32 eager fp8kv latency32 wide"]
 # (steps run in that order, most important first)
 set -uo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,22 +84,6 @@ if has golden; then
 fi
 if has quick; then
   latency quick_8b_fp8 90 configs/Qwen3-8B-FP8 --batch-sizes 1,16 --output-len 32
-fi
-if has prefetchnext; then
-  # Each decode GEMV asks L2 for the first bytes of the step's next GEMV weight as it finishes
-  # (LATHE_GEMV_PREFETCH_NEXT, MiB per hint); two alternated rounds on the 8B-FP8 shapes, one on
-  # the 32B-FP8 and 8B BF16 shapes. PREFETCH_MIBS overrides the budgets.
-  mibs=${PREFETCH_MIBS:-off 8 16 32 48}
-  for round in 1 2; do
-    for mib in $mibs; do
-      LATHE_GEMV_PREFETCH_NEXT=$mib latency "prefetch_8b_fp8_${mib}_r$round" 90 configs/Qwen3-8B-FP8 \
-        --batch-sizes 1,4,16 --output-len 32
-    done
-  done
-  for mib in off 16 32; do
-    LATHE_GEMV_PREFETCH_NEXT=$mib latency "prefetch_32b_fp8_$mib" 120 configs/Qwen3-32B-FP8 --batch-sizes 1,16 --output-len 32
-    LATHE_GEMV_PREFETCH_NEXT=$mib latency "prefetch_8b_bf16_$mib" 90 configs/Qwen3-8B --batch-sizes 1,16 --output-len 32
-  done
 fi
 if has evenattn; then
   # The opt-in equal-split rule through every attention test (determinism, split vs non-split).

@@ -218,12 +218,6 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
       be.linear(ops::Phase::kPrefill, x.slice_rows(decode_count, rest), weight, out.slice_rows(decode_count, rest));
     }
   };
-  // A pure decode step reads the weights in a fixed order with only small ops between linears;
-  // each linear may prefetch the next one's first bytes (Backend::prefetch_after_next_linear).
-  // Steps with prefill rows do not: their GEMMs would evict the lines before they are read.
-  const auto then_reads = [&be, decode_rows, tokens](const ops::WeightView& next) {
-    if (decode_rows == tokens && next.data != nullptr) be.prefetch_after_next_linear(next);
-  };
   const auto eps = static_cast<float>(c.rms_norm_eps);
   const int64_t q_cols = c.num_attention_heads * c.head_dim;
   const int64_t kv_cols = c.num_key_value_heads * c.head_dim;
@@ -250,40 +244,29 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
     // Attention block: normed = input_layernorm(h).
     if (w.qkv_proj.data != nullptr) {
-      then_reads(w.o_proj);
       linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
     } else {
       linear(decode_rows, normed, w.q_proj, q);
       linear(decode_rows, normed, w.k_proj, k);
-      then_reads(w.o_proj);
       linear(decode_rows, normed, w.v_proj, v);
     }
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
-    then_reads(w.gate_up_proj.data != nullptr ? w.gate_up_proj : w.gate_proj);
     linear(decode_rows, attn, w.o_proj, delta);
     // h += o; normed = post_attention_layernorm(h).
     be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
     // MLP block.
     if (w.gate_up_proj.data != nullptr) {
-      then_reads(w.down_proj);
       linear(decode_rows, normed, w.gate_up_proj, gate_up);
     } else {
       linear(decode_rows, normed, w.gate_proj, gate);
-      then_reads(w.down_proj);
       linear(decode_rows, normed, w.up_proj, up);
     }
     be.silu_mul(gate_up, mlp);
-    const bool last = l + 1 == device_.layers.size();
-    if (!last) {
-      const Qwen3LayerDeviceWeights& next = device_.layers[l + 1];
-      then_reads(next.qkv_proj.data != nullptr ? next.qkv_proj : next.q_proj);
-    } else if (rows.logits_rows > 0) {
-      then_reads(device_.lm_head);
-    }
     linear(decode_rows, mlp, w.down_proj, delta);
     // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.
+    const bool last = l + 1 == device_.layers.size();
     const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;
     be.add_rms_norm(hidden, delta, next_norm, eps, normed);
   }

@@ -128,12 +128,6 @@ class Backend {
   // The backend picks the arm from (phase, rows, weight kind) through ops/dispatch.
   virtual void linear(Phase phase, Act x, const WeightView& weight, Act out) = 0;
 
-  // A hint for the next linear() call: the step's linear after it reads `next`, with only small
-  // ops between the two. A backend may have that call pull `next`'s first bytes into a cache as
-  // it finishes, so the memory keeps streaming through the small ops. Never changes a result;
-  // the next linear() call consumes it (whatever its arm). Default: ignored.
-  virtual void prefetch_after_next_linear(const WeightView& next) { (void)next; }
-
   // In place on q [T, nH*hd] and k [T, nKV*hd]: per-head RMSNorm over hd with q_norm / k_norm
   // (f32 [hd], shared across heads), then RoPE at batch.positions; then k and v rows are
   // written into the cache at batch.slot_mapping.

@@ -92,7 +92,6 @@ class ProfilingBackend final : public Backend {
   void rms_norm(Act x, const float* weight, float eps, Act out) override;
   void add_rms_norm(Act residual, Act delta, const float* weight, float eps, Act out) override;
   void linear(Phase phase, Act x, const WeightView& weight, Act out) override;
-  void prefetch_after_next_linear(const WeightView& next) override { inner_->prefetch_after_next_linear(next); }
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
                              const KvCacheShape& cache_shape, const KvCacheLayer& cache) override;

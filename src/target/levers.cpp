@@ -97,14 +97,6 @@ std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
-std::optional<int32_t> parse_gemv_prefetch_next(std::string_view spelling) {
-  const std::string word = normalise(spelling);
-  if (word == "off" || word == "false" || word == "no") return 0;
-  std::optional<uint64_t> value = parse_decimal(word);
-  if (!value || *value > static_cast<uint64_t>(kMaxGemvPrefetchNextMib)) return std::nullopt;
-  return static_cast<int32_t>(*value);
-}
-
 std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling) {
   std::optional<uint64_t> value = parse_decimal(normalise(spelling));
   if (!value || *value >= static_cast<uint64_t>(kSplitkKernelVariants)) return std::nullopt;

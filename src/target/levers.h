@@ -69,12 +69,6 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
 inline constexpr int32_t kMaxGemvEarlyWeights = 64;
 std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);
 
-// LATHE_GEMV_PREFETCH_NEXT (backends/cuda/gemv.h, gemv_prefetch_next_mib): "off" / "false" /
-// "no" / "0" -> 0, no prefetch of the next weight; a decimal N in 1..kMaxGemvPrefetchNextMib ->
-// at most N MiB of it. Else nullopt.
-inline constexpr int32_t kMaxGemvPrefetchNextMib = 256;
-std::optional<int32_t> parse_gemv_prefetch_next(std::string_view spelling);
-
 // LATHE_ATTN_SPLITK_KERNEL (measurement lever; backends/cuda/paged_attention.h lists the
 // variants): a decimal variant number in 0..kSplitkKernelVariants - 1; else nullopt.
 inline constexpr int32_t kSplitkKernelVariants = 22;

@@ -238,7 +238,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
       f += cnt;
     }
-    prefetch_next_heads(p);
     return;
   }
   const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
@@ -250,7 +249,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
-  prefetch_next_heads(p);
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
   if (p.ksplit == 1) {
@@ -470,7 +468,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
 }
 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
-                 const GemvVariant& variant, const GemvNextWeight* prefetch_next) {
+                 const GemvVariant& variant) {
   std::string why = problem_reason(tier, problem);
   if (why.empty()) why = workspace_reason(problem, workspace, variant);
   if (!why.empty()) {
@@ -517,17 +515,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8
   // batch-16 step 9% (17.5 -> 19.2 ms, on either grid; not understood), docs/PERFORMANCE.md.
   params.early_steps = tier <= 4 ? gemv_early_weights() : -1;
-  const int prefetch_mib = gemv_prefetch_next_mib();
-  if (prefetch_next != nullptr && prefetch_next->w != nullptr && prefetch_mib > 0 &&
-      reinterpret_cast<uintptr_t>(prefetch_next->w) % 16 == 0) {
-    const bool next_fp8 = prefetch_next->weight == GemvWeight::kFp8E4M3;
-    params.next = gemv_prefetch_plan(next_fp8, prefetch_next->n, prefetch_next->k, int64_t{prefetch_mib} << 20);
-    if (params.next.ctas > 0) {
-      params.next_w = static_cast<const uint8_t*>(prefetch_next->w);
-      params.next_n = static_cast<int>(prefetch_next->n);
-      params.next_row_bytes = prefetch_next->k * (next_fp8 ? 1 : 2);
-    }
-  }
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);

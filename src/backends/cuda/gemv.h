@@ -94,28 +94,6 @@ void set_gemv_early_weights(int steps);
 int gemv_early_weights();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
-// The weight the step's next decode GEMV reads, handed to the launch before it as a prefetch
-// hint (gemv_launch's `prefetch_next`). As each CTA of that launch finishes reading its own
-// weights, it asks L2 (bulk prefetches, no data to the SM) for the first steps of every segment
-// the next weight's own launch will read first: its `auto` grid's (128-row block, K split) segments,
-// or the balanced grid's CTA ranges. The memory system then keeps streaming through the tail of
-// this launch and the small kernels between the two (norms, QK-norm/RoPE, attention, SwiGLU)
-// instead of idling. The bytes of both results are unchanged (a prefetch moves no data into a
-// register); it only decides what L2 holds when the next launch starts.
-struct GemvNextWeight {
-  const void* w = nullptr;  // [n, k] row-major
-  GemvWeight weight = GemvWeight::kFp8E4M3;
-  int64_t n = 0;
-  int64_t k = 0;
-};
-
-// How much of the next weight a launch prefetches (process-wide, set once at backend start from
-// LATHE_GEMV_PREFETCH_NEXT, ops/cuda/chained_launch_lever.cpp): at most `mib` MiB, spread evenly
-// over the heads of its segments; 0 turns the hint off.
-void set_gemv_prefetch_next_mib(int mib);
-int gemv_prefetch_next_mib();
-inline constexpr int kGemvPrefetchNextMaxMib = 256;
-
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
@@ -183,11 +161,8 @@ int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
-// `prefetch_next` (optional): the step's next GEMV weight, prefetched into L2 as this launch's CTAs
-// finish (GemvNextWeight; register-ring kernels only, ignored by the stream kernel and when
-// gemv_prefetch_next_mib() is 0).
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
-                 const GemvVariant& variant = {}, const GemvNextWeight* prefetch_next = nullptr);
+                 const GemvVariant& variant = {});
 
 // "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.

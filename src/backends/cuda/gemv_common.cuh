@@ -15,7 +15,6 @@
 
 #include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/gemv.h"
-#include "backends/cuda/gemv_policy.h"
 
 namespace lathe::cuda::gemv_detail {
 
@@ -42,12 +41,6 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // The next weight's heads to request into L2 once this CTA has read its own weights
-  // (GemvNextWeight, gemv_prefetch_plan); next_w == nullptr: none.
-  const uint8_t* next_w = nullptr;
-  int64_t next_row_bytes = 0;
-  int next_n = 0;
-  GemvPrefetchPlan next;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -61,30 +54,6 @@ __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1
 
 __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
-}
-
-// Requests the heads of Params::next into L2 (gemv_prefetch_plan says which bytes): this CTA's
-// threads take the (next CTA, row) pairs i = this CTA's linear index * blockDim.x + threadIdx.x,
-// stepping by every thread of the grid, one bulk prefetch each. Call once the CTA's own weight
-// loads are issued; the prefetches need no completion. (32-bit index arithmetic: with 64-bit
-// divisions here ptxas spilled in the balanced kernels' main loops; __noinline__ spilled in all.)
-__device__ __forceinline__ void prefetch_next_heads(const Params& p) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (p.next_w == nullptr) return;
-  const int pairs = p.next.ctas * kRowsPerCta;
-  const int stride = static_cast<int>(gridDim.x * gridDim.y * blockDim.x);
-  for (int i = static_cast<int>((blockIdx.y * gridDim.x + blockIdx.x) * blockDim.x + threadIdx.x); i < pairs;
-       i += stride) {
-    const PrefetchRange r = gemv_prefetch_range(p.next, i, p.next_n, p.next_row_bytes);
-    if (r.bytes > 0) {
-      asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;" ::"l"(p.next_w + r.offset),
-                   "r"(static_cast<uint32_t>(r.bytes))
-                   : "memory");
-    }
-  }
-#else
-  (void)p;
-#endif
 }
 
 // Final value of (row, col) from its fp32 sum; explicit _rn intrinsics so no instantiation

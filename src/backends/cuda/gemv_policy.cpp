@@ -35,17 +35,7 @@ constexpr const char* kDefaultBf16 = "auto";
 constexpr int kDefaultEarlyWeights = 0;
 std::atomic<int> g_early_weights{kDefaultEarlyWeights};
 
-// Default of gemv_prefetch_next_mib: off until measured in the decode step.
-constexpr int kDefaultPrefetchNextMib = 0;
-std::atomic<int> g_prefetch_next_mib{kDefaultPrefetchNextMib};
-
 }  // namespace
-
-void set_gemv_prefetch_next_mib(int mib) {
-  g_prefetch_next_mib.store(std::clamp(mib, 0, kGemvPrefetchNextMaxMib), std::memory_order_relaxed);
-}
-
-int gemv_prefetch_next_mib() { return g_prefetch_next_mib.load(std::memory_order_relaxed); }
 
 void set_gemv_early_weights(int steps) {
   g_early_weights.store(std::clamp(steps, -1, kGemvEarlyWeightsMax), std::memory_order_relaxed);
@@ -189,54 +179,6 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
   return three;
 }
-
-namespace gemv_detail {
-
-GemvPrefetchPlan gemv_prefetch_plan(bool fp8, int64_t n, int64_t k, int64_t budget_bytes) {
-  GemvPrefetchPlan plan;
-  if (n < 1 || k < kStepK || k % kStepK != 0 || budget_bytes <= 0) return plan;
-  const GemvVariant v = gemv_default_variant(fp8, n, k);
-  const int64_t ksteps = k / kStepK;
-  const int64_t blocks = (n + kRowsPerCta - 1) / kRowsPerCta;
-  plan.step_bytes = kStepK * (fp8 ? 1 : 2);
-  plan.ksteps = ksteps;
-  plan.blocks = static_cast<int>(blocks);
-  int64_t ctas = 0;
-  int64_t head = 0;
-  if (v.kernel == GemvKernel::kRegisterRing) {
-    // Every row has `split` segments: split - 1 of cta_steps and a last one of `last` steps.
-    const int split = gemv_ring_ksplit(n, k, v.ksplit);
-    plan.cta_steps = gemv_ring_chunk_steps(n, k, v.ksplit);
-    const int64_t last = ksteps - (split - 1) * plan.cta_steps;
-    const int64_t row_steps = budget_bytes / (n * plan.step_bytes);  // steps of each row the budget buys
-    ctas = blocks * split;
-    head = plan.cta_steps;
-    while (head > 0 && (split - 1) * head + std::min(head, last) > row_steps) --head;
-  } else if (v.kernel == GemvKernel::kRingBalanced) {
-    // Bounded as if every CTA's first segment were a whole block of at least `head` steps.
-    const int wave = v.ctas > 0 ? v.ctas : v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
-    plan.cta_steps = (blocks * ksteps + wave - 1) / wave;
-    plan.balanced = true;
-    ctas = (blocks * ksteps + plan.cta_steps - 1) / plan.cta_steps;
-    head = std::min(budget_bytes / (ctas * kRowsPerCta * plan.step_bytes), plan.cta_steps);
-  } else {
-    return plan;  // the stream kernel's copies follow another order; no hint for it
-  }
-  if (head < 1) return GemvPrefetchPlan{};
-  plan.ctas = static_cast<int>(ctas);
-  plan.head_steps = static_cast<int>(head);
-  return plan;
-}
-
-int64_t gemv_prefetch_plan_bytes(const GemvPrefetchPlan& plan, int64_t n) {
-  const int64_t row_bytes = plan.ksteps * plan.step_bytes;
-  int64_t bytes = 0;
-  for (int i = 0; i < plan.ctas * kRowsPerCta; ++i)
-    bytes += gemv_prefetch_range(plan, i, n, row_bytes).bytes;
-  return bytes;
-}
-
-}  // namespace gemv_detail
 
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
   static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);

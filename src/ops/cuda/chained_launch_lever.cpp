@@ -60,19 +60,6 @@ void configure_gemv_early_weights() {
                env_mark(env.has_value()));
 }
 
-static_assert(target::kMaxGemvPrefetchNextMib == lathe::cuda::kGemvPrefetchNextMaxMib,
-              "the lever grammar and the GEMV accept the same prefetch budgets");
-
-void configure_gemv_prefetch_next() {
-  const std::optional<int32_t> env =
-      env_lever("LATHE_GEMV_PREFETCH_NEXT", target::parse_gemv_prefetch_next,
-                "off/<MiB 0.." + std::to_string(target::kMaxGemvPrefetchNextMib) + ">");
-  if (env) lathe::cuda::set_gemv_prefetch_next_mib(*env);
-  const int mib = lathe::cuda::gemv_prefetch_next_mib();
-  spdlog::info("cuda backend: decode GEMV prefetch of the next weight into L2: {}{}",
-               mib == 0 ? std::string("off") : std::to_string(mib) + " MiB", env_mark(env.has_value()));
-}
-
 void configure_attention_early_kv() {
   const std::optional<bool> env = env_lever("LATHE_ATTN_EARLY_KV", target::parse_on_off, "on/off");
   if (env) lathe::cuda::set_splitk_early_kv(*env);

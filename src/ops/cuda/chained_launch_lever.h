@@ -19,11 +19,6 @@ void configure_chained_launch(int sm_major);
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
 void configure_gemv_early_weights();
 
-// LATHE_GEMV_PREFETCH_NEXT (target/levers.h grammar: off | MiB): how much of the step's next
-// GEMV weight a decode GEMV asks L2 for as it finishes (backends/cuda/gemv.h, GemvNextWeight).
-// Unset or unparseable keeps the compiled default (the latter with a warning). Logs the value.
-void configure_gemv_prefetch_next();
-
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();

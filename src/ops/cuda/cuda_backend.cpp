@@ -8,8 +8,6 @@
 
 #include <array>
 #include <cstring>
-#include <optional>
-#include <utility>
 #include <vector>
 
 #include "backends/cuda/arena.h"
@@ -123,7 +121,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
     cuda::configure_chained_launch(info_.sm_major);
     cuda::configure_gemv_early_weights();
-    cuda::configure_gemv_prefetch_next();
     cuda::configure_attention_early_kv();
     cuda::configure_attention_kernel(static_cast<uint32_t>(attn_config_.max_decode_seqs));
   }
@@ -261,7 +258,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
 
   void linear(Phase phase, Act x, const WeightView& w, Act out) override;
-  void prefetch_after_next_linear(const WeightView& next) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -379,8 +375,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
-  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNextWeight* prefetch_next);
+  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -390,8 +385,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void* lt_workspace_ = nullptr;
   std::unique_ptr<kc::LtGemm> lt_;
   kc::GemvWorkspace gemv_ws_;
-  // prefetch_after_next_linear's hint, for the next linear() call (cleared by it).
-  std::optional<kc::GemvNextWeight> prefetch_next_;
   LinearLevers levers_;
   AttentionConfig attn_config_;
   void* attn_ws_ = nullptr;
@@ -411,7 +404,6 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
          out.cols);
   if (out.dtype != DType::kBF16 && out.dtype != DType::kF32)
     fail("cuda linear: out dtype {} (expected BF16 or F32)", dtype_name(out.dtype));
-  const std::optional<kc::GemvNextWeight> next = std::exchange(prefetch_next_, std::nullopt);
   if (x.rows == 0) return;
   const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
   const LinearRoute route = plan_linear(phase, x, w, out);
@@ -422,7 +414,7 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
     case LinearArm::kGemvBatch4:
     case LinearArm::kGemvBatch16:
     case LinearArm::kGemvBatch16Halves:
-      run_gemv(route, x, w, out, next ? &*next : nullptr);
+      run_gemv(route, x, w, out);
       break;
     case LinearArm::kGemvChunks:
       // Each chunk takes the tier its own width takes (every row bit-identical to m = 1).
@@ -465,14 +457,7 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
-void CudaBackend::prefetch_after_next_linear(const WeightView& next) {
-  if (next.data == nullptr || (next.dtype != DType::kBF16 && next.dtype != DType::kF8E4M3)) return;
-  prefetch_next_ = kc::GemvNextWeight{
-      next.data, next.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3, next.rows, next.cols};
-}
-
-void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNextWeight* prefetch_next) {
+void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p;
     p.w = w.data;
@@ -494,17 +479,17 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
   };
   switch (route.arm) {
     case LinearArm::kGemv:
-      kc::gemv_launch(1, problem(0, x.rows), gemv_ws_, stream_, {}, prefetch_next);
+      kc::gemv_launch(1, problem(0, x.rows), gemv_ws_, stream_);
       break;
     case LinearArm::kGemvBatch4:
-      kc::gemv_launch(4, problem(0, x.rows), gemv_ws_, stream_, {}, prefetch_next);
+      kc::gemv_launch(4, problem(0, x.rows), gemv_ws_, stream_);
       break;
     case LinearArm::kGemvBatch16:
-      kc::gemv_launch(16, problem(0, x.rows), gemv_ws_, stream_, {}, prefetch_next);
+      kc::gemv_launch(16, problem(0, x.rows), gemv_ws_, stream_);
       break;
-    default:  // the hint rides on the second half, the launch right before the gap
+    default:
       kc::gemv_launch(16, problem(0, route.first_half), gemv_ws_, stream_);
-      kc::gemv_launch(16, problem(route.first_half, x.rows - route.first_half), gemv_ws_, stream_, {}, prefetch_next);
+      kc::gemv_launch(16, problem(route.first_half, x.rows - route.first_half), gemv_ws_, stream_);
       break;
   }
 }

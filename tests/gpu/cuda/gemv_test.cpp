@@ -243,38 +243,6 @@ TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
   cuda::set_gemv_early_weights(saved);
 }
 
-// A prefetch of the next weight (GemvNextWeight) changes what L2 holds, never a result: with
-// every budget, for the default route and ringbal, each tier's bytes equal those without it. The
-// next weight here is this case's own (any [n, k] weight the GEMV runs will do).
-TEST_P(GemvTest, PrefetchOfTheNextWeightGivesTheSameBytes) {
-  const Case& c = GetParam();
-  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
-  const int saved = cuda::gemv_prefetch_next_mib();
-  const cuda::GemvNextWeight next{w_->get(), c.fp8 ? GemvWeight::kFp8E4M3 : GemvWeight::kBf16, c.n, c.k};
-  for (const cuda::GemvVariant& v :
-       {variant_under_test(c.fp8), cuda::GemvVariant{0, false, cuda::GemvKernel::kRingBalanced, 0}}) {
-    std::vector<uint8_t> ref;
-    for (const int mib : {0, 1, 16, cuda::kGemvPrefetchNextMaxMib}) {
-      cuda::set_gemv_prefetch_next_mib(mib);
-      DeviceBuffer y(kRows * row_bytes);
-      y.poison();
-      cuda::gemv_launch(1, problem(0, 1, y.get(), true), ws_, nullptr, v, &next);
-      cuda::gemv_launch(4, problem(1, 3, y.get(), true), ws_, nullptr, v, &next);
-      cuda::gemv_launch(16, problem(4, 16, y.get(), true), ws_, nullptr, v, &next);
-      const auto got = y.download<uint8_t>(20 * row_bytes);
-      if (mib == 0) {
-        ref = got;
-        continue;
-      }
-      for (int r = 0; r < 20; ++r) {
-        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
-            << cuda::gemv_variant_name(v) << " prefetch " << mib << " MiB, row " << r;
-      }
-    }
-  }
-  cuda::set_gemv_prefetch_next_mib(saved);
-}
-
 TEST_P(GemvTest, MatchesFloat64Reference) {
   const Case& c = GetParam();
   const std::vector<uint8_t> bytes = single_rows(true);

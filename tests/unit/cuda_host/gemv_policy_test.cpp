@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "backends/cuda/gemv.h"
-#include "backends/cuda/gemv_policy.h"
 #include "core/error.h"
 
 namespace lathe {
@@ -120,73 +119,6 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
           EXPECT_LE(cuda::gemv_ring_ksplit(n, k, v.ksplit) * ((n + 127) / 128),
                     std::max<int64_t>(wave, cuda::gemv_ksplit(n, k) * ((n + 127) / 128)));
         }
-      }
-    }
-  }
-}
-
-// The next-weight prefetch (GemvNextWeight): the ranges lie inside the weight, each starts where
-// a segment of the next launch's own grid starts (so its first loads find them), they never
-// overlap, they stay within the budget, and a budget of the whole weight covers every byte of a
-// register-ring weight exactly once.
-TEST(GemvPolicy, PrefetchPlanCoversSegmentHeadsWithinTheBudget) {
-  using cuda::gemv_detail::gemv_prefetch_plan;
-  using cuda::gemv_detail::gemv_prefetch_range;
-  struct Shape {
-    int64_t n, k;
-    bool fp8;
-  };
-  for (const Shape& sh : std::vector<Shape>{{6144, 4096, true},
-                                            {4096, 4096, true},
-                                            {24576, 4096, true},
-                                            {4096, 12288, true},
-                                            {24576, 4096, false},
-                                            {51200, 5120, true},
-                                            {5120, 25600, true},
-                                            {200, 640, false},
-                                            {151936, 4096, false}}) {
-    const int64_t row_bytes = sh.k * (sh.fp8 ? 1 : 2);
-    const int64_t weight_bytes = sh.n * row_bytes;
-    const cuda::GemvVariant v = cuda::gemv_default_variant(sh.fp8, sh.n, sh.k);
-    EXPECT_EQ(gemv_prefetch_plan(sh.fp8, sh.n, sh.k, 0).ctas, 0);
-    EXPECT_EQ(gemv_prefetch_plan(sh.fp8, sh.n, 100, int64_t{1} << 30).ctas, 0) << "not a GEMV shape";
-    for (const int64_t budget : {int64_t{1} << 20, int64_t{16} << 20, weight_bytes}) {
-      const auto plan = gemv_prefetch_plan(sh.fp8, sh.n, sh.k, budget);
-      const std::string where = std::to_string(sh.n) + "x" + std::to_string(sh.k) + " budget " + std::to_string(budget);
-      if (plan.ctas == 0) continue;  // not even one step of every segment fits
-      const int64_t blocks = (sh.n + 127) / 128;
-      if (v.kernel == cuda::GemvKernel::kRegisterRing) {
-        EXPECT_EQ(plan.ctas, blocks * cuda::gemv_ring_ksplit(sh.n, sh.k, v.ksplit)) << where;
-        EXPECT_EQ(plan.cta_steps, cuda::gemv_ring_chunk_steps(sh.n, sh.k, v.ksplit)) << where;
-      } else {
-        EXPECT_TRUE(plan.balanced) << where;
-      }
-      std::vector<std::pair<int64_t, int64_t>> ranges;
-      for (int i = 0; i < plan.ctas * 128; ++i) {
-        const auto r = gemv_prefetch_range(plan, i, sh.n, row_bytes);
-        if (r.bytes == 0) continue;
-        ASSERT_EQ(r.offset % 16, 0) << where;
-        ASSERT_EQ(r.bytes % 16, 0) << where;
-        ASSERT_LE(r.offset + r.bytes, weight_bytes) << where;
-        const int64_t step = (r.offset % row_bytes) / plan.step_bytes;
-        if (!plan.balanced) {
-          ASSERT_EQ(step % plan.cta_steps, 0) << where << ": starts at a K split";
-        }
-        ASSERT_LE((r.offset % row_bytes) + r.bytes, row_bytes) << where << ": within one row";
-        ranges.emplace_back(r.offset, r.offset + r.bytes);
-      }
-      std::sort(ranges.begin(), ranges.end());
-      int64_t total = 0;
-      for (size_t j = 0; j < ranges.size(); ++j) {
-        if (j > 0) {
-          ASSERT_LE(ranges[j - 1].second, ranges[j].first) << where << ": ranges overlap";
-        }
-        total += ranges[j].second - ranges[j].first;
-      }
-      EXPECT_EQ(total, cuda::gemv_detail::gemv_prefetch_plan_bytes(plan, sh.n)) << where;
-      EXPECT_LE(total, budget) << where;
-      if (!plan.balanced && budget == weight_bytes) {
-        EXPECT_EQ(total, weight_bytes) << where << ": the whole weight";
       }
     }
   }

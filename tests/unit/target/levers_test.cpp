@@ -74,17 +74,6 @@ TEST(LeverGrammar, GemvEarlyWeights) {
   }
 }
 
-TEST(LeverGrammar, GemvPrefetchNext) {
-  EXPECT_EQ(parse_gemv_prefetch_next("off"), 0);
-  EXPECT_EQ(parse_gemv_prefetch_next(" FALSE "), 0);
-  EXPECT_EQ(parse_gemv_prefetch_next("0"), 0);
-  EXPECT_EQ(parse_gemv_prefetch_next("16"), 16);
-  EXPECT_EQ(parse_gemv_prefetch_next("256"), kMaxGemvPrefetchNextMib);
-  for (const char* bad : {"257", "on", "-4", "", "16MiB", "1.5"}) {
-    EXPECT_FALSE(parse_gemv_prefetch_next(bad).has_value()) << bad;
-  }
-}
-
 TEST(LeverGrammar, SplitkKernelVariant) {
   EXPECT_EQ(parse_splitk_kernel_variant("0"), 0);
   EXPECT_EQ(parse_splitk_kernel_variant(" 5 "), 5);
