@@ -33,39 +33,21 @@ __device__ __forceinline__ void chained_kernel_begin() {
 }
 
 // Launches `kernel` chained to the previous grid of `stream` (when enabled) and returns the
-// launch status; the kernel must begin with chained_kernel_begin(). `cluster` other than 1x1x1
-// launches the grid as thread-block clusters of that shape (sm_90+; grid divisible by it).
+// launch status; the kernel must begin with chained_kernel_begin().
 template <typename... Params, typename... Args>
-cudaError_t launch_chained_cluster_status(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
-                                          dim3 cluster, cudaStream_t stream, Args... args) {
-  cudaLaunchAttribute attributes[2]{};
-  unsigned count = 0;
-  if (chained_launch_enabled()) {
-    attributes[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attributes[count].val.programmaticStreamSerializationAllowed = 1;
-    ++count;
-  }
-  if (cluster.x * cluster.y * cluster.z > 1) {
-    attributes[count].id = cudaLaunchAttributeClusterDimension;
-    attributes[count].val.clusterDim.x = cluster.x;
-    attributes[count].val.clusterDim.y = cluster.y;
-    attributes[count].val.clusterDim.z = cluster.z;
-    ++count;
-  }
+cudaError_t launch_chained_status(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
+                                  cudaStream_t stream, Args... args) {
+  cudaLaunchAttribute attribute{};
+  attribute.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attribute.val.programmaticStreamSerializationAllowed = 1;
   cudaLaunchConfig_t config{};
   config.gridDim = grid;
   config.blockDim = block;
   config.dynamicSmemBytes = smem_bytes;
   config.stream = stream;
-  config.attrs = attributes;
-  config.numAttrs = count;
+  config.attrs = &attribute;
+  config.numAttrs = chained_launch_enabled() ? 1 : 0;
   return cudaLaunchKernelEx(&config, kernel, static_cast<Params>(args)...);
-}
-
-template <typename... Params, typename... Args>
-cudaError_t launch_chained_status(void (*kernel)(Params...), dim3 grid, dim3 block, size_t smem_bytes,
-                                  cudaStream_t stream, Args... args) {
-  return launch_chained_cluster_status(kernel, grid, block, smem_bytes, dim3(1, 1, 1), stream, args...);
 }
 
 // As launch_chained_status, throwing lathe::Error on a failed launch.

@@ -69,7 +69,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3;
   __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
   __shared__ int last_arrival;
-  static_assert(sizeof(xs) >= sizeof(float) * kRowsPerCta * kMaxM, "cluster_reduce's partials fit in xs");
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -265,11 +264,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return;
   }
 
-  if (p.cluster_reduce) {
-    cluster_reduce<kColGroups, kThreads>(p, acc, reinterpret_cast<float*>(&xs[0][0]), warp, lane);
-    return;
-  }
-
   float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) {
@@ -310,35 +304,30 @@ struct RingConfig {
   int ctas_per_sm = 0;
 };
 
-// Launches one register-ring kernel, as clusters of a row block's K splits when
-// params.cluster_reduce (cluster_reduce, gemv_common.cuh).
-template <typename... KernelParams>
-void launch_ring_kernel(void (*kernel)(KernelParams...), dim3 grid, const Params& params, cudaStream_t stream) {
-  const dim3 cluster(1, params.cluster_reduce ? static_cast<unsigned>(params.ksplit) : 1u, 1);
-  LATHE_CUDA_CHECK(launch_chained_cluster_status(kernel, grid, dim3(kThreads), 0, cluster, stream, params));
-}
-
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+  const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2)  // launch_tier never asks for bits with :g16
-        launch_ring_kernel(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, params, stream);
+        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, block, 0, stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_ring_kernel(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, params, stream);
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, block, 0, stream, params);
     } else {
-      launch_ring_kernel(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas>, grid, params, stream);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
+                     params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_ring_kernel(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, params, stream);
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, block, 0, stream, params);
     } else {
-      launch_ring_kernel(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas>, grid, params, stream);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
+                     params);
     }
   }
 }
@@ -537,10 +526,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     const int want = ring_split_request(v, problem.n);
     params.ksplit = gemv_ring_ksplit(problem.n, problem.k, want);
     params.chunk_steps = gemv_ring_chunk_steps(problem.n, problem.k, want);
-    params.cluster_reduce = gemv_cluster_reduce() && device_has_bulk_copy() && params.ksplit > 1 &&
-                                    params.ksplit <= kGemvClusterReduceMaxSplits
-                                ? 1
-                                : 0;
     grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta),
                 static_cast<unsigned>(params.ksplit));
   }

@@ -94,17 +94,6 @@ void set_gemv_early_weights(int steps);
 int gemv_early_weights();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
-// How the register ring sums a row block's K splits (ksplit > 1). On (the default, sm_90+, splits
-// <= kGemvClusterReduceMaxSplits): the block's CTAs launch as one thread-block cluster and add
-// the partials through distributed shared memory; off: each CTA writes its partial to the
-// workspace and the last to arrive (an atomic counter) adds them. Both add in split order with
-// the same instructions, so the bytes are identical (tested); the cluster saves the workspace's
-// round trips through L2 at the end of every split launch. Process-wide, set once at backend
-// start (LATHE_GEMV_CLUSTER_REDUCE, ops/cuda/chained_launch_lever.cpp).
-void set_gemv_cluster_reduce(bool on);
-bool gemv_cluster_reduce();
-inline constexpr int kGemvClusterReduceMaxSplits = 8;  // the portable cluster size
-
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 

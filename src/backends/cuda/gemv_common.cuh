@@ -9,7 +9,6 @@
 // row and half; bf16: two). They feed four m16n8k16 MMAs under a K permutation (MMA q takes
 // physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}); the activations are read
 // with the same permutation, so each MMA sums the right pairs.
-#include <cooperative_groups.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -42,10 +41,6 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // Register ring with ksplit > 1: launched as clusters of the ksplit CTAs of a row block, which
-  // sum their partials through distributed shared memory (cluster_reduce) instead of the
-  // workspace and counters.
-  int cluster_reduce = 0;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -120,47 +115,6 @@ __device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4],
 #pragma unroll
     for (int i = 0; i < 4; ++i) acc[cg][i] = __fmaf_rn(part[cg][i], sc, acc[cg][i]);
   }
-}
-
-// The K split's sum of a register-ring row block when its ksplit CTAs form one cluster (cluster
-// rank = split index = blockIdx.y): each CTA leaves its partial in its own shared memory `red`
-// ([col][128 rows] floats; the caller's x staging, idle by now), the cluster syncs, and CTA r sums
-// rows of the block for every column in split order 0, 1, .., ksplit - 1 with the same _rn adds as
-// the workspace path (so the bytes are those of that path), reading the other CTAs' partials
-// through distributed shared memory; a second sync keeps every partial alive until all reads are
-// done. Called by all kThreads threads after the CTA's last read of its x staging.
-// acc[cg][i]: row warp * 16 + g + (i >= 2 ? 8 : 0) of the block, column cg * 8 + 2c + (i & 1).
-template <int kColGroups, int kThreads>
-__device__ __forceinline__ void cluster_reduce(const Params& p, const float (&acc)[kColGroups][4], float* red,
-                                               int warp, int lane) {
-  namespace cg = cooperative_groups;
-  const cg::cluster_group cluster = cg::this_cluster();
-  const int g = lane >> 2;
-  const int c = lane & 3;
-  const int m = p.m;
-  asm volatile("cp.async.wait_all;" ::: "memory");
-  __syncthreads();
-#pragma unroll
-  for (int cgi = 0; cgi < kColGroups; ++cgi) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int col = cgi * 8 + 2 * c + (i & 1);
-      if (col < m) red[col * 128 + warp * 16 + g + (i >= 2 ? 8 : 0)] = acc[cgi][i];
-    }
-  }
-  cluster.sync();
-  const int splits = p.ksplit;
-  const int rank = static_cast<int>(cluster.block_rank());
-  const int row_first = blockIdx.x * 128;
-  for (int idx = rank * kThreads + threadIdx.x; idx < 128 * m; idx += splits * kThreads) {
-    const int row = row_first + (idx & 127);
-    const int col = idx >> 7;
-    if (row >= p.n) continue;
-    float sum = cluster.map_shared_rank(red, 0)[idx];
-    for (int j = 1; j < splits; ++j) sum = __fadd_rn(sum, cluster.map_shared_rank(red, j)[idx]);
-    store_output(p, row, col, sum);
-  }
-  cluster.sync();
 }
 
 // Balanced kernels (stream, balanced register ring): CTA b owns units [b * cta_units, ...) of

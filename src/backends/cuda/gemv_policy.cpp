@@ -35,15 +35,7 @@ constexpr const char* kDefaultBf16 = "auto";
 constexpr int kDefaultEarlyWeights = 0;
 std::atomic<int> g_early_weights{kDefaultEarlyWeights};
 
-// Default of gemv_cluster_reduce (docs/PERFORMANCE.md, "Session 16").
-constexpr bool kDefaultClusterReduce = true;
-std::atomic<bool> g_cluster_reduce{kDefaultClusterReduce};
-
 }  // namespace
-
-void set_gemv_cluster_reduce(bool on) { g_cluster_reduce.store(on, std::memory_order_relaxed); }
-
-bool gemv_cluster_reduce() { return g_cluster_reduce.load(std::memory_order_relaxed); }
 
 void set_gemv_early_weights(int steps) {
   g_early_weights.store(std::clamp(steps, -1, kGemvEarlyWeightsMax), std::memory_order_relaxed);

@@ -60,14 +60,6 @@ void configure_gemv_early_weights() {
                env_mark(env.has_value()));
 }
 
-void configure_gemv_cluster_reduce() {
-  const std::optional<bool> env = env_lever("LATHE_GEMV_CLUSTER_REDUCE", target::parse_on_off, "on/off");
-  if (env) lathe::cuda::set_gemv_cluster_reduce(*env);
-  spdlog::info("cuda backend: decode GEMV K splits summed {}{}",
-               lathe::cuda::gemv_cluster_reduce() ? "in thread-block clusters" : "through the workspace",
-               env_mark(env.has_value()));
-}
-
 void configure_attention_early_kv() {
   const std::optional<bool> env = env_lever("LATHE_ATTN_EARLY_KV", target::parse_on_off, "on/off");
   if (env) lathe::cuda::set_splitk_early_kv(*env);

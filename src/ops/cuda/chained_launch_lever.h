@@ -19,11 +19,6 @@ void configure_chained_launch(int sm_major);
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
 void configure_gemv_early_weights();
 
-// LATHE_GEMV_CLUSTER_REDUCE (on/off grammar): whether the decode GEMV sums a row block's K splits
-// in a thread-block cluster or through its workspace (backends/cuda/gemv.h, gemv_cluster_reduce;
-// the bytes are the same). Logs the resolved value.
-void configure_gemv_cluster_reduce();
-
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();

@@ -243,44 +243,6 @@ TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
   cuda::set_gemv_early_weights(saved);
 }
 
-// The K splits summed in a thread-block cluster (gemv_cluster_reduce, the default) and through the
-// workspace give the same bytes in every tier, for the default route and for K splits forced to
-// 2, 3 and 8 (the cluster sizes the shapes take; ringbal never splits this way and must not move).
-TEST_P(GemvTest, ClusterReduceGivesTheWorkspaceBytes) {
-  const Case& c = GetParam();
-  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
-  const bool saved = cuda::gemv_cluster_reduce();
-  std::vector<cuda::GemvVariant> variants{variant_under_test(c.fp8),
-                                          cuda::GemvVariant{0, false, cuda::GemvKernel::kRingBalanced, 0}};
-  for (const int split : {2, 3, 8}) {
-    cuda::GemvVariant v{0, false, cuda::GemvKernel::kRegisterRing, 0};
-    v.ksplit = split;
-    variants.push_back(v);
-  }
-  for (const cuda::GemvVariant& v : variants) {
-    std::vector<uint8_t> ref;
-    for (const bool cluster : {false, true}) {
-      cuda::set_gemv_cluster_reduce(cluster);
-      DeviceBuffer y(kRows * row_bytes);
-      y.poison();
-      cuda::gemv_launch(1, problem(0, 1, y.get(), true), ws_, nullptr, v);
-      cuda::gemv_launch(4, problem(1, 3, y.get(), true), ws_, nullptr, v);
-      cuda::gemv_launch(16, problem(4, 16, y.get(), true), ws_, nullptr, v);
-      cuda::gemv_launch(16, problem(20, 12, y.get(), true), ws_, nullptr, v);
-      const auto got = y.download<uint8_t>(kRows * row_bytes);
-      if (!cluster) {
-        ref = got;
-        continue;
-      }
-      for (int r = 0; r < kRows; ++r) {
-        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
-            << cuda::gemv_variant_name(v) << " row " << r;
-      }
-    }
-  }
-  cuda::set_gemv_cluster_reduce(saved);
-}
-
 TEST_P(GemvTest, MatchesFloat64Reference) {
   const Case& c = GetParam();
   const std::vector<uint8_t> bytes = single_rows(true);
