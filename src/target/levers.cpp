@@ -97,15 +97,6 @@ std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
-std::optional<int32_t> parse_chained_next_first(std::string_view spelling) {
-  const std::string word = normalise(spelling);
-  if (word == "off" || word == "false" || word == "no") return 0;
-  if (word == "norms") return 1;
-  if (word == "attention") return 2;
-  if (word == "all" || word == "on" || word == "true" || word == "yes") return 3;
-  return std::nullopt;
-}
-
 std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling) {
   std::optional<uint64_t> value = parse_decimal(normalise(spelling));
   if (!value || *value >= static_cast<uint64_t>(kSplitkKernelVariants)) return std::nullopt;

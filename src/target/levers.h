@@ -69,12 +69,6 @@ std::optional<int32_t> parse_gemv_max_m(std::string_view spelling);
 inline constexpr int32_t kMaxGemvEarlyWeights = 64;
 std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);
 
-// LATHE_CHAINED_NEXT_FIRST (backends/cuda/chained_launch.h, chained_next_first): which kernels let
-// the next chained grid launch before their own wait. "off" / "false" / "no" -> 0; "norms" -> 1
-// (the RMSNorms and SwiGLU); "attention" -> 2 (the split-K attention reduce); "all" / "on" /
-// "true" / "yes" -> 3. Else nullopt.
-std::optional<int32_t> parse_chained_next_first(std::string_view spelling);
-
 // LATHE_ATTN_SPLITK_KERNEL (measurement lever; backends/cuda/paged_attention.h lists the
 // variants): a decimal variant number in 0..kSplitkKernelVariants - 1; else nullopt.
 inline constexpr int32_t kSplitkKernelVariants = 22;

@@ -32,21 +32,6 @@ __device__ __forceinline__ void chained_kernel_begin() {
 #endif
 }
 
-// As chained_kernel_begin, except that with `next_first` the next chained grid may start
-// launching before this one's wait (chained_launch.h, chained_next_first). The contract above
-// still holds: this kernel still completes only after its predecessor, and the next one's wait
-// still waits for this one's completion; only the next grid's CTAs (and the reads they may make
-// before their wait) move one kernel earlier.
-__device__ __forceinline__ void chained_kernel_begin(bool next_first) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if (next_first) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-  asm volatile("griddepcontrol.wait;" ::: "memory");
-  if (!next_first) asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#else
-  (void)next_first;
-#endif
-}
-
 // Launches `kernel` chained to the previous grid of `stream` (when enabled) and returns the
 // launch status; the kernel must begin with chained_kernel_begin().
 template <typename... Params, typename... Args>

@@ -77,8 +77,8 @@ __global__ void embedding_kernel(const int32_t* ids, const void* table, RowType 
 }
 
 __global__ void rms_norm_kernel(const void* x, RowType x_type, int64_t x_stride, int64_t cols, const float* weight,
-                                float eps, void* out, RowType out_type, int64_t out_stride, bool next_first) {
-  chained_kernel_begin(next_first);
+                                float eps, void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float ss = 0.0f;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -95,8 +95,8 @@ __global__ void rms_norm_kernel(const void* x, RowType x_type, int64_t x_stride,
 
 __global__ void add_rms_norm_kernel(void* residual, RowType res_type, int64_t res_stride, const void* delta,
                                     RowType delta_type, int64_t delta_stride, int64_t cols, const float* weight,
-                                    float eps, void* out, RowType out_type, int64_t out_stride, bool next_first) {
-  chained_kernel_begin(next_first);
+                                    float eps, void* out, RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float ss = 0.0f;
   for (int64_t c = threadIdx.x; c < cols; c += blockDim.x) {
@@ -187,8 +187,8 @@ __device__ __forceinline__ void gather_row_vectors(float (&v)[kMaxVecs][kVecElem
 
 __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bfloat16* x, int64_t x_stride, int cols,
                                                                   const float* weight, float eps, __nv_bfloat16* out,
-                                                                  int64_t out_stride, bool next_first) {
-  chained_kernel_begin(next_first);
+                                                                  int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float v[kMaxVecs][kVecElems];
   gather_row_vectors(v, cols / kVecElems, [&](int64_t col) { return load_vec(x + r * x_stride + col); });
@@ -199,8 +199,8 @@ __global__ void __launch_bounds__(kThreads) rms_norm_bf16_kernel(const __nv_bflo
 __global__ void __launch_bounds__(kThreads)
     add_rms_norm_bf16_kernel(__nv_bfloat16* residual, int64_t res_stride, const __nv_bfloat16* delta,
                              int64_t delta_stride, int cols, const float* weight, float eps, __nv_bfloat16* out,
-                             int64_t out_stride, bool next_first) {
-  chained_kernel_begin(next_first);
+                             int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.x;
   float v[kMaxVecs][kVecElems];
   gather_row_vectors(v, cols / kVecElems, [&](int64_t col) {
@@ -217,9 +217,6 @@ __global__ void __launch_bounds__(kThreads)
   normalize_row_vectors(v, cols / kVecElems, cols, weight, eps, out + r * out_stride);
 }
 
-// The norms and SwiGLU precede decode GEMVs: chained_next_first may let those launch first.
-bool norms_next_first() { return (chained_next_first() & kNextFirstNorms) != 0; }
-
 bool aligned16(const void* p) { return reinterpret_cast<uintptr_t>(p) % 16 == 0; }
 
 // The vector kernels take BF16 rows of at most kThreads * 8 * kMaxVecs columns, 16-byte aligned
@@ -230,8 +227,8 @@ bool vector_row_ok(const void* p, RowType type, int64_t stride, int64_t cols) {
 }
 
 __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in_stride, int64_t inter, void* out,
-                                RowType out_type, int64_t out_stride, bool next_first) {
-  chained_kernel_begin(next_first);
+                                RowType out_type, int64_t out_stride) {
+  chained_kernel_begin();
   const int64_t r = blockIdx.y;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < inter;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
@@ -279,11 +276,11 @@ void launch_rms_norm(const void* x, RowType x_type, int64_t x_stride, int64_t ro
   if (vector_row_ok(x, x_type, x_stride, cols) && vector_row_ok(out, out_type, out_stride, cols) && aligned16(weight)) {
     launch_chained(rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                    static_cast<const __nv_bfloat16*>(x), x_stride, static_cast<int>(cols), weight, eps,
-                   static_cast<__nv_bfloat16*>(out), out_stride, norms_next_first());
+                   static_cast<__nv_bfloat16*>(out), out_stride);
     return;
   }
   launch_chained(rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, x, x_type, x_stride, cols,
-                 weight, eps, out, out_type, out_stride, norms_next_first());
+                 weight, eps, out, out_type, out_stride);
 }
 
 void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual_stride, const void* delta,
@@ -294,20 +291,18 @@ void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual
       vector_row_ok(out, out_type, out_stride, cols) && aligned16(weight)) {
     launch_chained(add_rms_norm_bf16_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                    static_cast<__nv_bfloat16*>(residual), residual_stride, static_cast<const __nv_bfloat16*>(delta),
-                   delta_stride, static_cast<int>(cols), weight, eps, static_cast<__nv_bfloat16*>(out), out_stride,
-                   norms_next_first());
+                   delta_stride, static_cast<int>(cols), weight, eps, static_cast<__nv_bfloat16*>(out), out_stride);
     return;
   }
   launch_chained(add_rms_norm_kernel, dim3(static_cast<unsigned>(rows)), dim3(kThreads), 0, stream, residual, residual_type,
-                 residual_stride, delta, delta_type, delta_stride, cols, weight, eps, out, out_type, out_stride,
-                 norms_next_first());
+                 residual_stride, delta, delta_type, delta_stride, cols, weight, eps, out, out_type, out_stride);
 }
 
 void launch_silu_mul(const void* gate_up, RowType in_type, int64_t in_stride, int64_t rows, int64_t inter, void* out,
                      RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (rows <= 0 || inter <= 0) return;
   launch_chained(silu_mul_kernel, dim3(column_blocks(inter), static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
-                 gate_up, in_type, in_stride, inter, out, out_type, out_stride, norms_next_first());
+                 gate_up, in_type, in_stride, inter, out, out_type, out_stride);
 }
 
 void launch_gather_rows(const void* x, RowType x_type, int64_t x_stride, const int32_t* indices, int64_t count,

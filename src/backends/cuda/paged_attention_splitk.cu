@@ -27,7 +27,6 @@ struct ReduceParams {
   int32_t min_kv_per_split;
   int32_t split_rule;
   const int32_t* context_lens;
-  bool next_first;  // chained_next_first & kNextFirstAttention: the o projection may launch first
 };
 
 // The records of one (sequence, head), in slot order (split-major): every split's record when
@@ -86,7 +85,7 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
     for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
     __syncthreads();  // slot_of
   }
-  chained_kernel_begin(rp.next_first);
+  chained_kernel_begin();
   const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
   const bool staged = records <= kMaxReduceSlots;  // always when sliced
   auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
@@ -137,8 +136,7 @@ template <int HD>
 cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
   const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
                         sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
-                        sp.base.split_rule, sp.base.context_lens,
-                        (chained_next_first() & kNextFirstAttention) != 0};
+                        sp.base.split_rule, sp.base.context_lens};
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 

@@ -44,18 +44,6 @@ void configure_chained_launch(int sm_major) {
                env_mark(env.has_value()));
 }
 
-void configure_chained_next_first() {
-  static_assert(lathe::cuda::kNextFirstNorms == 1 && lathe::cuda::kNextFirstAttention == 2,
-                "the lever grammar's masks are the kernels' bits");
-  const std::optional<int32_t> env =
-      env_lever("LATHE_CHAINED_NEXT_FIRST", target::parse_chained_next_first, "off/norms/attention/all");
-  if (env) lathe::cuda::set_chained_next_first(*env);
-  const int mask = lathe::cuda::chained_next_first();
-  spdlog::info("cuda backend: kernels letting the next chained launch go before their wait: {}{}",
-               mask == 0 ? "none" : mask == 1 ? "norms and SwiGLU" : mask == 2 ? "attention reduce" : "norms, SwiGLU, attention reduce",
-               env_mark(env.has_value()));
-}
-
 static_assert(target::kMaxGemvEarlyWeights == lathe::cuda::kGemvEarlyWeightsMax,
               "the lever grammar and the GEMV accept the same early-weights range");
 

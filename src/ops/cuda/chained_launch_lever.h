@@ -14,11 +14,6 @@ namespace lathe::ops::cuda {
 // accordingly (process-wide) and logs the resolved value.
 void configure_chained_launch(int sm_major);
 
-// LATHE_CHAINED_NEXT_FIRST (target/levers.h grammar: off | norms | attention | all): which kernels
-// let the next chained grid launch before their own wait (backends/cuda/chained_launch.h). Logs
-// the resolved value.
-void configure_chained_next_first();
-
 // LATHE_GEMV_EARLY_WEIGHTS (target/levers.h grammar: off | on | a step count): how much weight
 // the decode GEMV reads before its chained-launch wait (backends/cuda/gemv.h). Unset or
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.

@@ -74,18 +74,6 @@ TEST(LeverGrammar, GemvEarlyWeights) {
   }
 }
 
-TEST(LeverGrammar, ChainedNextFirst) {
-  EXPECT_EQ(parse_chained_next_first("off"), 0);
-  EXPECT_EQ(parse_chained_next_first(" No "), 0);
-  EXPECT_EQ(parse_chained_next_first("NORMS"), 1);
-  EXPECT_EQ(parse_chained_next_first("attention"), 2);
-  EXPECT_EQ(parse_chained_next_first("all"), 3);
-  EXPECT_EQ(parse_chained_next_first("on"), 3);
-  for (const char* bad : {"", "norm", "1", "attn", "all,norms"}) {
-    EXPECT_FALSE(parse_chained_next_first(bad).has_value()) << bad;
-  }
-}
-
 TEST(LeverGrammar, SplitkKernelVariant) {
   EXPECT_EQ(parse_splitk_kernel_variant("0"), 0);
   EXPECT_EQ(parse_splitk_kernel_variant(" 5 "), 5);
