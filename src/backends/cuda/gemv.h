@@ -16,8 +16,8 @@
 // of any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
 //
 // Kernels (GemvKernel). The default for both dtypes is "auto" (gemv_auto_variant): per shape,
-// ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs) when the weight has
-// more than 264 row blocks, else the register ring with a K split that fills one wave of 264
+// ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs; 396, three per SM,
+// for fp8 weights) when the weight has more than 264 row blocks, else the register ring with a K split that fills one wave of 264
 // CTAs (two per SM), or of 396 (three per SM) where that wave is much better filled. Same shape =>
 // same kernel and grid at every m, which the bit identity needs. Measured
 // on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits, stages, ringbal)
@@ -139,7 +139,8 @@ struct GemvVariant {
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
-//   persistent grid; the row blocks alone would leave a partial second wave);
+//   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights at
+//   three CTAs per SM ("ringbal:b3", 396 CTAs; measured faster in session 16);
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, ksteps / 6)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 6 steps (768 k),
 //   never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4);

@@ -168,7 +168,16 @@ double ring_wave_fill(const GemvVariant& v, int64_t n, int64_t k, int wave) {
 }  // namespace
 
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
-  const GemvVariant two = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
+  GemvVariant two = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
+  if (two.kernel == GemvKernel::kRingBalanced && fp8) {
+    // FP8 weights of more than 264 row blocks take the balanced grid at three CTAs per SM (396):
+    // in context (after the norm) 2.4% faster at m = 1 and 4 on Qwen3-32B gate|up, 1.7-2.5% on
+    // the Qwen3.5-27B one, equal or within 1 us at m = 16; the Qwen3-32B-FP8 step 0.9% shorter at
+    // batch 1, 3.3% at batch 4, 1.0% longer at batch 16 (session 16, docs/PERFORMANCE.md). BF16
+    // rows stay at two CTAs per SM (slower at three in session 15's in-context sweep).
+    two.ctas_per_sm = 3;
+    return two;
+  }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
