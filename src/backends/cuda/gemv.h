@@ -17,12 +17,12 @@
 //
 // Kernels (GemvKernel). The default for both dtypes is "auto" (gemv_auto_variant): per shape,
 // ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs; 396, three per SM,
-// for fp8 weights) when the weight has more than 264 row blocks, else the register ring with a K split that fills one wave of 264
-// CTAs (two per SM), or of 396 (three per SM) where that wave is much better filled. Same shape =>
-// same kernel and grid at every m, which the bit identity needs. Measured
-// on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits, stages, ringbal)
-// and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). stream:tma (bulk tensor
-// copies, gemv_stream.cu) stays opt-in.
+// for fp8 weights) when the weight has more than 264 row blocks, else the register ring with a K
+// split that fills one wave of 264 CTAs (two per SM), or of 396 (three per SM) where that wave is
+// much better filled. Same shape => same kernel and grid at every m, which the bit identity
+// needs. Measured on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits,
+// stages, ringbal) and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). stream:tma
+// (bulk tensor copies, gemv_stream.cu) stays opt-in.
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
 // aligned, x row stride a multiple of 8 elements, m in [1, tier].
