@@ -243,20 +243,14 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
     // Attention block: normed = input_layernorm(h).
-    if (w.qkv_proj.data != nullptr && decode_rows == tokens && !calibrate) {
-      // A pure decode step: the projection and its QK-norm/RoPE/KV write as one op (fusable).
-      be.qkv_norm_rope_kv_write(normed, w.qkv_proj, qkv, dev, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape,
-                                cache);
+    if (w.qkv_proj.data != nullptr) {
+      linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
     } else {
-      if (w.qkv_proj.data != nullptr) {
-        linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
-      } else {
-        linear(decode_rows, normed, w.q_proj, q);
-        linear(decode_rows, normed, w.k_proj, k);
-        linear(decode_rows, normed, w.v_proj, v);
-      }
-      be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
+      linear(decode_rows, normed, w.q_proj, q);
+      linear(decode_rows, normed, w.k_proj, k);
+      linear(decode_rows, normed, w.v_proj, v);
     }
+    be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     linear(decode_rows, attn, w.o_proj, delta);

@@ -136,22 +136,6 @@ class Backend {
                                      const AttentionShape& shape, const KvCacheShape& cache_shape,
                                      const KvCacheLayer& cache) = 0;
 
-  // The decode q | k | v projection and the op above as one op, so that a backend may fuse them:
-  // qkv = x . W^T (decode arm; x holds the step's first x.rows tokens, every token of a pure
-  // decode step), then qk_norm_rope_kv_write(batch, q, k, v, ...) on its column slices q, k, v.
-  // Results equal the two ops'. The default runs the two.
-  virtual void qkv_norm_rope_kv_write(Act x, const WeightView& w_qkv, Act qkv, const DeviceBatch& batch,
-                                      const float* q_norm, const float* k_norm, float eps, const RopeParams& rope,
-                                      const AttentionShape& shape, const KvCacheShape& cache_shape,
-                                      const KvCacheLayer& cache) {
-    linear(Phase::kDecode, x, w_qkv, qkv);
-    const int64_t q_cols = int64_t{shape.num_heads} * shape.head_dim;
-    const int64_t kv_cols = int64_t{shape.num_kv_heads} * shape.head_dim;
-    qk_norm_rope_kv_write(batch, qkv.slice_cols(0, q_cols), qkv.slice_cols(q_cols, kv_cols),
-                          qkv.slice_cols(q_cols + kv_cols, kv_cols), q_norm, k_norm, eps, rope, shape, cache_shape,
-                          cache);
-  }
-
   // Causal paged attention: each row attends to its sequence's cached positions
   // [0, context_len - query_len + i] (i = row index within the sequence's chunk).
   // q [T, nH*hd] (post-RoPE), out [T, nH*hd].

@@ -22,7 +22,6 @@
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_stream.cuh"
-#include "backends/cuda/rope_kv.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -37,11 +36,6 @@ static_assert(kWarps * 16 == kRowsPerCta, "a warp owns 16 rows of the CTA's bloc
 // 4 rows, where 16 steps of x still fit two CTAs per SM. The staging depth changes no row's arithmetic.
 constexpr int kDefaultGroupSteps = 4;
 constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
-// The fused QK-norm/RoPE epilogue's head size: one 128-row block is one head.
-constexpr int kRopeHeadDim = kRowsPerCta;
-// The epilogue is compiled into the rings of at most this many 16-byte loads per thread (fp8 s2,
-// bf16 s1: what `auto` runs on q|k|v shapes); in the deeper ones ptxas then spilled.
-constexpr int kRopeMaxRingLoads = 8;
 
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
   uint4 v;
@@ -256,18 +250,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
-  // The fused QK-norm + RoPE + KV write of this block's head (Params::rope), once every row of the
-  // block is stored: one warp per token column, each with 128 floats of the x staging (idle now).
-  auto rope_epilogue = [&] {
-    if constexpr (sizeof(xs) >= sizeof(float) * kWarps * kRopeHeadDim && kStages * kLoads <= kRopeMaxRingLoads) {
-      if (p.rope.tokens == 0) return;
-      __syncthreads();
-      float* buf = reinterpret_cast<float*>(&xs[0][0]) + warp * kRopeHeadDim;
-      for (int col = warp; col < m; col += kWarps)
-        qk_norm_rope_kv_item<kRopeHeadDim>(p.rope, col, static_cast<int>(blockIdx.x), lane, buf);
-    }
-  };
-
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
   if (p.ksplit == 1) {
 #pragma unroll
@@ -279,7 +261,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
       }
     }
-    rope_epilogue();
     return;
   }
 
@@ -312,7 +293,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     store_output(p, row, col, sum);
   }
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
-  rope_epilogue();
 }
 
 // A register-ring launch, resolved from the variant (gemv_launch).
@@ -479,33 +459,7 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   return {};
 }
 
-// Why the fused QK-norm/RoPE/KV-write epilogue cannot run on this launch (empty: it can). The
-// kernel runs it only on the register ring's own grid, with each 128-row block one head, and
-// borrows its x staging (which must hold 8 warps x 128 floats).
-std::string rope_reason(int tier, const GemvProblem& p, const QkNormRopeArgs& rope, const GemvVariant& variant) {
-  const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
-  if (v.kernel != GemvKernel::kRegisterRing) return "not the register ring's own grid";
-  if (rope.head_dim != kRopeHeadDim) return "head_dim is not 128";
-  if (rope.rotary_dim < 0 || rope.rotary_dim % 2 != 0 || rope.rotary_dim > rope.head_dim) return "bad rotary_dim";
-  if (p.n != static_cast<int64_t>(rope.num_heads + 2 * rope.num_kv_heads) * kRopeHeadDim)
-    return "n is not (heads + 2 kv heads) x head_dim";
-  if (p.y_f32) return "f32 output";
-  const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
-  const int stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
-  if (stages * (fp8 ? 4 : 8) > kRopeMaxRingLoads) return "ring deeper than the epilogue is built for";
-  const bool wide_group = tier <= 4 && v.group_steps == kWideGroupSteps && !v.bit_trick;
-  const int64_t staging = 2LL * tier * x_pitch(wide_group ? kWideGroupSteps : kDefaultGroupSteps);
-  if (staging < static_cast<int64_t>(sizeof(float)) * kWarps * kRopeHeadDim) return "x staging too small";
-  return {};
-}
-
 }  // namespace
-
-std::string gemv_rope_unsupported_reason(int tier, const GemvProblem& problem, const QkNormRopeArgs& rope) {
-  std::string why = problem_reason(tier, problem);
-  if (why.empty()) why = rope_reason(tier, problem, rope, GemvVariant{});
-  return why;
-}
 
 std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
   std::string why = problem_reason(tier, p);
@@ -514,10 +468,9 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
 }
 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
-                 const GemvVariant& variant, const QkNormRopeArgs* rope) {
+                 const GemvVariant& variant) {
   std::string why = problem_reason(tier, problem);
   if (why.empty()) why = workspace_reason(problem, workspace, variant);
-  if (why.empty() && rope != nullptr) why = rope_reason(tier, problem, *rope, variant);
   if (!why.empty()) {
     throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) +
                 " k=" + std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
@@ -537,15 +490,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
-  if (rope != nullptr) {  // q | k | v are this launch's output rows
-    params.rope = *rope;
-    params.rope.tokens = problem.m;
-    auto* y = static_cast<__nv_bfloat16*>(problem.y);
-    params.rope.q = y;
-    params.rope.k = y + static_cast<int64_t>(rope->num_heads) * kRopeHeadDim;
-    params.rope.v = y + static_cast<int64_t>(rope->num_heads + rope->num_kv_heads) * kRopeHeadDim;
-    params.rope.q_stride = params.rope.k_stride = params.rope.v_stride = problem.y_stride;
-  }
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {

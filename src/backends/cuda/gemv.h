@@ -32,8 +32,6 @@
 #include <cstdint>
 #include <string>
 
-#include "backends/cuda/rope_kv.h"
-
 namespace lathe::cuda {
 
 enum class GemvWeight { kFp8E4M3, kBf16 };
@@ -164,17 +162,8 @@ int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
-// `rope` (optional; gemv_rope_unsupported_reason says when it can run): the q | k | v projection's
-// QK-norm + RoPE + paged KV write fused into this launch. The caller fills everything but q, k, v,
-// their strides and tokens (this launch's output rows and m), with positions and slot_mapping
-// pointing at this launch's first token. The CTA that stores a 128-row block (one head) then
-// runs launch_qk_norm_rope_kv_write's per-head routine on it (rope_kv.cuh): the same function
-// on the same bytes, so the outputs and cache rows equal the two launches' (tested).
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
-                 const GemvVariant& variant = {}, const QkNormRopeArgs* rope = nullptr);
-
-// Empty when gemv_launch(tier, problem, ..., rope) can fuse `rope` with the default variant.
-std::string gemv_rope_unsupported_reason(int tier, const GemvProblem& problem, const QkNormRopeArgs& rope);
+                 const GemvVariant& variant = {});
 
 // "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.

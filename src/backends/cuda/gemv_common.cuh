@@ -15,7 +15,6 @@
 
 #include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/gemv.h"
-#include "backends/cuda/rope_kv.h"
 
 namespace lathe::cuda::gemv_detail {
 
@@ -42,10 +41,6 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // Register ring: after a CTA has stored all rows of its 128-row block (ksplit 1, or the last
-  // split to arrive), it runs the QK-norm + RoPE + KV write of that block's head for every token
-  // column (gemv.h, gemv_launch's `rope`); rope.tokens == 0: no epilogue.
-  QkNormRopeArgs rope;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

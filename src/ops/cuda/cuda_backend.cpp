@@ -8,8 +8,6 @@
 
 #include <array>
 #include <cstring>
-#include <optional>
-#include <string>
 #include <vector>
 
 #include "backends/cuda/arena.h"
@@ -260,9 +258,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
 
   void linear(Phase phase, Act x, const WeightView& w, Act out) override;
-  void qkv_norm_rope_kv_write(Act x, const WeightView& w, Act qkv, const DeviceBatch& batch, const float* q_norm,
-                              const float* k_norm, float eps, const RopeParams& rope, const AttentionShape& shape,
-                              const KvCacheShape& cache_shape, const KvCacheLayer& cache) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -380,11 +375,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
-  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::QkNormRopeArgs* rope = nullptr);
-  // linear()'s argument checks (throw lathe::Error), and its route with the once-per-route log line.
-  static void check_linear_args(const Act& x, const WeightView& w, const Act& out);
-  LinearRoute logged_route(Phase phase, const Act& x, const WeightView& w, const Act& out);
+  void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -406,27 +397,18 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   std::array<std::pair<void*, size_t>, kScratchCount> scratch_{};
 };
 
-void CudaBackend::check_linear_args(const Act& x, const WeightView& w, const Act& out) {
+void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
   require_bf16(x, "linear", "x");
   if (x.cols != w.cols || out.rows != x.rows || out.cols != w.rows)
     fail("cuda linear: x [{}, {}] . W[{}, {}]^T does not give out [{}, {}]", x.rows, x.cols, w.rows, w.cols, out.rows,
          out.cols);
   if (out.dtype != DType::kBF16 && out.dtype != DType::kF32)
     fail("cuda linear: out dtype {} (expected BF16 or F32)", dtype_name(out.dtype));
-}
-
-LinearRoute CudaBackend::logged_route(Phase phase, const Act& x, const WeightView& w, const Act& out) {
+  if (x.rows == 0) return;
   const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
   const LinearRoute route = plan_linear(phase, x, w, out);
   if (log_once(fmt::format("linear:{}:{}:{}", phase_name(phase), linear_weight_kind_name(kind), linear_arm_name(route.arm))))
     spdlog::info("{}", describe_route(phase, x.rows, kind, route, levers_));
-  return route;
-}
-
-void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
-  check_linear_args(x, w, out);
-  if (x.rows == 0) return;
-  const LinearRoute route = logged_route(phase, x, w, out);
   switch (route.arm) {
     case LinearArm::kGemv:
     case LinearArm::kGemvBatch4:
@@ -475,67 +457,7 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
-void CudaBackend::qkv_norm_rope_kv_write(Act x, const WeightView& w, Act qkv, const DeviceBatch& batch,
-                                         const float* q_norm, const float* k_norm, float eps, const RopeParams& rope,
-                                         const AttentionShape& shape, const KvCacheShape& cache_shape,
-                                         const KvCacheLayer& cache) {
-  // Fused when every launch of the decode route is a GEMV tier that can run the epilogue
-  // (kc::gemv_rope_unsupported_reason); otherwise the two ops, as the base class runs them.
-  std::string why;
-  LinearRoute route;
-  kc::QkNormRopeArgs args;
-  if (x.rows == 0 || x.rows != batch.num_tokens) {
-    why = "rows are not the step's tokens";
-  } else {
-    check_linear_args(x, w, qkv);
-    route = logged_route(Phase::kDecode, x, w, qkv);
-    const bool gemv_arm = route.arm == LinearArm::kGemv || route.arm == LinearArm::kGemvBatch4 ||
-                          route.arm == LinearArm::kGemvBatch16 || route.arm == LinearArm::kGemvBatch16Halves;
-    if (!gemv_arm) why = "the decode route is not a GEMV tier";
-    if (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3) why = "KV cache dtype";
-    if (cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
-      why = "cache geometry";
-  }
-  if (why.empty()) {
-    args.positions = batch.positions;
-    args.slot_mapping = batch.slot_mapping;
-    args.q_norm = q_norm;
-    args.k_norm = k_norm;
-    args.eps = eps;
-    args.inv_freq = rope.inv_freq;
-    args.rotary_dim = rope.rotary_dim;
-    args.attention_scaling = rope.attention_scaling;
-    args.num_heads = shape.num_heads;
-    args.num_kv_heads = shape.num_kv_heads;
-    args.head_dim = shape.head_dim;
-    set_cache_fields(args, cache_shape, cache);
-    kc::GemvProblem probe;
-    probe.w = w.data;
-    probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
-    probe.n = w.rows;
-    probe.k = w.cols;
-    probe.scale_kind = gemv_scale(w.scale_kind);
-    probe.scale = w.scale;
-    probe.x = x.data;
-    probe.x_stride = x.stride;
-    probe.y = qkv.data;
-    probe.y_stride = qkv.stride;
-    probe.y_f32 = qkv.dtype == DType::kF32;
-    probe.m = 1;
-    const int widest = route.arm == LinearArm::kGemv ? 1 : route.arm == LinearArm::kGemvBatch4 ? 4 : 16;
-    why = kc::gemv_rope_unsupported_reason(widest, probe, args);
-  }
-  if (log_once("qkv_rope:" + why))
-    spdlog::info("qkv projection: QK-norm/RoPE/KV write {}", why.empty() ? "fused into the decode GEMV" : "separate (" + why + ")");
-  if (!why.empty()) {
-    Backend::qkv_norm_rope_kv_write(x, w, qkv, batch, q_norm, k_norm, eps, rope, shape, cache_shape, cache);
-    return;
-  }
-  run_gemv(route, x, w, qkv, &args);
-}
-
-void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::QkNormRopeArgs* rope) {
+void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p;
     p.w = w.data;
@@ -555,31 +477,19 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     p.m = static_cast<int>(rows);
     return p;
   };
-  // The fused epilogue's tokens start at the launch's first row.
-  auto rope_from = [&](int64_t first) -> std::optional<kc::QkNormRopeArgs> {
-    if (rope == nullptr) return std::nullopt;
-    kc::QkNormRopeArgs a = *rope;
-    a.positions += first;
-    a.slot_mapping += first;
-    return a;
-  };
-  auto launch = [&](int tier, int64_t first, int64_t rows) {
-    const std::optional<kc::QkNormRopeArgs> a = rope_from(first);
-    kc::gemv_launch(tier, problem(first, rows), gemv_ws_, stream_, {}, a ? &*a : nullptr);
-  };
   switch (route.arm) {
     case LinearArm::kGemv:
-      launch(1, 0, x.rows);
+      kc::gemv_launch(1, problem(0, x.rows), gemv_ws_, stream_);
       break;
     case LinearArm::kGemvBatch4:
-      launch(4, 0, x.rows);
+      kc::gemv_launch(4, problem(0, x.rows), gemv_ws_, stream_);
       break;
     case LinearArm::kGemvBatch16:
-      launch(16, 0, x.rows);
+      kc::gemv_launch(16, problem(0, x.rows), gemv_ws_, stream_);
       break;
     default:
-      launch(16, 0, route.first_half);
-      launch(16, route.first_half, x.rows - route.first_half);
+      kc::gemv_launch(16, problem(0, route.first_half), gemv_ws_, stream_);
+      kc::gemv_launch(16, problem(route.first_half, x.rows - route.first_half), gemv_ws_, stream_);
       break;
   }
 }
