@@ -132,8 +132,8 @@ struct GemvVariant {
   // fp8 s2 and bf16 s1 only; 80 registers, 24 warps per SM). Ringbal then takes 396 CTAs and
   // "auto:b3" fills a wave of 396 with its K splits. Since session 15 (the refill-after ring: no
   // spills, except 40 bytes in bf16 s1 on the balanced grid) `auto` takes it where it fills its
-  // wave much better than two CTAs per SM do (gemv_auto_variant); elsewhere it is slower
-  // (docs/PERFORMANCE.md).
+  // wave much better than two CTAs per SM do, and since session 16 for fp8 weights on the
+  // balanced grid (gemv_auto_variant); elsewhere it is slower (docs/PERFORMANCE.md).
   int ctas_per_sm = 0;
 };
 

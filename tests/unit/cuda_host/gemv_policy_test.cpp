@@ -116,6 +116,10 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
         const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k);
         EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k)));
         EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, (n + 127) / 128 > 264) << n;
+        if (v.kernel == cuda::GemvKernel::kRingBalanced) {
+          EXPECT_EQ(v.ctas_per_sm, fp8 ? 3 : 0)
+              << n << "x" << k << ": fp8 balanced grids at three CTAs per SM";
+        }
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
           EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
           const int64_t wave = v.ctas_per_sm == 3 ? 396 : 264;
