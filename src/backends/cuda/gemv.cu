@@ -459,7 +459,32 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   return {};
 }
 
+// The register-ring launch of a resolved variant. Defaults measured on the H200
+// (docs/PERFORMANCE.md): the smallest rings, which keep registers under 128 so two CTAs (16
+// warps) share an SM, beat deeper rings at one CTA per SM (fp8 gate_up m=1: 64% vs 48% of the
+// read ceiling; bf16: 80% vs 61%).
+RingConfig ring_config(const GemvVariant& v, bool fp8) {
+  RingConfig cfg;
+  cfg.fp8 = fp8;
+  cfg.stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
+  cfg.bit_trick = v.bit_trick;
+  cfg.group_steps = v.group_steps;
+  cfg.ctas_per_sm = v.ctas_per_sm;
+  return cfg;
+}
+
+std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant& resolved, bool fp8) {
+  return "gemv variant '" + gemv_variant_name(requested) + "' (" + gemv_variant_name(resolved) +
+         ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights";
+}
+
 }  // namespace
+
+std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant) {
+  const GemvVariant v = resolve(variant, fp8, n, k);
+  if (v.kernel == GemvKernel::kStream) return {};
+  return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
+}
 
 std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
   std::string why = problem_reason(tier, p);
@@ -498,18 +523,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                   stream);
     return;
   }
-  // Register-ring defaults measured on the H200 (docs/PERFORMANCE.md): the smallest rings, which
-  // keep registers under 128 so two CTAs (16 warps) share an SM, beat deeper rings at one CTA
-  // per SM (fp8 gate_up m=1: 64% vs 48% of the read ceiling; bf16: 80% vs 61%).
-  RingConfig cfg;
-  cfg.fp8 = fp8;
-  cfg.stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
-  cfg.bit_trick = v.bit_trick;
-  cfg.group_steps = v.group_steps;
-  cfg.ctas_per_sm = v.ctas_per_sm;
-  if (!ring_config_supported(cfg))
-    throw_error("gemv variant '" + gemv_variant_name(variant) + "' (" + gemv_variant_name(v) +
-                ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights");
+  const RingConfig cfg = ring_config(v, fp8);
+  if (!ring_config_supported(cfg)) throw_error(unbuilt_ring_message(variant, v, fp8));
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in tiers 1 and 4 only: on the H200 they took 1.4% off the Qwen3-8B-FP8
   // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8

@@ -30,7 +30,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace lathe::cuda {
 
@@ -158,8 +160,34 @@ int gemv_ring_ksplit(int64_t n, int64_t k, int want);
 int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
 
 // The kernel a (weight dtype, n, k) takes by default: ONE pure function of the shape (never of m
-// or the tier, which the bit identity across tiers needs). See gemv_policy.cpp for the measured table.
+// or the tier, which the bit identity across tiers needs), unless set_gemv_shape_variants
+// overrides that shape. See gemv_policy.cpp for the measured table.
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
+
+// Per-shape overrides of the default kernel: a measurement lever (LATHE_GEMV_SHAPE_VARIANTS, read
+// once at backend start, ops/cuda/chained_launch_lever.cpp) for timing another grid or ring of one
+// weight shape inside the real decode step. An override is a variant like any other: the same at
+// every m and tier, so rows stay byte-equal across tiers; its bytes may differ from the default's
+// (another K split sums in another order).
+struct GemvShapeVariant {
+  bool fp8 = true;
+  int64_t n = 0;
+  int64_t k = 0;
+  GemvVariant variant;
+};
+// "fp8/4096x4096=ring:k8:s4:g16,bf16/6144x4096=auto:s2" (entries separated by commas, spaces
+// ignored; dtype fp8 or bf16). nullopt when any entry is malformed, repeats a (dtype, n, k), or
+// names a variant that is not built for its dtype (gemv_variant_unsupported_reason); `error`
+// then says which.
+std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std::string& text,
+                                                                      std::string* error = nullptr);
+// Process-wide; set before the first launch (graphs keep what they captured).
+void set_gemv_shape_variants(std::vector<GemvShapeVariant> overrides);
+std::vector<GemvShapeVariant> gemv_shape_variants();
+
+// Empty when `variant` (after resolving kDefault/kAuto for the shape) is a built configuration
+// for the weight dtype; otherwise why not. gemv_launch refuses what this refuses.
+std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,

@@ -4,11 +4,18 @@
 // bit identity across tiers needs (gemv.h).
 #include <algorithm>
 #include <atomic>
+#include <cctype>
+#include <charconv>
+#include <mutex>
 #include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_policy.h"
+#include "core/error.h"
 
 namespace lathe::cuda {
 
@@ -35,7 +42,109 @@ constexpr const char* kDefaultBf16 = "auto";
 constexpr int kDefaultEarlyWeights = 0;
 std::atomic<int> g_early_weights{kDefaultEarlyWeights};
 
+// set_gemv_shape_variants' table; g_has_shape_variants spares gemv_default_variant the lock when
+// it is empty (production).
+std::mutex g_shape_variants_mutex;
+std::vector<GemvShapeVariant> g_shape_variants;
+std::atomic<bool> g_has_shape_variants{false};
+
+std::optional<GemvVariant> shape_override(bool fp8, int64_t n, int64_t k) {
+  if (!g_has_shape_variants.load(std::memory_order_acquire)) return std::nullopt;
+  const std::lock_guard lock(g_shape_variants_mutex);
+  for (const GemvShapeVariant& e : g_shape_variants)
+    if (e.fp8 == fp8 && e.n == n && e.k == k) return e.variant;
+  return std::nullopt;
+}
+
+bool parse_positive(std::string_view text, int64_t& out) {
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
+  return ec == std::errc() && end == text.data() + text.size() && out > 0;
+}
+
+// One "dtype/NxK=variant" entry (spaces already removed).
+std::optional<GemvShapeVariant> parse_shape_entry(std::string_view entry, std::string& error) {
+  const size_t slash = entry.find('/');
+  const size_t eq = entry.find('=');
+  const size_t x = entry.find('x', slash == std::string_view::npos ? 0 : slash);
+  if (slash == std::string_view::npos || eq == std::string_view::npos || x == std::string_view::npos || x > eq) {
+    error = "entry '" + std::string(entry) + "' is not dtype/NxK=variant";
+    return std::nullopt;
+  }
+  GemvShapeVariant out;
+  const std::string_view dtype = entry.substr(0, slash);
+  if (dtype != "fp8" && dtype != "bf16") {
+    error = "entry '" + std::string(entry) + "': dtype must be fp8 or bf16";
+    return std::nullopt;
+  }
+  out.fp8 = dtype == "fp8";
+  if (!parse_positive(entry.substr(slash + 1, x - slash - 1), out.n) ||
+      !parse_positive(entry.substr(x + 1, eq - x - 1), out.k)) {
+    error = "entry '" + std::string(entry) + "': N and K must be positive integers";
+    return std::nullopt;
+  }
+  try {
+    out.variant = gemv_variant_from_name(std::string(entry.substr(eq + 1)));
+  } catch (const Error& e) {
+    error = e.what();
+    return std::nullopt;
+  }
+  if (out.variant.kernel == GemvKernel::kDefault) {
+    error = "entry '" + std::string(entry) + "': 'default' is what an override replaces";
+    return std::nullopt;
+  }
+  if (const std::string why = gemv_variant_unsupported_reason(out.fp8, out.n, out.k, out.variant); !why.empty()) {
+    error = "entry '" + std::string(entry) + "': " + why;
+    return std::nullopt;
+  }
+  return out;
+}
+
 }  // namespace
+
+std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std::string& text, std::string* error) {
+  std::string compact;
+  for (const char ch : text)
+    if (!std::isspace(static_cast<unsigned char>(ch))) compact += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  std::vector<GemvShapeVariant> out;
+  std::string why;
+  size_t pos = 0;
+  while (pos <= compact.size()) {
+    const size_t next = std::min(compact.find(',', pos), compact.size());
+    const std::string_view entry = std::string_view(compact).substr(pos, next - pos);
+    pos = next + 1;
+    if (entry.empty()) {
+      if (next == compact.size() && !out.empty()) break;  // a trailing comma
+      why = "empty entry";
+      break;
+    }
+    std::optional<GemvShapeVariant> parsed = parse_shape_entry(entry, why);
+    if (!parsed) break;
+    const bool repeated = std::any_of(out.begin(), out.end(), [&](const GemvShapeVariant& e) {
+      return e.fp8 == parsed->fp8 && e.n == parsed->n && e.k == parsed->k;
+    });
+    if (repeated) {
+      why = "entry '" + std::string(entry) + "' repeats its shape";
+      break;
+    }
+    out.push_back(*parsed);
+  }
+  if (!why.empty()) {
+    if (error != nullptr) *error = why;
+    return std::nullopt;
+  }
+  return out;
+}
+
+void set_gemv_shape_variants(std::vector<GemvShapeVariant> overrides) {
+  const std::lock_guard lock(g_shape_variants_mutex);
+  g_shape_variants = std::move(overrides);
+  g_has_shape_variants.store(!g_shape_variants.empty(), std::memory_order_release);
+}
+
+std::vector<GemvShapeVariant> gemv_shape_variants() {
+  const std::lock_guard lock(g_shape_variants_mutex);
+  return g_shape_variants;
+}
 
 void set_gemv_early_weights(int steps) {
   g_early_weights.store(std::clamp(steps, -1, kGemvEarlyWeightsMax), std::memory_order_relaxed);
@@ -190,6 +299,7 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
 }
 
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
+  if (std::optional<GemvVariant> v = shape_override(fp8, n, k)) return *v;
   static const GemvVariant fp8_default = gemv_variant_from_name(kDefaultFp8);
   static const GemvVariant bf16_default = gemv_variant_from_name(kDefaultBf16);
   const GemvVariant v = fp8 ? fp8_default : bf16_default;

@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/chained_launch.h"
 #include "backends/cuda/gemv.h"
@@ -58,6 +60,30 @@ void configure_gemv_early_weights() {
                : steps == 0 ? std::string("ring")
                             : "ring + " + std::to_string(steps) + " steps to L2",
                env_mark(env.has_value()));
+}
+
+void configure_gemv_shape_variants() {
+  const char* raw = std::getenv("LATHE_GEMV_SHAPE_VARIANTS");
+  if (raw == nullptr) return;
+  std::string why;
+  std::optional<std::vector<lathe::cuda::GemvShapeVariant>> parsed = lathe::cuda::parse_gemv_shape_variants(raw, &why);
+  if (!parsed) {
+    const std::string warning =
+        fmt::format("LATHE_GEMV_SHAPE_VARIANTS='{}' does not parse ({}); keeping the default kernels", raw, why);
+    if (log_once(warning)) spdlog::warn("{}", warning);
+    return;
+  }
+  std::string listed;
+  for (const lathe::cuda::GemvShapeVariant& e : *parsed)
+    listed += fmt::format("{}{}/{}x{}={}", listed.empty() ? "" : ",", e.fp8 ? "fp8" : "bf16", e.n, e.k,
+                          lathe::cuda::gemv_variant_name(e.variant));
+  lathe::cuda::set_gemv_shape_variants(std::move(*parsed));
+  spdlog::info("cuda backend: decode GEMV kernels overridden per shape: {} (env)", listed.empty() ? "none" : listed);
+}
+
+void configure_gemv_levers() {
+  configure_gemv_early_weights();
+  configure_gemv_shape_variants();
 }
 
 void configure_attention_early_kv() {

@@ -19,6 +19,15 @@ void configure_chained_launch(int sm_major);
 // unparseable keeps the compiled default (the latter with a warning). Logs the resolved value.
 void configure_gemv_early_weights();
 
+// LATHE_GEMV_SHAPE_VARIANTS (backends/cuda/gemv.h, parse_gemv_shape_variants: comma-separated
+// "fp8|bf16/NxK=variant"): a measurement lever that runs another decode GEMV kernel for the named
+// weight shapes. Unset keeps `auto` everywhere; a spelling that does not parse keeps it too, with a
+// warning saying why. Logs the overrides in force.
+void configure_gemv_shape_variants();
+
+// The decode GEMV's two levers above, early weights first.
+void configure_gemv_levers();
+
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();

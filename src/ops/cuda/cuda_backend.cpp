@@ -120,7 +120,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     attn_config_.max_decode_seqs = 256;
     spdlog::info("cuda backend: {}; linear levers: {}", kc::describe(info_), describe_levers(levers_));
     cuda::configure_chained_launch(info_.sm_major);
-    cuda::configure_gemv_early_weights();
+    cuda::configure_gemv_levers();
     cuda::configure_attention_early_kv();
     cuda::configure_attention_kernel(static_cast<uint32_t>(attn_config_.max_decode_seqs));
   }

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -143,6 +144,43 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:b4"), Error);
+}
+
+TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
+  std::string why;
+  const auto parsed =
+      cuda::parse_gemv_shape_variants(" FP8/4096x4096 = ring:k8:s4:g16, bf16/6144x4096=auto:s2,", &why);
+  ASSERT_TRUE(parsed.has_value()) << why;
+  ASSERT_EQ(parsed->size(), 2u);
+  EXPECT_TRUE((*parsed)[0].fp8);
+  EXPECT_EQ((*parsed)[0].n, 4096);
+  EXPECT_EQ((*parsed)[0].k, 4096);
+  EXPECT_EQ(cuda::gemv_variant_name((*parsed)[0].variant), "ring:s4:k8:g16");
+  EXPECT_FALSE((*parsed)[1].fp8);
+  EXPECT_EQ(cuda::gemv_variant_name((*parsed)[1].variant), "auto:s2");
+
+  // Malformed, repeated, "default", and variants that are not built for the dtype are refused
+  // with a reason (bf16 has no four-step ring; three CTAs per SM build only fp8 s2).
+  for (const char* bad : {"", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
+                          "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
+                          "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4",
+                          "fp8/4096x4096=ring:s4:b3", "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
+    why.clear();
+    EXPECT_FALSE(cuda::parse_gemv_shape_variants(bad, &why).has_value()) << bad;
+    EXPECT_FALSE(why.empty()) << bad;
+  }
+
+  const cuda::GemvVariant before = cuda::gemv_default_variant(true, 4096, 4096);
+  cuda::set_gemv_shape_variants(*parsed);
+  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)), "ring:s4:k8:g16");
+  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(false, 4096, 4096)),
+            cuda::gemv_variant_name(cuda::gemv_auto_variant(false, 4096, 4096)))
+      << "an fp8 override leaves the bf16 weight of the same shape alone";
+  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 6144, 4096)),
+            cuda::gemv_variant_name(cuda::gemv_auto_variant(true, 6144, 4096)));
+  EXPECT_EQ(cuda::gemv_shape_variants().size(), 2u);
+  cuda::set_gemv_shape_variants({});
+  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)), cuda::gemv_variant_name(before));
 }
 
 }  // namespace
