@@ -108,7 +108,7 @@ std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std
   std::vector<GemvShapeVariant> out;
   std::string why;
   size_t pos = 0;
-  while (pos <= compact.size()) {
+  while (!compact.empty() && pos <= compact.size()) {
     const size_t next = std::min(compact.find(',', pos), compact.size());
     const std::string_view entry = std::string_view(compact).substr(pos, next - pos);
     pos = next + 1;

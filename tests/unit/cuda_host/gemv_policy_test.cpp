@@ -161,7 +161,12 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
 
   // Malformed, repeated, "default", and variants that are not built for the dtype are refused
   // with a reason (bf16 has no four-step ring; three CTAs per SM build only fp8 s2).
-  for (const char* bad : {"", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
+  for (const char* blank : {"", "  "}) {
+    const auto none = cuda::parse_gemv_shape_variants(blank, &why);
+    ASSERT_TRUE(none.has_value()) << "blank is no override";
+    EXPECT_TRUE(none->empty());
+  }
+  for (const char* bad : {",", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
                           "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
                           "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4",
                           "fp8/4096x4096=ring:s4:b3", "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
