@@ -280,8 +280,17 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __syncthreads();
   if (!last_arrival) return;
   __threadfence();
-  // The last CTA of this row block sums the splits in index order.
+  // The last CTA of this row block sums the splits in index order: quads of rows with their loads
+  // batched where n keeps them aligned, else one output at a time.
   const int row_first = blockIdx.x * kRowsPerCta;
+  if (p.n % 4 == 0) {
+    const float* block_partials = p.partials + row_first;
+    sum_partials_in_order<kThreads, kColGroups * 8, 2, 4>(p, row_first, p.ksplit, p.n, [&](int j) {
+      return block_partials + static_cast<int64_t>(j) * 16 * p.n;
+    });
+    if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
+    return;
+  }
   for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
     const int row = row_first + (i % kRowsPerCta);
     const int col = i / kRowsPerCta;
