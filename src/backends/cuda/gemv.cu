@@ -280,12 +280,18 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __syncthreads();
   if (!last_arrival) return;
   __threadfence();
-  // The last CTA of this row block sums the splits in index order: quads of rows with their loads
-  // batched where n keeps them aligned, else one output at a time.
+  // The last CTA of this row block sums the splits in index order. Tiers 4 and 16 take quads of
+  // rows with their loads batched (sum_partials_in_order) where n keeps the quads aligned: the
+  // 16-row tier two quads of four splits in flight per thread (two quads of eight spill at three
+  // CTAs per SM), tier 4 one quad of eight splits. Measured in context on the H200 (session 17,
+  // docs/PERFORMANCE.md): 7-17% off the split shapes at m = 16; the 1-row tier was 3-4% slower on
+  // the Qwen3-8B shapes that way, so it keeps one output per thread (128 threads). The adds and
+  // their order are the same in every form, so the bytes are.
   const int row_first = blockIdx.x * kRowsPerCta;
-  if (p.n % 4 == 0) {
+  if (kMaxM > 1 && p.n % 4 == 0) {
     const float* block_partials = p.partials + row_first;
-    sum_partials_in_order<kThreads, kColGroups * 8, 2, 4>(p, row_first, p.ksplit, p.n, [&](int j) {
+    constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
+    sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(p, row_first, p.ksplit, p.n, [&](int j) {
       return block_partials + static_cast<int64_t>(j) * 16 * p.n;
     });
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
