@@ -541,10 +541,11 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const RingConfig cfg = ring_config(v, fp8);
   if (!ring_config_supported(cfg)) throw_error(unbuilt_ring_message(variant, v, fp8));
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
-  // Early weight reads in tiers 1 and 4 only: on the H200 they took 1.4% off the Qwen3-8B-FP8
-  // step at batch 1 and 1.1% at batch 4, but in the 16-row tier they cost the Qwen3-32B-FP8
-  // batch-16 step 9% (17.5 -> 19.2 ms, on either grid; not understood), docs/PERFORMANCE.md.
-  params.early_steps = tier <= 4 ? gemv_early_weights() : -1;
+  // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
+  // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step
+  // 9% (never understood); since that tier's split-K sum batches its loads (session 17) they take
+  // 1.3% (8B-FP8), 3.7% (32B-FP8) and 1.0% (8B BF16) off the batch-16 step, docs/PERFORMANCE.md.
+  params.early_steps = gemv_early_weights();
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);

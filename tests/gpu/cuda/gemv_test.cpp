@@ -214,8 +214,8 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
 
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
 // which bytes reach which instruction: every depth gives the bytes of "off", for the default route
-// and for ringbal, launched back to back and chained as in the backend. Tier 1 takes the early
-// reads (tier 4 is the same code with kMaxM = 4); tier 16 ignores the setting and must not move.
+// and for ringbal, launched back to back and chained as in the backend, in tier 1 (tier 4 is the
+// same code with kMaxM = 4) and tier 16, which both take the early reads.
 TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
   const Case& c = GetParam();
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
