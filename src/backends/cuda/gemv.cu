@@ -291,9 +291,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   if (kMaxM > 1 && p.n % 4 == 0) {
     const float* block_partials = p.partials + row_first;
     constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
-    sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(p, row_first, p.ksplit, p.n, [&](int j) {
-      return block_partials + static_cast<int64_t>(j) * 16 * p.n;
-    });
+    sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
+        p, row_first, p.ksplit, p.n,
+        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; });
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
     return;
   }

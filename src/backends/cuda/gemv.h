@@ -176,11 +176,11 @@ struct GemvShapeVariant {
   GemvVariant variant;
 };
 // "fp8/4096x4096=ring:k8:s4:g16,bf16/6144x4096=auto:s2" (entries separated by commas, spaces
-// ignored; dtype fp8 or bf16; an empty or blank text is no override). nullopt when any entry is malformed, repeats a (dtype, n, k), or
-// names a variant that is not built for its dtype (gemv_variant_unsupported_reason); `error`
-// then says which.
+// ignored; dtype fp8 or bf16; an empty or blank text is no override). nullopt when any entry is
+// malformed, repeats a (dtype, n, k), or names a variant that is not built for its dtype
+// (gemv_variant_unsupported_reason); `error` then says which.
 std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std::string& text,
-                                                                      std::string* error = nullptr);
+                                                                       std::string* error = nullptr);
 // Process-wide; set before the first launch (graphs keep what they captured).
 void set_gemv_shape_variants(std::vector<GemvShapeVariant> overrides);
 std::vector<GemvShapeVariant> gemv_shape_variants();

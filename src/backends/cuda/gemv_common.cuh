@@ -131,10 +131,11 @@ __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
 // bytes are too. kInFlight and kBatch trade registers for round trips. col_stride and every
 // source_at(j) must keep quads 16-byte aligned (the register ring's n when n % 4 == 0). The
 // balanced kernels keep their scalar sum (flush_segment): it runs inside their segment loop, and
-// this one made the 16-row balanced instantiations spill 136-336 bytes (ptxas -v, CUDA 13.0).
+// this one made the 16-row balanced instantiations spill 136-336 bytes inline and more out of
+// line (ptxas -v, CUDA 13.0).
 template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt>
-__device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count, int64_t col_stride,
-                                                      SourceAt source_at) {
+__device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
+                                                      int64_t col_stride, SourceAt source_at) {
   constexpr int kQuadsPerCol = 128 / 4;  // a block's 128 rows (kRowsPerCta, kBalancedRows) as quads
   constexpr int kQuads = (kQuadsPerCol * kMaxCols + kSumThreads - 1) / kSumThreads;
 #pragma unroll

@@ -66,7 +66,8 @@ std::optional<GemvShapeVariant> parse_shape_entry(std::string_view entry, std::s
   const size_t slash = entry.find('/');
   const size_t eq = entry.find('=');
   const size_t x = entry.find('x', slash == std::string_view::npos ? 0 : slash);
-  if (slash == std::string_view::npos || eq == std::string_view::npos || x == std::string_view::npos || x > eq) {
+  if (slash == std::string_view::npos || eq == std::string_view::npos || x == std::string_view::npos ||
+      x > eq) {
     error = "entry '" + std::string(entry) + "' is not dtype/NxK=variant";
     return std::nullopt;
   }
@@ -92,7 +93,8 @@ std::optional<GemvShapeVariant> parse_shape_entry(std::string_view entry, std::s
     error = "entry '" + std::string(entry) + "': 'default' is what an override replaces";
     return std::nullopt;
   }
-  if (const std::string why = gemv_variant_unsupported_reason(out.fp8, out.n, out.k, out.variant); !why.empty()) {
+  if (const std::string why = gemv_variant_unsupported_reason(out.fp8, out.n, out.k, out.variant);
+      !why.empty()) {
     error = "entry '" + std::string(entry) + "': " + why;
     return std::nullopt;
   }
@@ -101,10 +103,12 @@ std::optional<GemvShapeVariant> parse_shape_entry(std::string_view entry, std::s
 
 }  // namespace
 
-std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std::string& text, std::string* error) {
+std::optional<std::vector<GemvShapeVariant>> parse_gemv_shape_variants(const std::string& text,
+                                                                       std::string* error) {
   std::string compact;
   for (const char ch : text)
-    if (!std::isspace(static_cast<unsigned char>(ch))) compact += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+    if (!std::isspace(static_cast<unsigned char>(ch)))
+      compact += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
   std::vector<GemvShapeVariant> out;
   std::string why;
   size_t pos = 0;

@@ -66,10 +66,11 @@ void configure_gemv_shape_variants() {
   const char* raw = std::getenv("LATHE_GEMV_SHAPE_VARIANTS");
   if (raw == nullptr) return;
   std::string why;
-  std::optional<std::vector<lathe::cuda::GemvShapeVariant>> parsed = lathe::cuda::parse_gemv_shape_variants(raw, &why);
+  std::optional<std::vector<lathe::cuda::GemvShapeVariant>> parsed =
+      lathe::cuda::parse_gemv_shape_variants(raw, &why);
   if (!parsed) {
-    const std::string warning =
-        fmt::format("LATHE_GEMV_SHAPE_VARIANTS='{}' does not parse ({}); keeping the default kernels", raw, why);
+    const std::string warning = fmt::format(
+        "LATHE_GEMV_SHAPE_VARIANTS='{}' does not parse ({}); keeping the default kernels", raw, why);
     if (log_once(warning)) spdlog::warn("{}", warning);
     return;
   }
@@ -78,7 +79,8 @@ void configure_gemv_shape_variants() {
     listed += fmt::format("{}{}/{}x{}={}", listed.empty() ? "" : ",", e.fp8 ? "fp8" : "bf16", e.n, e.k,
                           lathe::cuda::gemv_variant_name(e.variant));
   lathe::cuda::set_gemv_shape_variants(std::move(*parsed));
-  spdlog::info("cuda backend: decode GEMV kernels overridden per shape: {} (env)", listed.empty() ? "none" : listed);
+  spdlog::info("cuda backend: decode GEMV kernels overridden per shape: {} (env)",
+               listed.empty() ? "none" : listed);
 }
 
 void configure_gemv_levers() {

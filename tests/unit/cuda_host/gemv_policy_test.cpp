@@ -166,10 +166,11 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
     ASSERT_TRUE(none.has_value()) << "blank is no override";
     EXPECT_TRUE(none->empty());
   }
-  for (const char* bad : {",", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
-                          "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
-                          "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4",
-                          "fp8/4096x4096=ring:s4:b3", "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
+  for (const char* bad :
+       {",", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
+        "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
+        "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4", "fp8/4096x4096=ring:s4:b3",
+        "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
     why.clear();
     EXPECT_FALSE(cuda::parse_gemv_shape_variants(bad, &why).has_value()) << bad;
     EXPECT_FALSE(why.empty()) << bad;
@@ -185,7 +186,8 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
             cuda::gemv_variant_name(cuda::gemv_auto_variant(true, 6144, 4096)));
   EXPECT_EQ(cuda::gemv_shape_variants().size(), 2u);
   cuda::set_gemv_shape_variants({});
-  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)), cuda::gemv_variant_name(before));
+  EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)),
+            cuda::gemv_variant_name(before));
 }
 
 }  // namespace
