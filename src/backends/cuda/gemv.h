@@ -89,9 +89,9 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 // wait. steps < 0: nothing before the wait; 0: the ring's first steps (the loads it makes anyway);
 // N > 0: also N more steps of each CTA's rows prefetched into L2. Applies to every tier (the
 // 16-row tier since session 17; it had measured slower before its split-K sum was batched).
-// Changes no arithmetic (the same bytes reach the same instructions). Process-wide, set once at backend start
-// (LATHE_GEMV_EARLY_WEIGHTS, ops/cuda/chained_launch_lever.cpp); kernel benchmarks launch
-// unchained, where it has nothing to overlap.
+// Changes no arithmetic (the same bytes reach the same instructions). Process-wide, set once at
+// backend start (LATHE_GEMV_EARLY_WEIGHTS, ops/cuda/chained_launch_lever.cpp); kernel benchmarks
+// launch unchained, where it has nothing to overlap.
 void set_gemv_early_weights(int steps);
 int gemv_early_weights();
 inline constexpr int kGemvEarlyWeightsMax = 64;
