@@ -411,18 +411,12 @@ bool device_has_bulk_copy() {
 // Resolves kDefault (gemv_default_variant, per shape) and the hardware fallback (no bulk copies
 // below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
-  GemvVariant v = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
-  if (v.kernel == GemvKernel::kAuto) {
-    // "auto:g4" (the old staging depth), "auto:b3" (the choice for a wave of 3 CTAs per SM, rings
-    // of the depth that budget allows).
-    v = variant.ctas_per_sm == 3 ? auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms) : gemv_auto_variant(fp8, n, k);
-    if (variant.group_steps != 0) v.group_steps = variant.group_steps;
-    if (variant.ctas_per_sm != 0) v.ctas_per_sm = variant.ctas_per_sm;
-    if (v.ctas_per_sm == 3) v.stages = 0;
-    if (variant.stages != 0) v.stages = variant.stages;  // "auto:s2", "auto:s4": the ring depth pinned
-  }
-  if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy())
+  GemvVariant v = gemv_resolve_variant(variant, fp8, n, k);
+  if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy()) {
+    const int early = v.early_weights;
     v = GemvVariant{0, false, GemvKernel::kRegisterRing};
+    v.early_weights = early;
+  }
   return v;
 }
 
@@ -545,7 +539,9 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step
   // 9% (never understood); since that tier's split-K sum batches its loads (session 17) they take
   // 1.3% (8B-FP8), 3.7% (32B-FP8) and 1.0% (8B BF16) off the batch-16 step, docs/PERFORMANCE.md.
-  params.early_steps = gemv_early_weights();
+  params.early_steps = v.early_weights != kGemvEarlyInherit         ? v.early_weights
+                       : problem.early_weights != kGemvEarlyInherit ? problem.early_weights
+                                                                    : gemv_early_weights();
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);

@@ -41,6 +41,9 @@ enum class GemvWeight { kFp8E4M3, kBf16 };
 // scale[(n / 128) * (k / 128) + k / 128] (kBlock128). kNone for BF16 weights.
 enum class GemvScale { kNone, kPerTensor, kPerChannel, kBlock128 };
 
+// GemvProblem / GemvVariant early_weights: take the process-wide gemv_early_weights().
+inline constexpr int kGemvEarlyInherit = -2;
+
 struct GemvProblem {
   const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
   GemvWeight weight = GemvWeight::kFp8E4M3;
@@ -55,6 +58,10 @@ struct GemvProblem {
   int64_t y_stride = 0;
   bool y_f32 = false;
   int m = 0;
+  // Weight steps this launch reads before the chained-launch wait (gemv_early_weights' values);
+  // kGemvEarlyInherit: the process-wide value. A variant's own early_weights (a per-shape override)
+  // takes precedence over both.
+  int early_weights = kGemvEarlyInherit;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at
@@ -137,6 +144,11 @@ struct GemvVariant {
   // wave much better than two CTAs per SM do, and since session 16 for fp8 weights on the
   // balanced grid (gemv_auto_variant); elsewhere it is slower (docs/PERFORMANCE.md).
   int ctas_per_sm = 0;
+  // Weight steps read before the chained-launch wait for this variant ("e<N>", "eoff"); the
+  // default kGemvEarlyInherit takes the process-wide gemv_early_weights(). Lets
+  // LATHE_GEMV_SHAPE_VARIANTS time early reads shape by shape inside the real step. Changes no
+  // arithmetic.
+  int early_weights = kGemvEarlyInherit;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -163,6 +175,12 @@ int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);
 // or the tier, which the bit identity across tiers needs), unless set_gemv_shape_variants
 // overrides that shape. See gemv_policy.cpp for the measured table.
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k);
+
+// The concrete kernel a request runs: kDefault becomes gemv_default_variant (the shape's override
+// or the dtype's default), then "auto" becomes gemv_auto_variant qualified by the request's own
+// fields (g, b3, s, e). Pure (gemv_launch also swaps the bulk-copy stream for the register ring on a
+// device without bulk copies).
+GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n, int64_t k);
 
 // Per-shape overrides of the default kernel: a measurement lever (LATHE_GEMV_SHAPE_VARIANTS, read
 // once at backend start, ops/cuda/chained_launch_lever.cpp) for timing another grid or ring of one

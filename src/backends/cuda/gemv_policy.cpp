@@ -205,6 +205,8 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
+  if (v.early_weights == -1) out += ":eoff";
+  if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
 }
 
@@ -235,6 +237,12 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.tma = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
+    } else if (part == "eoff") {
+      v.early_weights = -1;
+    } else if (part.size() >= 2 && part.size() <= 3 && part[0] == 'e' &&
+               part.find_first_not_of("0123456789", 1) == std::string::npos &&
+               std::stoi(part.substr(1)) <= kGemvEarlyWeightsMax) {
+      v.early_weights = std::stoi(part.substr(1));
     } else if (part == "b2" || part == "b3") {
       v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
@@ -300,6 +308,23 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   three.ctas_per_sm = 3;
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
   return three;
+}
+
+GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
+  // A default request takes the shape's override or the dtype's default, and that choice's own
+  // fields qualify "auto" below (an override "auto:eoff" keeps its eoff).
+  const GemvVariant request = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
+  if (request.kernel != GemvKernel::kAuto) return request;
+  // "auto:g4" (the old staging depth), "auto:b3" (the choice for a wave of 3 CTAs per SM, rings of
+  // the depth that budget allows), "auto:s2" / "auto:s4" (the ring depth pinned), "auto:eoff".
+  GemvVariant v = request.ctas_per_sm == 3 ? auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms)
+                                           : gemv_auto_variant(fp8, n, k);
+  if (request.group_steps != 0) v.group_steps = request.group_steps;
+  if (request.ctas_per_sm != 0) v.ctas_per_sm = request.ctas_per_sm;
+  if (v.ctas_per_sm == 3) v.stages = 0;
+  if (request.stages != 0) v.stages = request.stages;
+  v.early_weights = request.early_weights;
+  return v;
 }
 
 GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {

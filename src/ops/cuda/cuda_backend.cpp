@@ -8,6 +8,7 @@
 
 #include <array>
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "backends/cuda/arena.h"
@@ -303,6 +304,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
       attn_ws_bytes_ = need;
     }
     cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_);
+    gemv_after_attention_ = true;
   }
 
   // FP8 KV-scale calibration (backends/cuda/kv_amax.h).
@@ -387,6 +389,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   kc::GemvWorkspace gemv_ws_;
   LinearLevers levers_;
   AttentionConfig attn_config_;
+  bool gemv_after_attention_ = false;  // the next GEMV follows decode attention (run_gemv)
   void* attn_ws_ = nullptr;
   size_t attn_ws_bytes_ = 0;
   void* pinned_ = nullptr;
@@ -458,6 +461,7 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out) {
+  const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p;
     p.w = w.data;
@@ -475,6 +479,10 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     p.y_stride = out.stride;
     p.y_f32 = out.dtype == DType::kF32;
     p.m = static_cast<int>(rows);
+    // The GEMV right after attention (the o projection) reads no weights before its wait: early
+    // reads there made the Qwen3-32B step at batch 3-4 ~40% slower under the wide split-K
+    // geometry (~120 us a layer; cause not established; docs/PERFORMANCE.md, "Session 18").
+    if (after_attention) p.early_weights = -1;
     return p;
   };
   switch (route.arm) {
@@ -495,6 +503,7 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
 }
 
 void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
+  gemv_after_attention_ = false;  // the linear after attention took the GEMM
   const int64_t n = w.rows, k = w.cols;
   const bool out_f32 = out.dtype == DType::kF32;
   const kc::RowType out_type = out_f32 ? kc::RowType::kF32 : kc::RowType::kBf16;

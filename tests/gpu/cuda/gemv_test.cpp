@@ -239,6 +239,20 @@ TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
             << cuda::gemv_variant_name(v) << " early " << early << " row " << r;
       }
     }
+    // A launch's own value (GemvProblem::early_weights, the backend's GEMV after attention) over a
+    // process-wide depth: the same bytes again.
+    cuda::set_gemv_early_weights(8);
+    DeviceBuffer y(kRows * row_bytes);
+    y.poison();
+    cuda::GemvProblem one = problem(0, 1, y.get(), true), sixteen = problem(1, 16, y.get(), true);
+    one.early_weights = sixteen.early_weights = -1;
+    cuda::gemv_launch(1, one, ws_, nullptr, v);
+    cuda::gemv_launch(16, sixteen, ws_, nullptr, v);
+    const auto got = y.download<uint8_t>(17 * row_bytes);
+    for (int r = 0; r < 17; ++r) {
+      ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+          << cuda::gemv_variant_name(v) << " per-launch early -1, row " << r;
+    }
   }
   cuda::set_gemv_early_weights(saved);
 }

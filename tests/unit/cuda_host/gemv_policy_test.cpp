@@ -136,7 +136,7 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   for (const char* name :
        {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits",
         "stream:tma", "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16",
-        "auto:b3", "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4"}) {
+        "auto:b3", "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4", "auto:eoff", "ringbal:b3:e0", "ring:k4:e64"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -144,6 +144,12 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:b4"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:e65"), Error) << "beyond kGemvEarlyWeightsMax";
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:e-1"), Error);
+  EXPECT_THROW(cuda::gemv_variant_from_name("ring:e"), Error);
+  EXPECT_EQ(cuda::gemv_variant_from_name("auto").early_weights, cuda::kGemvEarlyInherit);
+  EXPECT_EQ(cuda::gemv_variant_from_name("auto:eoff").early_weights, -1);
+  EXPECT_EQ(cuda::gemv_variant_from_name("ring:e3").early_weights, 3);
 }
 
 TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
@@ -186,6 +192,26 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
             cuda::gemv_variant_name(cuda::gemv_auto_variant(true, 6144, 4096)));
   EXPECT_EQ(cuda::gemv_shape_variants().size(), 2u);
   cuda::set_gemv_shape_variants({});
+
+  // A default request resolves through the override, and an "auto" override's own fields qualify
+  // the auto choice (they were once dropped: the request's fields, all zero, were read instead).
+  const auto qualified = cuda::parse_gemv_shape_variants("fp8/4096x4096=auto:eoff,bf16/6144x4096=auto:g4:e5", &why);
+  ASSERT_TRUE(qualified.has_value()) << why;
+  cuda::set_gemv_shape_variants(*qualified);
+  const cuda::GemvVariant off = cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 4096, 4096);
+  const cuda::GemvVariant automatic = cuda::gemv_auto_variant(true, 4096, 4096);
+  EXPECT_EQ(off.early_weights, -1);
+  EXPECT_EQ(off.kernel, automatic.kernel);
+  EXPECT_EQ(off.ksplit, automatic.ksplit);
+  EXPECT_EQ(off.stages, automatic.stages);
+  const cuda::GemvVariant g4 = cuda::gemv_resolve_variant(cuda::GemvVariant{}, false, 6144, 4096);
+  EXPECT_EQ(g4.group_steps, 4);
+  EXPECT_EQ(g4.early_weights, 5);
+  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::GemvVariant{}, false, 4096, 4096).early_weights,
+            cuda::kGemvEarlyInherit)
+      << "shapes without an override inherit the process-wide value";
+  cuda::set_gemv_shape_variants({});
+  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 4096, 4096).early_weights, cuda::kGemvEarlyInherit);
   EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)),
             cuda::gemv_variant_name(before));
 }
