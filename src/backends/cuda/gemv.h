@@ -95,7 +95,9 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 // of the stream (a norm, SwiGLU, the attention reduce) is still running; x is read only after the
 // wait. steps < 0: nothing before the wait; 0: the ring's first steps (the loads it makes anyway);
 // N > 0: also N more steps of each CTA's rows prefetched into L2. Applies to every tier (the
-// 16-row tier since session 17; it had measured slower before its split-K sum was batched).
+// 16-row tier since session 17; it had measured slower before its split-K sum was batched), unless
+// a launch (GemvProblem::early_weights: the backend's 4-row tier right after attention) or a
+// per-shape variant (GemvVariant::early_weights) sets its own value.
 // Changes no arithmetic (the same bytes reach the same instructions). Process-wide, set once at
 // backend start (LATHE_GEMV_EARLY_WEIGHTS, ops/cuda/chained_launch_lever.cpp); kernel benchmarks
 // launch unchained, where it has nothing to overlap.

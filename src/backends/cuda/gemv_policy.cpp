@@ -313,7 +313,8 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
 GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
   // A default request takes the shape's override or the dtype's default, and that choice's own
   // fields qualify "auto" below (an override "auto:eoff" keeps its eoff).
-  const GemvVariant request = variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
+  const GemvVariant request =
+      variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
   if (request.kernel != GemvKernel::kAuto) return request;
   // "auto:g4" (the old staging depth), "auto:b3" (the choice for a wave of 3 CTAs per SM, rings of
   // the depth that budget allows), "auto:s2" / "auto:s4" (the ring depth pinned), "auto:eoff".

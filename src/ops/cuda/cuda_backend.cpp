@@ -480,7 +480,7 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     p.y_f32 = out.dtype == DType::kF32;
     p.m = static_cast<int>(rows);
     // The 4-row tier right after attention (the o projection) reads no weights before its wait:
-    // there they made the Qwen3-32B step at batch 3-4 ~40% slower (~110 us a layer; cause not
+    // there they made the Qwen3-32B step at batch 3-4 ~40% slower (~120 us a layer; cause not
     // established). At batch 1 and 16 they gain ~1% (docs/PERFORMANCE.md, "Session 18").
     if (after_attention && route.arm == LinearArm::kGemvBatch4) p.early_weights = -1;
     return p;

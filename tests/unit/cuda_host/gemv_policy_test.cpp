@@ -133,10 +133,28 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
 }
 
 TEST(GemvPolicy, VariantNamesRoundTrip) {
-  for (const char* name :
-       {"default", "stream", "ring", "ringbal:c264", "stream:s2:c256", "stream:s2:r512", "ring:s2:bits",
-        "stream:tma", "ring:s4:k8", "ring:k3", "auto", "ring:g16", "auto:g16", "auto:g4", "ring:s4:k2:g16",
-        "auto:b3", "ringbal:c396:b3", "ring:s2:k4:g16:b3", "auto:s4", "auto:eoff", "ringbal:b3:e0", "ring:k4:e64"}) {
+  for (const char* name : {"default",
+                           "stream",
+                           "ring",
+                           "ringbal:c264",
+                           "stream:s2:c256",
+                           "stream:s2:r512",
+                           "ring:s2:bits",
+                           "stream:tma",
+                           "ring:s4:k8",
+                           "ring:k3",
+                           "auto",
+                           "ring:g16",
+                           "auto:g16",
+                           "auto:g4",
+                           "ring:s4:k2:g16",
+                           "auto:b3",
+                           "ringbal:c396:b3",
+                           "ring:s2:k4:g16:b3",
+                           "auto:s4",
+                           "auto:eoff",
+                           "ringbal:b3:e0",
+                           "ring:k4:e64"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -195,7 +213,8 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
 
   // A default request resolves through the override, and an "auto" override's own fields qualify
   // the auto choice (they were once dropped: the request's fields, all zero, were read instead).
-  const auto qualified = cuda::parse_gemv_shape_variants("fp8/4096x4096=auto:eoff,bf16/6144x4096=auto:g4:e5", &why);
+  const auto qualified =
+      cuda::parse_gemv_shape_variants("fp8/4096x4096=auto:eoff,bf16/6144x4096=auto:g4:e5", &why);
   ASSERT_TRUE(qualified.has_value()) << why;
   cuda::set_gemv_shape_variants(*qualified);
   const cuda::GemvVariant off = cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 4096, 4096);
@@ -211,7 +230,8 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
             cuda::kGemvEarlyInherit)
       << "shapes without an override inherit the process-wide value";
   cuda::set_gemv_shape_variants({});
-  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 4096, 4096).early_weights, cuda::kGemvEarlyInherit);
+  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 4096, 4096).early_weights,
+            cuda::kGemvEarlyInherit);
   EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(true, 4096, 4096)),
             cuda::gemv_variant_name(before));
 }
