@@ -25,6 +25,7 @@
 #include "core/log.h"
 #include "ops/cuda/attention_dispatch.h"
 #include "ops/cuda/chained_launch_lever.h"
+#include "ops/cuda/kernel_args.h"
 #include "ops/cuda/stream_recording.h"
 #include "ops/linear_dispatch.h"
 
@@ -42,47 +43,10 @@ constexpr int64_t kQuantRowsPerCall = 4096;  // prefill rows quantized per cuBLA
 // weights back to the dequantize-to-bf16 route.
 constexpr bool kW8A8BlockVerified = true;
 
-kc::RowType row_type(DType dtype, const char* op, const char* what) {
-  switch (dtype) {
-    case DType::kBF16:
-      return kc::RowType::kBf16;
-    case DType::kF16:
-      return kc::RowType::kF16;
-    case DType::kF32:
-      return kc::RowType::kF32;
-    default:
-      fail("cuda {}: {} has dtype {} (expected BF16, F16 or F32)", op, what, dtype_name(dtype));
-  }
-}
-
-void require_bf16(const Act& a, const char* op, const char* what) {
-  if (a.dtype != DType::kBF16) fail("cuda {}: {} must be BF16 (got {})", op, what, dtype_name(a.dtype));
-}
-
-kc::GemvScale gemv_scale(ScaleKind kind) {
-  switch (kind) {
-    case ScaleKind::kPerTensor:
-      return kc::GemvScale::kPerTensor;
-    case ScaleKind::kPerChannel:
-      return kc::GemvScale::kPerChannel;
-    case ScaleKind::kBlock128:
-      return kc::GemvScale::kBlock128;
-    case ScaleKind::kNone:
-      break;
-  }
-  return kc::GemvScale::kNone;
-}
-
-// The paged-cache fields the fused QK-norm + RoPE + KV write and the plain KV write share.
-template <typename Args>
-void set_cache_fields(Args& a, const KvCacheShape& shape, const KvCacheLayer& cache) {
-  a.cache_k = cache.k;
-  a.cache_v = cache.v;
-  a.cache_fp8 = shape.dtype == DType::kF8E4M3;
-  a.k_scale = cache.k_scale;
-  a.v_scale = cache.v_scale;
-  a.block_size = shape.block_size;
-}
+using cuda::gemv_scale;
+using cuda::require_bf16;
+using cuda::row_type;
+using cuda::set_cache_fields;
 
 enum Scratch {
   kQuantAct,
