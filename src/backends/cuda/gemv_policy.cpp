@@ -240,9 +240,12 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
     } else if (part == "eoff") {
       v.early_weights = -1;
     } else if (part.size() >= 2 && part.size() <= 3 && part[0] == 'e' &&
-               part.find_first_not_of("0123456789", 1) == std::string::npos &&
-               std::stoi(part.substr(1)) <= kGemvEarlyWeightsMax) {
-      v.early_weights = std::stoi(part.substr(1));
+               part.find_first_not_of("0123456789", 1) == std::string::npos) {
+      const int steps = std::stoi(part.substr(1));
+      if (steps > kGemvEarlyWeightsMax)
+        throw_error("gemv variant '" + name + "': early reads '" + part + "' exceed " +
+                    std::to_string(kGemvEarlyWeightsMax) + " steps");
+      v.early_weights = steps;
     } else if (part == "b2" || part == "b3") {
       v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
