@@ -274,12 +274,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       if (row < p.n && col < m) __stcg(part + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
     }
   }
-  __threadfence();
   __syncthreads();
-  if (threadIdx.x == 0) last_arrival = atomicAdd(p.counters + blockIdx.x, 1) == p.ksplit - 1;
+  if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
   __syncthreads();
   if (!last_arrival) return;
-  __threadfence();
   // The last CTA of this row block sums the splits in index order. Tiers 4 and 16 take quads of
   // rows with their loads batched (sum_partials_in_order) where n keeps the quads aligned: the
   // 16-row tier two quads of four splits in flight per thread (two quads of eight spill at three

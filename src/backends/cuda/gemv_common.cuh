@@ -117,6 +117,18 @@ __device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4],
   }
 }
 
+// The split-K arrival: adds 1 to *counter at GPU scope with release and acquire semantics and
+// returns the old value. Called by one thread after a CTA barrier, it publishes the CTA's partial
+// writes (release is cumulative over what the barrier made it observe) and, for the last CTA to
+// arrive, makes every earlier CTA's partials visible to the threads that read them after the next
+// barrier (the barrier orders them after this acquire). It replaces a __threadfence (fence.sc.gpu)
+// on each side of a relaxed atomicAdd.
+__device__ __forceinline__ int arrive_acq_rel(int* counter) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
+  return old;
+}
+
 __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
   return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
 }
@@ -227,15 +239,13 @@ __device__ __forceinline__ void flush_segment(const Params& p, const float (&acc
       if (col < m) __stcg(slot_ptr + col * kBalancedRows + rl, acc[cg][i]);
     }
   }
-  __threadfence();
   asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
   const int64_t cta_first = block_begin / p.cta_units;
   const int64_t cta_last = (block_end - 1) / p.cta_units;
   if (threadIdx.x == 0)
-    *last_arrival = atomicAdd(p.counters + cta_first, 1) == static_cast<int>(cta_last - cta_first);
+    *last_arrival = arrive_acq_rel(p.counters + cta_first) == static_cast<int>(cta_last - cta_first);
   asm volatile("bar.sync 1, %0;" ::"n"(kSyncThreads) : "memory");
   if (!*last_arrival) return;
-  __threadfence();
   // Every CTA after the first starts inside the block, so its partial is in slot 0; the first
   // CTA's is in slot 0 only when the block is also its first.
   const int first_slot = (cta_first * p.cta_units) / ks == block ? 0 : 1;
