@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
 """Cell-by-cell comparison of two lathe_bench_attention runs of the same call (an A/B of two builds).
 
-Usage: compare_runs.py NEW BASE [--dtype bf16|fp8]
+Usage: compare_runs.py NEW BASE [--dtype bf16|fp8] [--any-kernel]
 
 NEW and BASE are each a run's CSV (`--out DIR` writes DIR/attention_bench.csv) or its console log.
 Prints, per (shape, KV dtype, batch, context, policy, kernel) cell present in both: % of the read
 ceiling in BASE and NEW, the speed-up (BASE time / NEW time), for FP8 cells NEW's FP8 time over
 NEW's BF16 time of the same cell (0.5 would be the byte ratio), and whether the two builds wrote
 the same output bytes (the runs' FNV-1a fingerprints; "-" where a run has none).
+--any-kernel matches cells whatever their kernel variant (each run then measures one variant, e.g.
+14 against 22, which must give the same bytes).
 """
 import argparse
 import csv
@@ -42,8 +44,12 @@ def main():
     ap.add_argument("new")
     ap.add_argument("base")
     ap.add_argument("--dtype", choices=["bf16", "fp8"])
+    ap.add_argument("--any-kernel", action="store_true")
     args = ap.parse_args()
     new, base = parse(args.new), parse(args.base)
+    if args.any_kernel:
+        base = {k[:5] + (new_kernel,): v for k, v in base.items()
+                for new_kernel in {n[5] for n in new if n[:5] == k[:5]}}
     print(f"{'shape':10} {'kv':4} {'B':>3} {'L':>6} {'policy':17} {'kernel':8} {'base %':>7} {'new %':>7} "
           f"{'speed-up':>8} {'fp8/bf16':>8} bytes")
     for key in sorted(new):

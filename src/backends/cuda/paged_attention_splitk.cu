@@ -14,6 +14,19 @@
 
 namespace lathe::cuda {
 namespace attn::splitk {
+
+// A host attribute query: no stream work, capture-safe.
+int device_sm_count() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      n = 0;
+    }
+    return n > 0 ? n : 132;
+  }();
+  return count;
+}
+
 namespace {
 
 struct ReduceParams {
@@ -149,18 +162,6 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
 // they stay opt-in for latency-bound single-sequence serving.
 constexpr int kDefaultVariant = 16;
 
-// The device's SM count, read once (a host attribute query: no stream work, capture-safe).
-int device_sm_count() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      n = 0;
-    }
-    return n > 0 ? n : 132;
-  }();
-  return count;
-}
-
 // Whether the device has thread-block clusters and the copy engine's tensor copies (sm_90+), read
 // once. Below it the cluster variants (7-9) run as 5 and the tensor-copy variants as their cp.async
 // twins (cp_async_geometry); no such device was measured here.
@@ -186,6 +187,7 @@ int cp_async_geometry(int variant) {
     case 14:
     case 17:
     case 19:
+    case 22:
       return 6;
     case 15:
       return 10;

@@ -73,6 +73,7 @@
 #include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
+#include "backends/cuda/paged_attention_splitk_state.cuh"
 #include "backends/cuda/paged_attention_splitk_tile.cuh"
 #include "backends/cuda/split_length.h"
 
@@ -90,12 +91,59 @@ struct SplitParams {
   int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
                           // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
                           // c + slice_ctas, ... in turn (the same bytes either way)
+  int32_t num_seqs;       // persistent geometry only (paged_attention_splitk_persistent.cuh): the
+                          // launch's sequences, whose units its CTAs share out
   // Tensor-copy geometries only (kTensor): K and V as 5-D tensors [num_blocks, kv heads, piece,
   // block_size, 128 bytes] (a row's 128-byte pieces as a dimension of their own) with boxes of
   // 16 rows x tensor_box_pieces pieces, 128-byte swizzle (encoded by the launcher,
   // paged_attention_splitk.cu; passed as a __grid_constant__ parameter).
   CUtensorMap k_map, v_map;
 };
+
+// Lane 0's tensor copies of one warp tile starting at position ts < end (tensor-copy geometries):
+// its K and V rows as L::kPieces / P boxes each per 16 positions (box b of group q: 16 rows from
+// row (ts + 16b) % bs of block ids[b], pieces qP .. qP + P - 1; rows past the block read as
+// zeros), for the boxes that start before len (the rest are rows the wait zeroes), announced on
+// `bar`. A tile that starts at or past `end` copies nothing and completes its phase at once.
+template <typename L>
+__device__ __forceinline__ void copy_tensor_tile(unsigned char* k_dst, const SplitParams& sp, int ts, int end, int len,
+                                                 int bs, int kv_head, const int32_t (&ids)[L::kTile / 16],
+                                                 uint64_t* bar) {
+  constexpr int kBoxes = L::kTile / 16;
+  unsigned char* v_dst = k_dst + L::kRawTile;
+  int boxes = 0;
+  if (ts < end) {
+    while (boxes < kBoxes && ts + 16 * boxes < len) ++boxes;
+  }
+  bulk::mbar_expect_tx(bar, boxes * 2 * L::kPieces * 16 * 128);
+  // K/V rows are read once per step: first out of L2 (1-4% faster at batch 1 and 16 on the
+  // H200, session 13; the bytes are the same).
+  const uint64_t policy = bulk::l2_evict_first_policy();
+#pragma unroll
+  for (int b = 0; b < kBoxes; ++b) {
+    if (b >= boxes) break;
+    const int row = (ts + 16 * b) & (bs - 1);
+#pragma unroll
+    for (int q = 0; q < L::kPieces / L::kBoxPieces; ++q) {
+      const int at = q * L::kGroupBytes + b * L::kBoxBytes, piece = q * L::kBoxPieces;
+      bulk::tensor_copy_5d(k_dst + at, &sp.k_map, 0, row, piece, kv_head, ids[b], bar, policy);
+      bulk::tensor_copy_5d(v_dst + at, &sp.v_map, 0, row, piece, kv_head, ids[b], bar, policy);
+    }
+  }
+}
+
+// After a tensor-copy tile's wait: rows at or past len hold whatever the block held before (never
+// written for this sequence). Their weights are 0, but 0 x NaN is NaN, so their V rows become
+// zeros (the warp's lanes together).
+template <typename L>
+__device__ __forceinline__ void zero_v_rows_past_len(unsigned char* stage, int tile_start, int len, int lane) {
+  if (tile_start + L::kTile <= len) return;
+  const int first = max(len - tile_start, 0);
+  for (int c = first * 8 * L::kPieces + lane; c < L::kTile * 8 * L::kPieces; c += 32) {
+    const int r = c / (8 * L::kPieces), u = c % (8 * L::kPieces);
+    *reinterpret_cast<uint4*>(stage + L::kRawTile + L::at(r, u)) = make_uint4(0, 0, 0, 0);
+  }
+}
 
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const __grid_constant__ SplitParams sp) {
@@ -123,7 +171,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
   const int split = blockIdx.y / sp.slice_ctas, first_slice = blockIdx.y % sp.slice_ctas, seq = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int g = lane / 4, t = lane % 4;
 
   // Without kSliceLoop the loop body runs once (one CTA per slice). With it, the slice's range is
   // derived afresh from a volatile load of the length on every pass, so none of it stays live in
@@ -209,37 +256,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       unsigned char* k_dst = mine + (i % kStages) * L::kStage;
       unsigned char* v_dst = k_dst + L::kRawTile;
       if constexpr (L::kSwizzled) {
-        // Lane 0: the tile's K and V rows as kPieces / P boxes each per 16 positions (box b of
-        // group q: 16 rows from row (ts + 16b) % block_size of its block, pieces qP .. qP + P - 1;
-        // rows past the block read as zeros), for the boxes that start before len (the rest are
-        // rows the wait zeroes). Lane b holds box b's block id, loaded one tile ahead. A tile past
-        // the end copies nothing and completes its phase at once.
+        // Lane 0 copies the tile (copy_tensor_tile); lane b holds box b's block id, loaded one
+        // tile ahead.
         constexpr int kBoxes = kTile / 16;
         int32_t ids[kBoxes];
 #pragma unroll
         for (int b = 0; b < kBoxes; ++b) ids[b] = __shfl_sync(0xffffffffu, staged_ids, b);
-        if (lane == 0) {
-          int boxes = 0;
-          if (ts < end) {
-            while (boxes < kBoxes && ts + 16 * boxes < len) ++boxes;
-          }
-          uint64_t* bar = bars + i % kStages;
-          bulk::mbar_expect_tx(bar, boxes * 2 * L::kPieces * 16 * 128);
-          // K/V rows are read once per step: first out of L2 (1-4% faster at batch 1 and 16 on
-          // the H200, session 13; the bytes are the same).
-          const uint64_t policy = bulk::l2_evict_first_policy();
-#pragma unroll
-          for (int b = 0; b < kBoxes; ++b) {
-            if (b >= boxes) break;
-            const int row = (ts + 16 * b) & (bs - 1);
-#pragma unroll
-            for (int q = 0; q < L::kPieces / L::kBoxPieces; ++q) {
-              const int at = q * L::kGroupBytes + b * L::kBoxBytes, piece = q * L::kBoxPieces;
-              bulk::tensor_copy_5d(k_dst + at, &sp.k_map, 0, row, piece, kv_head, ids[b], bar, policy);
-              bulk::tensor_copy_5d(v_dst + at, &sp.v_map, 0, row, piece, kv_head, ids[b], bar, policy);
-            }
-          }
-        }
+        if (lane == 0) copy_tensor_tile<L>(k_dst, sp, ts, end, len, bs, kv_head, ids, bars + i % kStages);
         const int next = tile_first(i + 1) + 16 * lane;
         staged_ids = lane < kBoxes && tile_first(i + 1) < end && next < len ? __ldg(table + (next >> shift)) : 0;
         return;
@@ -311,33 +334,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       if (r < rows) {
         value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(seq) * p.q_stride +
                                                      static_cast<int64_t>(head0 + r) * HD + col));
-        if constexpr (L::kFp8) {
-          uint32_t* w = &value.x;
-#pragma unroll
-          for (int e = 0; e < 4; ++e) {
-            w[e] = fp8frag::pack_f16x2(fp8frag::saturate_f16_range(bf16_lo(w[e])),
-                                       fp8frag::saturate_f16_range(bf16_hi(w[e])));
-          }
-        }
+        if constexpr (L::kFp8) query_words_to_f16(value);
       }
       *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
     }
     __syncthreads();
-    // A fragments of Q for head-dimension chunk kk: ldmatrix of the BF16 rows, or (FP8 arm) the two
-    // 8-byte pieces at the chunk's dims (fp8frag::q_dim) of rows g and g + 8.
-    auto load_q = [&](uint32_t(&a)[4], int kk) {
-      if constexpr (L::kFp8) {
-        const int d = fp8frag::q_dim<HD>(kk, t);
-        const uint2 top = *reinterpret_cast<const uint2*>(sq + g * kRow + d);
-        const uint2 bottom = *reinterpret_cast<const uint2*>(sq + (g + 8) * kRow + d);
-        a[0] = top.x;
-        a[1] = bottom.x;
-        a[2] = top.y;
-        a[3] = bottom.y;
-      } else {
-        ldmatrix_x4(a, sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * kRow + kk * 16 + 8 * (lane / 16));
-      }
-    };
+    auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
     uint32_t qa[kQInRegs ? HD / 16 : 1][4];
     if constexpr (kQInRegs) {
 #pragma unroll
@@ -356,15 +358,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       unsigned char* stage = mine + (i % kStages) * L::kStage;
       if constexpr (L::kSwizzled) {
         bulk::mbar_wait(bars + i % kStages, (i / kStages) & 1);
-        // Rows at or past len hold whatever the block held before (never written for this
-        // sequence): their weights are 0, but 0 x NaN is NaN, so their V rows become zeros.
-        if (tile_start + kTile > len) {
-          const int first = max(len - tile_start, 0);
-          for (int c = first * 8 * L::kPieces + lane; c < kTile * 8 * L::kPieces; c += 32) {
-            const int r = c / (8 * L::kPieces), u = c % (8 * L::kPieces);
-            *reinterpret_cast<uint4*>(stage + L::kRawTile + L::at(r, u)) = make_uint4(0, 0, 0, 0);
-          }
-        }
+        zero_v_rows_past_len<L>(stage, tile_start, len, lane);
       } else {
         cp_async_wait<kStages - 1>();
       }
@@ -382,46 +376,25 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
     {
       float* mw = merge + warp * kMaxRows * (HD + 2);
-#pragma unroll
-      for (int j = 0; j < HD / 8; ++j) {
-        // Head dims of this thread's two output columns 2t, 2t + 1 of column tile j.
-        const int d0 = L::kFp8 ? fp8frag::out_dim<HD>(j, 2 * t) : j * 8 + 2 * t;
-        const int d1 = L::kFp8 ? fp8frag::out_dim<HD>(j, 2 * t + 1) : d0 + 1;
-        mw[g * (HD + 2) + d0] = o[j][0];
-        mw[g * (HD + 2) + d1] = o[j][1];
-        mw[(g + 8) * (HD + 2) + d0] = o[j][2];
-        mw[(g + 8) * (HD + 2) + d1] = o[j][3];
-      }
-      if (t == 0) {
-        mw[g * (HD + 2) + HD] = m_a;
-        mw[g * (HD + 2) + HD + 1] = l_a;
-        mw[(g + 8) * (HD + 2) + HD] = m_b;
-        mw[(g + 8) * (HD + 2) + HD + 1] = l_b;
-      }
+      store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, kMaxRows, mw, HD + 2, mw + HD, HD + 2);
     }
     __syncthreads();
     const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
     float* rank_state = merge + kWarps * kMaxRows * (HD + 2);  // [row][HD + 2] (clusters only)
     const bool clustered = kCluster > 1 && ranks > 1;
-    for (int i = tid; i < rows * HD; i += kThreads) {
-      const int row = i / HD, d = i % HD;
-      float max_all = -INFINITY;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) max_all = fmaxf(max_all, merge[(w * kMaxRows + row) * (HD + 2) + HD]);
-      float sum = 0.0f, out = 0.0f;
-#pragma unroll
-      for (int w = 0; w < kWarps; ++w) {
-        const float* state = merge + (w * kMaxRows + row) * (HD + 2);
-        const float f = exp2f(state[HD] - max_all);
-        sum = __fmaf_rn(state[HD + 1], f, sum);
-        out = __fmaf_rn(state[d], f, out);
-      }
-      float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
-      rec[d] = clustered ? out : __fmul_rn(out, v_mul);
-      if (d == 0) {
-        rec[HD] = max_all;
-        rec[HD + 1] = sum;
-      }
+    {
+      auto state = [&](int w, int row) { return merge + (w * kMaxRows + row) * (HD + 2); };
+      merge_warp_states<HD, kWarps>(
+          rows, tid, kThreads, state, [&](int w, int row) { return state(w, row)[HD]; },
+          [&](int w, int row) { return state(w, row)[HD + 1]; },
+          [&](int row, int d, float out, float max_all, float sum) {
+            float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
+            rec[d] = clustered ? out : __fmul_rn(out, v_mul);
+            if (d == 0) {
+              rec[HD] = max_all;
+              rec[HD + 1] = sum;
+            }
+          });
     }
     if constexpr (kCluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -489,6 +462,9 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
     return cudaLaunchKernelEx(&config, paged_decode_splitk_mma<Kv, HD, Cfg>, sp);
   }
 }
+
+// The device's SM count, read once (paged_attention_splitk.cu).
+int device_sm_count();
 
 // Defined in paged_attention_splitk_bf16.cu / _fp8.cu.
 cudaError_t launch_bf16(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);

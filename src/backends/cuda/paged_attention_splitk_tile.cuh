@@ -104,6 +104,34 @@ struct SplitLayout {
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
 };
 
+// The A fragment of Q for head-dimension chunk kk from the staged query rows sq (16 rows of
+// L::kRow elements): ldmatrix of the BF16 rows, or (FP8 arm) the two 8-byte pieces at the chunk's
+// dims (fp8frag::q_dim) of rows g and g + 8, already f16 (query_words_to_f16).
+template <typename L, int HD>
+__device__ __forceinline__ void load_query_fragment(uint32_t (&a)[4], const __nv_bfloat16* sq, int kk, int lane) {
+  if constexpr (L::kFp8) {
+    const int g = lane / 4, t = lane % 4;
+    const int d = fp8frag::q_dim<HD>(kk, t);
+    const uint2 top = *reinterpret_cast<const uint2*>(sq + g * L::kRow + d);
+    const uint2 bottom = *reinterpret_cast<const uint2*>(sq + (g + 8) * L::kRow + d);
+    a[0] = top.x;
+    a[1] = bottom.x;
+    a[2] = top.y;
+    a[3] = bottom.y;
+  } else {
+    ldmatrix_x4(a, sq + ((lane % 8) + 8 * ((lane / 8) % 2)) * L::kRow + kk * 16 + 8 * (lane / 16));
+  }
+}
+
+// Eight BF16 query elements as the FP8 arm's f16 MMA operand (saturated to f16's range).
+__device__ __forceinline__ void query_words_to_f16(uint4& value) {
+  uint32_t* w = &value.x;
+#pragma unroll
+  for (int e = 0; e < 4; ++e) {
+    w[e] = fp8frag::pack_f16x2(fp8frag::saturate_f16_range(bf16_lo(w[e])), fp8frag::saturate_f16_range(bf16_hi(w[e])));
+  }
+}
+
 // One tile of one warp, staged at `stage`: S = Q K^T over positions [tile_start, tile_start + T)
 // (those at or past `end`, and for kAlignedTiles those before `lo`, masked to -inf), the
 // online-softmax update of the running maxima m_a, m_b and sums l_a, l_b (rows g and g + 8 of the

@@ -1,0 +1,267 @@
+#pragma once
+// Split-K paged decode on a persistent grid (variant 22): the wide tensor-copy geometry (14) with
+// its CTAs sharing out the launch's units instead of one CTA per unit.
+//
+// A unit is one (query rows of one KV head, split, sequence): what one CTA of the per-split kernel
+// (paged_attention_splitk.cuh) computes. Units are numbered ((seq * pairs) + pair) * splits +
+// split (pairs = KV heads x parts) and CTA c of a grid of G runs units c, c + G, c + 2G, ... in
+// turn. The grid is as wide as the geometry's CTAs per SM fill the device (fewer when there are
+// fewer units), so at batch >= 16 every CTA runs several units and the launch has no second wave
+// and no per-unit CTA start-up.
+//
+// Each warp's K/V tiles form ONE stream across its CTA's units: the tile after a unit's last is
+// the next unit's first (for this warp), copied while the last is computed, so the copy engine
+// does not drain at a unit's end. Within a unit the warps take the tiles, keep their online
+// softmax state and merge it in warp order exactly as the per-split kernel does (same warps W,
+// tile T, tile-to-warp rotation, merge; paged_attention_splitk_state.cuh), so every unit's record
+// has variant 14's bytes, whatever the grid width and whichever CTA runs it (tested).
+//
+// At a unit's end each warp parks its state in its free stage (the one its next copy will fill;
+// BF16 o needs rows x HD x 4 bytes, a stage holds 2 x T x HD x 2: enough for 16 rows, and for 8 with
+// FP8 KV, whose stage is half as large), its max and sum in a small array, then the CTA merges
+// the parked states into the unit's record while the next unit's query rows arrive. The launcher
+// takes this kernel only where that fits: tensor copies served, no slices, FP8 KV with at most 8
+// query rows per CTA (else variant 14).
+#include "backends/cuda/paged_attention_splitk.cuh"
+
+namespace lathe::cuda::attn::splitk {
+
+// Units one CTA may run (their lengths are staged in shared memory); the launcher widens the grid
+// past one wave rather than exceed it.
+inline constexpr int kMaxUnitsPerCta = 64;
+
+template <typename Kv, int HD, typename Cfg>
+struct PersistentLayout {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
+                "the persistent kernel streams 16-position tensor-copy tiles");
+  // After SplitLayout's bytes: the units' lengths, each warp's parked max and sum per row, and
+  // the stage each warp parked its o in.
+  static constexpr int kLensAt = L::kBytes;
+  static constexpr int kMlAt = kLensAt + kMaxUnitsPerCta * 4;
+  static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
+  static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
+  // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
+  static constexpr int kParkRows = L::kStage / (HD * 4);
+  static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
+};
+
+template <typename Kv, int HD, typename Cfg>
+__global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
+    paged_decode_splitk_persistent(const __grid_constant__ SplitParams sp) {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  using PL = PersistentLayout<Kv, HD, Cfg>;
+  constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
+  constexpr int kThreads = Cfg::kThreads, kBoxes = kTile / 16;
+  constexpr bool kQInRegs = HD <= 128;
+  const DecodeParams& p = sp.base;
+  extern __shared__ __align__(16) unsigned char smem[];
+  __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
+  const uint32_t smem_base = bulk::smem_u32(smem);
+  unsigned char* work = smem + (((smem_base + L::kQ + 1023u) & ~1023u) - smem_base);
+  int32_t* lens = reinterpret_cast<int32_t*>(smem + PL::kLensAt);
+  float* ml = reinterpret_cast<float*>(smem + PL::kMlAt);  // [warp][row][2]: max, sum
+  int32_t* parked = reinterpret_cast<int32_t*>(smem + PL::kFreeAt);
+
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int pairs = p.num_kv_heads * sp.parts;
+  const int64_t total = static_cast<int64_t>(pairs) * p.num_splits * sp.num_seqs;
+  const int64_t grid = gridDim.x;
+  const int units = total > blockIdx.x ? static_cast<int>((total - blockIdx.x + grid - 1) / grid) : 0;
+  const int bs = p.block_size, shift = sp.block_shift;
+  unsigned char* mine = work + warp * L::kPerWarp;
+  uint64_t* bars = reinterpret_cast<uint64_t*>(work + L::kWork) + warp * kStages;
+
+  // The lengths may be read before the chained-launch wait (uploaded before the step's first kernel).
+  for (int k = tid; k < units; k += kThreads) {
+    const int64_t id = blockIdx.x + k * grid;
+    lens[k] = p.context_lens[id / p.num_splits / pairs];
+  }
+  if (lane == 0) {
+    for (int st = 0; st < kStages; ++st) bulk::mbar_init(bars + st, 1);
+    bulk::mbar_init_fence();
+  }
+  __syncthreads();
+
+  struct Unit {
+    int seq, kv_head, head0, rows, split, len, start, end, anchor, num_tiles;
+  };
+  auto unit_at = [&](int k) {
+    Unit u;
+    const int64_t id = blockIdx.x + k * grid;
+    u.split = static_cast<int>(id % p.num_splits);
+    const int64_t pair_of_seq = id / p.num_splits;
+    const int pair = static_cast<int>(pair_of_seq % pairs), part = pair % sp.parts;
+    u.seq = static_cast<int>(pair_of_seq / pairs);
+    u.kv_head = pair / sp.parts;
+    u.head0 = u.kv_head * sp.group + part * sp.rows_per_cta;
+    u.rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
+    u.len = lens[k];
+    const int per = split_length(u.len, p.num_splits, p.min_kv_per_split, p.split_rule, kWarps * kTile);
+    const int64_t first = static_cast<int64_t>(u.split) * per;
+    u.start = static_cast<int>(min(first, static_cast<int64_t>(u.len)));
+    u.end = static_cast<int>(min(first + per, static_cast<int64_t>(u.len)));
+    u.anchor = u.start & ~(kTile - 1);
+    u.num_tiles = u.start < u.end ? (u.end - u.anchor + kTile - 1) / kTile : 0;
+    return u;
+  };
+  // This warp's tiles of a unit: tile j of the unit goes to warp j % W, as in the per-split kernel.
+  auto my_tiles = [&](const Unit& u) { return u.num_tiles > warp ? (u.num_tiles - warp + kWarps - 1) / kWarps : 0; };
+  auto tile_first = [&](const Unit& u, int i) { return max(u.start, u.anchor + (warp + i * kWarps) * kTile); };
+  auto tile_end = [&](const Unit& u, int i) { return min(u.anchor + (warp + i * kWarps + 1) * kTile, u.end); };
+  auto record = [&](const Unit& u, int row) {
+    const int64_t slot = (static_cast<int64_t>(u.seq) * p.num_heads + u.head0 + row) * p.num_splits + u.split;
+    return p.workspace + slot * (HD + 2);
+  };
+
+  // The copy stream: the next tile to copy is tile ii of this warp in unit ik (ik == units: none
+  // left); lane b holds the block id of its box b. Item n of the stream lives in stage n % S.
+  int ik = 0, ii = 0, issued = 0;
+  Unit iu{};
+  int32_t staged_ids = 0;
+  auto seek = [&] {  // from (ik, ii) to the first tile this warp has at or after it
+    while (ik < units && ii >= my_tiles(iu)) {
+      ii = 0;
+      if (++ik < units) iu = unit_at(ik);
+    }
+    staged_ids = 0;
+    if (ik < units) {
+      const int pos = tile_first(iu, ii) + 16 * lane;
+      if (lane < kBoxes && pos < iu.len)
+        staged_ids = __ldg(p.block_tables + static_cast<int64_t>(iu.seq) * p.max_blocks_per_seq + (pos >> shift));
+    }
+  };
+  auto issue_next = [&] {
+    if (ik >= units) return;
+    int32_t ids[kBoxes];
+#pragma unroll
+    for (int b = 0; b < kBoxes; ++b) ids[b] = __shfl_sync(0xffffffffu, staged_ids, b);
+    if (lane == 0) {
+      copy_tensor_tile<L>(mine + (issued % kStages) * L::kStage, sp, tile_first(iu, ii), iu.end, iu.len, bs, iu.kv_head,
+                          ids, bars + issued % kStages);
+    }
+    ++issued;
+    ++ii;
+    seek();
+  };
+  if (units > 0) iu = unit_at(0);
+  seek();
+  // As in the per-split kernel, tiles wholly before position len - 1 may be copied before the
+  // wait (no kernel of the step writes them), the rest after it.
+  while (sp.early_kv && issued < kStages - 1 && ik < units && tile_first(iu, ii) + kTile <= iu.len - 1) issue_next();
+  chained_kernel_begin();
+  while (issued < kStages - 1 && ik < units) issue_next();
+
+  auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
+  const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
+  const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
+  int done = 0;             // tiles this warp has computed (stream items)
+  int parked_unit = -1;     // the unit whose warp states are parked, waiting for the merge
+  for (int k = 0; k <= units; ++k) {
+    // Every warp has passed the barrier after its last read of the query rows and of its stages.
+    const Unit u = k < units ? unit_at(k) : Unit{};
+    const bool work_unit = k < units && u.start < u.end;
+    // 1. This unit's query rows (zero beyond u.rows) start arriving.
+    if (work_unit) {
+      for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        const __nv_bfloat16* src =
+            p.q + static_cast<int64_t>(u.seq) * p.q_stride + static_cast<int64_t>(u.head0 + min(r, u.rows - 1)) * HD + col;
+        cp_async16(sq + r * kRow + col, src, r < u.rows);
+      }
+      cp_async_commit();
+    }
+    // 2. The parked unit's record.
+    if (parked_unit >= 0) {
+      const Unit pu = unit_at(parked_unit);
+      auto park = [&](int w, int row) {
+        return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * HD;
+      };
+      merge_warp_states<HD, kWarps>(
+          pu.rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
+          [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
+          [&](int row, int d, float out, float max_all, float sum) {
+            float* rec = record(pu, row);
+            rec[d] = __fmul_rn(out, v_mul);
+            if (d == 0) {
+              rec[HD] = max_all;
+              rec[HD + 1] = sum;
+            }
+          });
+      parked_unit = -1;
+    }
+    if (!work_unit) {
+      if (k < units) {  // an empty split: the neutral record
+        for (int i = tid; i < u.rows * (HD + 2); i += kThreads) {
+          const int row = i / (HD + 2), d = i % (HD + 2);
+          record(u, row)[d] = d == HD ? -INFINITY : 0.0f;
+        }
+      }
+      continue;  // nothing was parked, so no stage is reused before the next barrier
+    }
+    cp_async_wait<0>();
+    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
+      for (int c = tid; c < u.rows * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
+      }
+    }
+    // The parked stages were written and read through the generic proxy; the copy engine refills
+    // them next.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+
+    uint32_t qa[kQInRegs ? HD / 16 : 1][4];
+    if constexpr (kQInRegs) {
+#pragma unroll
+      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
+    }
+    float o[HD / 8][4];
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+    const int tiles = my_tiles(u);
+    for (int i = 0; i < tiles; ++i, ++done) {
+      if (issued < done + kStages) issue_next();  // stream item done + S - 1, maybe of a later unit
+      const int tile_start = tile_first(u, i);
+      unsigned char* stage = mine + (done % kStages) * L::kStage;
+      bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
+      zero_v_rows_past_len<L>(stage, tile_start, u.len, lane);
+      __syncwarp();
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(u.start, tile_start), tile_end(u, i), s_mul, qa, load_q, o, m_a,
+                               m_b, l_a, l_b, lane);
+      // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
+      // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
+      if (tile_start + kTile > u.len) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      __syncwarp();  // this stage is refilled by a later issue
+    }
+    // Park this warp's state in the stage its next copy will fill (item done + S - 1: not issued yet,
+    // and its stage's last tile is computed).
+    const int free_stage = (done + kStages - 1) % kStages;
+    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, u.rows,
+                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), HD,
+                                  ml + warp * kMaxRows * 2, 2);
+    if (lane == 0) parked[warp] = free_stage;
+    __syncthreads();
+    parked_unit = k;
+  }
+}
+
+// Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1, FP8 KV
+// with at most PersistentLayout::kParkRows query rows per CTA): min(units, CTAs per SM x SMs) CTAs,
+// more only when a CTA would get more than kMaxUnitsPerCta units.
+template <typename Kv, int HD, typename Cfg>
+cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
+  using PL = PersistentLayout<Kv, HD, Cfg>;
+  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_persistent<Kv, HD, Cfg>,
+                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, PL::kBytes);
+  if (opt_in != cudaSuccess) return opt_in;
+  const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
+  int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(Cfg::kCtasPerSm) * sm_count);
+  ctas = std::max<int64_t>(ctas, (units + kMaxUnitsPerCta - 1) / kMaxUnitsPerCta);
+  sp.num_seqs = num_seqs;
+  return launch_chained_status(paged_decode_splitk_persistent<Kv, HD, Cfg>, dim3(static_cast<unsigned>(ctas)),
+                               dim3(Cfg::kThreads), PL::kBytes, stream, sp);
+}
+
+}  // namespace lathe::cuda::attn::splitk
