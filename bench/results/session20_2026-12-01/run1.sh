@@ -5,6 +5,7 @@ set -uo pipefail
 b=$PWD/perf-bundle
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
 S=$OUT/summary.txt; W=$OUT/work; mkdir -p $W
+for f in $b/bin/*.gz $b/lib/*.gz; do [[ -e "$f" ]] && gunzip -f "$f"; done
 echo "bundle $(cat $b/COMMIT)" >$S
 filter='Shapes/DecodeArms.SplitKPipelineDepthIsByteNeutral/*:Shapes/DecodeArms.SlotsPastTheEndAreNeverSeen/*:Shapes/DecodeArms.EveryArmMatchesTheReference/*:Determinism/CoBatch.*/variant22*:Determinism/CoBatch.*/variant14*'
 for i in 0 1 2 3; do
