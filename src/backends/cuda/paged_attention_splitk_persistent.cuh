@@ -40,7 +40,12 @@ struct PersistentLayout {
   static constexpr int kLensAt = L::kBytes;
   static constexpr int kMlAt = kLensAt + kMaxUnitsPerCta * 4;
   static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
-  static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
+  static constexpr int kOneQBytes = kFreeAt + Cfg::kWarps * 4;
+  // A second query buffer (the next unit's rows, staged a whole unit ahead) where the CTAs per SM
+  // still fit with it; else the rows are staged at the unit's start (HD 256 with BF16 KV).
+  static constexpr int kQBuffers = Cfg::kCtasPerSm * (kOneQBytes + L::kQ + 1024) <= 228 * 1024 ? 2 : 1;
+  static constexpr int kQ2At = (kOneQBytes + 15) / 16 * 16;
+  static constexpr int kBytes = kQBuffers == 2 ? kQ2At + L::kQ : kOneQBytes;
   // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
   static constexpr int kParkRows = L::kStage / (HD * 4);
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
@@ -56,7 +61,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr bool kQInRegs = HD <= 128;
   const DecodeParams& p = sp.base;
   extern __shared__ __align__(16) unsigned char smem[];
-  __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
+  // Query rows of unit k: buffer k % kQBuffers.
+  auto q_buffer = [&](int k) { return reinterpret_cast<__nv_bfloat16*>(smem + (k % PL::kQBuffers) * PL::kQ2At); };
   const uint32_t smem_base = bulk::smem_u32(smem);
   unsigned char* work = smem + (((smem_base + L::kQ + 1023u) & ~1023u) - smem_base);
   int32_t* lens = reinterpret_cast<int32_t*>(smem + PL::kLensAt);
@@ -152,30 +158,59 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   chained_kernel_begin();
   while (issued < kStages - 1 && ik < units) issue_next();
 
+  const __nv_bfloat16* sq = q_buffer(0);  // this unit's query rows
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
+  // Unit k's query rows (zero beyond its rows) into buffer k % kQBuffers, as one cp.async group.
+  auto stage_query = [&](const Unit& u, int k) {
+    __nv_bfloat16* dst = q_buffer(k);
+    for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+      const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+      const __nv_bfloat16* src =
+          p.q + static_cast<int64_t>(u.seq) * p.q_stride + static_cast<int64_t>(u.head0 + min(r, u.rows - 1)) * HD + col;
+      cp_async16(dst + r * kRow + col, src, r < u.rows);
+    }
+    cp_async_commit();
+  };
+  // After its group has landed: this thread's own chunks as the f16 the FP8 arm multiplies.
+  auto convert_query = [&](const Unit& u, int k) {
+    if constexpr (L::kFp8) {
+      __nv_bfloat16* dst = q_buffer(k);
+      for (int c = tid; c < u.rows * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        query_words_to_f16(*reinterpret_cast<uint4*>(dst + r * kRow + col));
+      }
+    }
+  };
   const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
   const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
+  // Floats between parked rows: HD + 2 (the per-split kernel's pitch: rows g and g + 8 of a store
+  // fall in different banks) where a stage holds that, else HD.
+  auto park_pitch = [](int rows) { return rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
   int done = 0;             // tiles this warp has computed (stream items)
   int parked_unit = -1;     // the unit whose warp states are parked, waiting for the merge
   for (int k = 0; k <= units; ++k) {
     // Every warp has passed the barrier after its last read of the query rows and of its stages.
     const Unit u = k < units ? unit_at(k) : Unit{};
     const bool work_unit = k < units && u.start < u.end;
-    // 1. This unit's query rows (zero beyond u.rows) start arriving.
-    if (work_unit) {
-      for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-        const __nv_bfloat16* src =
-            p.q + static_cast<int64_t>(u.seq) * p.q_stride + static_cast<int64_t>(u.head0 + min(r, u.rows - 1)) * HD + col;
-        cp_async16(sq + r * kRow + col, src, r < u.rows);
+    // 1. Query rows: with one buffer this unit's start arriving now; with two, the next unit's
+    // (this unit's were staged a unit ago, or just now for the first).
+    bool next_staged = false;
+    if (PL::kQBuffers == 1 || k == 0) {
+      if (work_unit) stage_query(u, k);
+    }
+    if (PL::kQBuffers == 2 && k + 1 < units) {
+      const Unit next = unit_at(k + 1);
+      if (next.start < next.end) {
+        stage_query(next, k + 1);
+        next_staged = true;
       }
-      cp_async_commit();
     }
     // 2. The parked unit's record.
     if (parked_unit >= 0) {
       const Unit pu = unit_at(parked_unit);
+      const int pitch = park_pitch(pu.rows);
       auto park = [&](int w, int row) {
-        return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * HD;
+        return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * pitch;
       };
       merge_warp_states<HD, kWarps>(
           pu.rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
@@ -199,13 +234,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       continue;  // nothing was parked, so no stage is reused before the next barrier
     }
-    cp_async_wait<0>();
-    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
-      for (int c = tid; c < u.rows * (HD / 8); c += kThreads) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
-      }
+    if (next_staged) {
+      cp_async_wait<1>();  // this unit's group, not the next one's
+    } else {
+      cp_async_wait<0>();
     }
+    convert_query(u, k);
+    sq = q_buffer(k);
     // The parked stages were written and read through the generic proxy; the copy engine refills
     // them next.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -239,7 +274,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // and its stage's last tile is computed).
     const int free_stage = (done + kStages - 1) % kStages;
     store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, u.rows,
-                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), HD,
+                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(u.rows),
                                   ml + warp * kMaxRows * 2, 2);
     if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
