@@ -3,8 +3,10 @@
 // its CTAs sharing out the launch's units instead of one CTA per unit.
 //
 // A unit is one (query rows of one KV head, split, sequence): what one CTA of the per-split kernel
-// (paged_attention_splitk.cuh) computes. Units are numbered ((seq * pairs) + pair) * splits +
-// split (pairs = KV heads x parts) and CTA c of a grid of G runs units c, c + G, c + 2G, ... in
+// (paged_attention_splitk.cuh) computes. Units are numbered ((seq * splits) + split) * pairs +
+// pair (pairs = KV heads x parts; the per-split kernel's grid order, so CTAs that run at the same
+// time read the same blocks' rows of neighbouring heads, which lie together in the cache) and CTA
+// c of a grid of G runs units c, c + G, c + 2G, ... in
 // turn. The grid is as wide as the geometry's CTAs per SM fill the device (fewer when there are
 // fewer units), so at batch >= 16 every CTA runs several units and the launch has no second wave
 // and no per-unit CTA start-up.
@@ -81,7 +83,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // The lengths may be read before the chained-launch wait (uploaded before the step's first kernel).
   for (int k = tid; k < units; k += kThreads) {
     const int64_t id = blockIdx.x + k * grid;
-    lens[k] = p.context_lens[id / p.num_splits / pairs];
+    lens[k] = p.context_lens[id / pairs / p.num_splits];
   }
   if (lane == 0) {
     for (int st = 0; st < kStages; ++st) bulk::mbar_init(bars + st, 1);
@@ -95,10 +97,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto unit_at = [&](int k) {
     Unit u;
     const int64_t id = blockIdx.x + k * grid;
-    u.split = static_cast<int>(id % p.num_splits);
-    const int64_t pair_of_seq = id / p.num_splits;
-    const int pair = static_cast<int>(pair_of_seq % pairs), part = pair % sp.parts;
-    u.seq = static_cast<int>(pair_of_seq / pairs);
+    const int pair = static_cast<int>(id % pairs), part = pair % sp.parts;
+    const int64_t split_of_seq = id / pairs;
+    u.split = static_cast<int>(split_of_seq % p.num_splits);
+    u.seq = static_cast<int>(split_of_seq / p.num_splits);
     u.kv_head = pair / sp.parts;
     u.head0 = u.kv_head * sp.group + part * sp.rows_per_cta;
     u.rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
