@@ -28,26 +28,22 @@
 
 namespace lathe::cuda::attn::splitk {
 
-// Units one CTA may run (their lengths are staged in shared memory); the launcher widens the grid
-// past one wave rather than exceed it.
-inline constexpr int kMaxUnitsPerCta = 64;
+// Units one CTA may run (their descriptors are staged in shared memory); the launcher widens the
+// grid past one wave rather than exceed it.
+inline constexpr int kMaxUnitsPerCta = 32;
 
 template <typename Kv, int HD, typename Cfg>
 struct PersistentLayout {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
                 "the persistent kernel streams 16-position tensor-copy tiles");
-  // After SplitLayout's bytes: the units' lengths, each warp's parked max and sum per row, and
-  // the stage each warp parked its o in.
-  static constexpr int kLensAt = L::kBytes;
-  static constexpr int kMlAt = kLensAt + kMaxUnitsPerCta * 4;
+  // After SplitLayout's bytes: the units' descriptors (two int4 each: the split's positions, and
+  // whose rows), each warp's parked max and sum per row, and the stage each warp parked its o in.
+  static constexpr int kSpanAt = L::kBytes;
+  static constexpr int kWhoAt = kSpanAt + kMaxUnitsPerCta * 16;
+  static constexpr int kMlAt = kWhoAt + kMaxUnitsPerCta * 16;
   static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
-  static constexpr int kOneQBytes = kFreeAt + Cfg::kWarps * 4;
-  // A second query buffer (the next unit's rows, staged a whole unit ahead) where the CTAs per SM
-  // still fit with it; else the rows are staged at the unit's start (HD 256 with BF16 KV).
-  static constexpr int kQBuffers = Cfg::kCtasPerSm * (kOneQBytes + L::kQ + 1024) <= 228 * 1024 ? 2 : 1;
-  static constexpr int kQ2At = (kOneQBytes + 15) / 16 * 16;
-  static constexpr int kBytes = kQBuffers == 2 ? kQ2At + L::kQ : kOneQBytes;
+  static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
   // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
   static constexpr int kParkRows = L::kStage / (HD * 4);
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
@@ -63,11 +59,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   constexpr bool kQInRegs = HD <= 128;
   const DecodeParams& p = sp.base;
   extern __shared__ __align__(16) unsigned char smem[];
-  // Query rows of unit k: buffer k % kQBuffers.
-  auto q_buffer = [&](int k) { return reinterpret_cast<__nv_bfloat16*>(smem + (k % PL::kQBuffers) * PL::kQ2At); };
+  __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
   const uint32_t smem_base = bulk::smem_u32(smem);
   unsigned char* work = smem + (((smem_base + L::kQ + 1023u) & ~1023u) - smem_base);
-  int32_t* lens = reinterpret_cast<int32_t*>(smem + PL::kLensAt);
+  // Unit k of this CTA: span[k] = {start, end, len, anchor} (its split's positions, the sequence's
+  // length, the split's first 16-position boundary), who[k] = {seq, kv_head, head0, rows}.
+  int4* span = reinterpret_cast<int4*>(smem + PL::kSpanAt);
+  int4* who = reinterpret_cast<int4*>(smem + PL::kWhoAt);
   float* ml = reinterpret_cast<float*>(smem + PL::kMlAt);  // [warp][row][2]: max, sum
   int32_t* parked = reinterpret_cast<int32_t*>(smem + PL::kFreeAt);
 
@@ -80,10 +78,22 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   unsigned char* mine = work + warp * L::kPerWarp;
   uint64_t* bars = reinterpret_cast<uint64_t*>(work + L::kWork) + warp * kStages;
 
-  // The lengths may be read before the chained-launch wait (uploaded before the step's first kernel).
+  // The unit table. Lengths may be read before the chained-launch wait (uploaded before the step's
+  // first kernel).
   for (int k = tid; k < units; k += kThreads) {
     const int64_t id = blockIdx.x + k * grid;
-    lens[k] = p.context_lens[id / pairs / p.num_splits];
+    const int pair = static_cast<int>(id % pairs), part = pair % sp.parts;
+    const int64_t split_of_seq = id / pairs;
+    const int split = static_cast<int>(split_of_seq % p.num_splits), seq = static_cast<int>(split_of_seq / p.num_splits);
+    const int kv_head = pair / sp.parts;
+    const int len = p.context_lens[seq];
+    const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule, kWarps * kTile);
+    const int64_t first = static_cast<int64_t>(split) * per;
+    const int start = static_cast<int>(min(first, static_cast<int64_t>(len)));
+    const int end = static_cast<int>(min(first + per, static_cast<int64_t>(len)));
+    span[k] = make_int4(start, end, len, start & ~(kTile - 1));
+    who[k] = make_int4(seq, kv_head, kv_head * sp.group + part * sp.rows_per_cta,
+                       min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta) | (split << 16));
   }
   if (lane == 0) {
     for (int st = 0; st < kStages; ++st) bulk::mbar_init(bars + st, 1);
@@ -91,52 +101,32 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
   __syncthreads();
 
-  struct Unit {
-    int seq, kv_head, head0, rows, split, len, start, end, anchor, num_tiles;
+  // This warp's tiles of unit k: tile j of the unit goes to warp j % W, as in the per-split kernel.
+  auto my_tiles = [&](const int4& sp_k) {
+    const int num_tiles = sp_k.x < sp_k.y ? (sp_k.y - sp_k.w + kTile - 1) / kTile : 0;
+    return num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
   };
-  auto unit_at = [&](int k) {
-    Unit u;
-    const int64_t id = blockIdx.x + k * grid;
-    const int pair = static_cast<int>(id % pairs), part = pair % sp.parts;
-    const int64_t split_of_seq = id / pairs;
-    u.split = static_cast<int>(split_of_seq % p.num_splits);
-    u.seq = static_cast<int>(split_of_seq / p.num_splits);
-    u.kv_head = pair / sp.parts;
-    u.head0 = u.kv_head * sp.group + part * sp.rows_per_cta;
-    u.rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
-    u.len = lens[k];
-    const int per = split_length(u.len, p.num_splits, p.min_kv_per_split, p.split_rule, kWarps * kTile);
-    const int64_t first = static_cast<int64_t>(u.split) * per;
-    u.start = static_cast<int>(min(first, static_cast<int64_t>(u.len)));
-    u.end = static_cast<int>(min(first + per, static_cast<int64_t>(u.len)));
-    u.anchor = u.start & ~(kTile - 1);
-    u.num_tiles = u.start < u.end ? (u.end - u.anchor + kTile - 1) / kTile : 0;
-    return u;
-  };
-  // This warp's tiles of a unit: tile j of the unit goes to warp j % W, as in the per-split kernel.
-  auto my_tiles = [&](const Unit& u) { return u.num_tiles > warp ? (u.num_tiles - warp + kWarps - 1) / kWarps : 0; };
-  auto tile_first = [&](const Unit& u, int i) { return max(u.start, u.anchor + (warp + i * kWarps) * kTile); };
-  auto tile_end = [&](const Unit& u, int i) { return min(u.anchor + (warp + i * kWarps + 1) * kTile, u.end); };
-  auto record = [&](const Unit& u, int row) {
-    const int64_t slot = (static_cast<int64_t>(u.seq) * p.num_heads + u.head0 + row) * p.num_splits + u.split;
+  auto tile_first = [&](const int4& sp_k, int i) { return max(sp_k.x, sp_k.w + (warp + i * kWarps) * kTile); };
+  auto record = [&](const int4& who_k, int row) {
+    const int64_t slot = (static_cast<int64_t>(who_k.x) * p.num_heads + who_k.z + row) * p.num_splits + (who_k.w >> 16);
     return p.workspace + slot * (HD + 2);
   };
 
   // The copy stream: the next tile to copy is tile ii of this warp in unit ik (ik == units: none
   // left); lane b holds the block id of its box b. Item n of the stream lives in stage n % S.
   int ik = 0, ii = 0, issued = 0;
-  Unit iu{};
   int32_t staged_ids = 0;
   auto seek = [&] {  // from (ik, ii) to the first tile this warp has at or after it
-    while (ik < units && ii >= my_tiles(iu)) {
+    while (ik < units && ii >= my_tiles(span[ik])) {
       ii = 0;
-      if (++ik < units) iu = unit_at(ik);
+      ++ik;
     }
     staged_ids = 0;
     if (ik < units) {
-      const int pos = tile_first(iu, ii) + 16 * lane;
-      if (lane < kBoxes && pos < iu.len)
-        staged_ids = __ldg(p.block_tables + static_cast<int64_t>(iu.seq) * p.max_blocks_per_seq + (pos >> shift));
+      const int4 sp_k = span[ik];
+      const int pos = tile_first(sp_k, ii) + 16 * lane;
+      if (lane < kBoxes && pos < sp_k.z)
+        staged_ids = __ldg(p.block_tables + static_cast<int64_t>(who[ik].x) * p.max_blocks_per_seq + (pos >> shift));
     }
   };
   auto issue_next = [&] {
@@ -145,80 +135,58 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
     for (int b = 0; b < kBoxes; ++b) ids[b] = __shfl_sync(0xffffffffu, staged_ids, b);
     if (lane == 0) {
-      copy_tensor_tile<L>(mine + (issued % kStages) * L::kStage, sp, tile_first(iu, ii), iu.end, iu.len, bs, iu.kv_head,
-                          ids, bars + issued % kStages);
+      const int4 sp_k = span[ik];
+      copy_tensor_tile<L>(mine + (issued % kStages) * L::kStage, sp, tile_first(sp_k, ii), sp_k.y, sp_k.z, bs,
+                          who[ik].y, ids, bars + issued % kStages);
     }
     ++issued;
     ++ii;
     seek();
   };
-  if (units > 0) iu = unit_at(0);
   seek();
   // As in the per-split kernel, tiles wholly before position len - 1 may be copied before the
   // wait (no kernel of the step writes them), the rest after it.
-  while (sp.early_kv && issued < kStages - 1 && ik < units && tile_first(iu, ii) + kTile <= iu.len - 1) issue_next();
+  while (sp.early_kv && issued < kStages - 1 && ik < units && tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
+    issue_next();
+  }
   chained_kernel_begin();
   while (issued < kStages - 1 && ik < units) issue_next();
 
-  const __nv_bfloat16* sq = q_buffer(0);  // this unit's query rows
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
-  // Unit k's query rows (zero beyond its rows) into buffer k % kQBuffers, as one cp.async group.
-  auto stage_query = [&](const Unit& u, int k) {
-    __nv_bfloat16* dst = q_buffer(k);
-    for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
-      const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-      const __nv_bfloat16* src =
-          p.q + static_cast<int64_t>(u.seq) * p.q_stride + static_cast<int64_t>(u.head0 + min(r, u.rows - 1)) * HD + col;
-      cp_async16(dst + r * kRow + col, src, r < u.rows);
-    }
-    cp_async_commit();
-  };
-  // After its group has landed: this thread's own chunks as the f16 the FP8 arm multiplies.
-  auto convert_query = [&](const Unit& u, int k) {
-    if constexpr (L::kFp8) {
-      __nv_bfloat16* dst = q_buffer(k);
-      for (int c = tid; c < u.rows * (HD / 8); c += kThreads) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-        query_words_to_f16(*reinterpret_cast<uint4*>(dst + r * kRow + col));
-      }
-    }
-  };
   const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
   const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
   // Floats between parked rows: HD + 2 (the per-split kernel's pitch: rows g and g + 8 of a store
   // fall in different banks) where a stage holds that, else HD.
   auto park_pitch = [](int rows) { return rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
-  int done = 0;             // tiles this warp has computed (stream items)
-  int parked_unit = -1;     // the unit whose warp states are parked, waiting for the merge
+  int done = 0;          // tiles this warp has computed (stream items)
+  int parked_unit = -1;  // the unit whose warp states are parked, waiting for the merge
   for (int k = 0; k <= units; ++k) {
     // Every warp has passed the barrier after its last read of the query rows and of its stages.
-    const Unit u = k < units ? unit_at(k) : Unit{};
-    const bool work_unit = k < units && u.start < u.end;
-    // 1. Query rows: with one buffer this unit's start arriving now; with two, the next unit's
-    // (this unit's were staged a unit ago, or just now for the first).
-    bool next_staged = false;
-    if (PL::kQBuffers == 1 || k == 0) {
-      if (work_unit) stage_query(u, k);
-    }
-    if (PL::kQBuffers == 2 && k + 1 < units) {
-      const Unit next = unit_at(k + 1);
-      if (next.start < next.end) {
-        stage_query(next, k + 1);
-        next_staged = true;
+    const bool work_unit = k < units && span[k].x < span[k].y;
+    // 1. This unit's query rows (zero beyond its rows) start arriving.
+    if (work_unit) {
+      const int4 who_k = who[k];
+      const int rows = who_k.w & 0xffff;
+      for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        const __nv_bfloat16* src = p.q + static_cast<int64_t>(who_k.x) * p.q_stride +
+                                   static_cast<int64_t>(who_k.z + min(r, rows - 1)) * HD + col;
+        cp_async16(sq + r * kRow + col, src, r < rows);
       }
+      cp_async_commit();
     }
     // 2. The parked unit's record.
     if (parked_unit >= 0) {
-      const Unit pu = unit_at(parked_unit);
-      const int pitch = park_pitch(pu.rows);
+      const int4 who_p = who[parked_unit];
+      const int rows = who_p.w & 0xffff, pitch = park_pitch(rows);
       auto park = [&](int w, int row) {
         return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * pitch;
       };
       merge_warp_states<HD, kWarps>(
-          pu.rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
+          rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
           [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
           [&](int row, int d, float out, float max_all, float sum) {
-            float* rec = record(pu, row);
+            float* rec = record(who_p, row);
             rec[d] = __fmul_rn(out, v_mul);
             if (d == 0) {
               rec[HD] = max_all;
@@ -229,20 +197,21 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     }
     if (!work_unit) {
       if (k < units) {  // an empty split: the neutral record
-        for (int i = tid; i < u.rows * (HD + 2); i += kThreads) {
+        const int4 who_k = who[k];
+        for (int i = tid; i < (who_k.w & 0xffff) * (HD + 2); i += kThreads) {
           const int row = i / (HD + 2), d = i % (HD + 2);
-          record(u, row)[d] = d == HD ? -INFINITY : 0.0f;
+          record(who_k, row)[d] = d == HD ? -INFINITY : 0.0f;
         }
       }
       continue;  // nothing was parked, so no stage is reused before the next barrier
     }
-    if (next_staged) {
-      cp_async_wait<1>();  // this unit's group, not the next one's
-    } else {
-      cp_async_wait<0>();
+    cp_async_wait<0>();
+    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
+      for (int c = tid; c < (who[k].w & 0xffff) * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
+      }
     }
-    convert_query(u, k);
-    sq = q_buffer(k);
     // The parked stages were written and read through the generic proxy; the copy engine refills
     // them next.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -257,27 +226,29 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 #pragma unroll
     for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
-    const int tiles = my_tiles(u);
+    const int tiles = my_tiles(span[k]);
     for (int i = 0; i < tiles; ++i, ++done) {
       if (issued < done + kStages) issue_next();  // stream item done + S - 1, maybe of a later unit
-      const int tile_start = tile_first(u, i);
+      const int4 sp_k = span[k];
+      const int tile_start = tile_first(sp_k, i);
+      const int tile_end = min(sp_k.w + (warp + i * kWarps + 1) * kTile, sp_k.y);
       unsigned char* stage = mine + (done % kStages) * L::kStage;
       bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
-      zero_v_rows_past_len<L>(stage, tile_start, u.len, lane);
+      zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
       __syncwarp();
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(u.start, tile_start), tile_end(u, i), s_mul, qa, load_q, o, m_a,
-                               m_b, l_a, l_b, lane);
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o, m_a, m_b,
+                               l_a, l_b, lane);
       // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
       // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
-      if (tile_start + kTile > u.len) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+      if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       __syncwarp();  // this stage is refilled by a later issue
     }
     // Park this warp's state in the stage its next copy will fill (item done + S - 1: not issued yet,
     // and its stage's last tile is computed).
     const int free_stage = (done + kStages - 1) % kStages;
-    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, u.rows,
-                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(u.rows),
-                                  ml + warp * kMaxRows * 2, 2);
+    const int rows = who[k].w & 0xffff;
+    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, reinterpret_cast<float*>(mine + free_stage * L::kStage),
+                                  park_pitch(rows), ml + warp * kMaxRows * 2, 2);
     if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
     parked_unit = k;
