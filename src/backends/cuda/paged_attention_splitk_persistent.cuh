@@ -6,10 +6,9 @@
 // (paged_attention_splitk.cuh) computes. Units are numbered ((seq * splits) + split) * pairs +
 // pair (pairs = KV heads x parts; the per-split kernel's grid order, so CTAs that run at the same
 // time read the same blocks' rows of neighbouring heads, which lie together in the cache) and CTA
-// c of a grid of G runs units c, c + G, c + 2G, ... in
-// turn. The grid is as wide as the geometry's CTAs per SM fill the device (fewer when there are
-// fewer units), so at batch >= 16 every CTA runs several units and the launch has no second wave
-// and no per-unit CTA start-up.
+// c of a grid of G runs units c, c + G, c + 2G, ... in turn. The grid is as wide as the geometry's
+// CTAs per SM fill the device (fewer when there are fewer units), so at batch >= 16 every CTA runs
+// several units and the launch has neither a partly filled last wave nor a CTA start-up per unit.
 //
 // Each warp's K/V tiles form ONE stream across its CTA's units: the tile after a unit's last is
 // the next unit's first (for this warp), copied while the last is computed, so the copy engine
@@ -21,9 +20,15 @@
 // At a unit's end each warp parks its state in its free stage (the one its next copy will fill;
 // BF16 o needs rows x HD x 4 bytes, a stage holds 2 x T x HD x 2: enough for 16 rows, and for 8 with
 // FP8 KV, whose stage is half as large), its max and sum in a small array, then the CTA merges
-// the parked states into the unit's record while the next unit's query rows arrive. The launcher
-// takes this kernel only where that fits: tensor copies served, no slices, FP8 KV with at most 8
-// query rows per CTA (else variant 14).
+// the parked states into the unit's record while the next unit's query rows arrive.
+//
+// Registers decide its speed: the per-split kernel's tile loop already holds nearly all that three
+// CTAs per SM allow, so the state that walks the units lives in a shared-memory table (with it in
+// registers ptxas recomputed the fragment addresses in every tile, and one-unit-per-CTA launches
+// ran up to 14% slower than 14's). With FP8 KV ptxas still copies the query fragments around the
+// tile's MMAs (the tile takes ~20% more instructions than 14's) and the kernel measured up to 40%
+// slower, so the launcher (paged_attention_splitk_variants.cuh) takes it for BF16 KV at head dim
+// 128 only, without slices (docs/PERFORMANCE.md, "Session 20").
 #include "backends/cuda/paged_attention_splitk.cuh"
 
 namespace lathe::cuda::attn::splitk {
@@ -38,15 +43,12 @@ struct PersistentLayout {
   static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
                 "the persistent kernel streams 16-position tensor-copy tiles");
   // After SplitLayout's bytes: the units' descriptors (two int4 each: the split's positions, and
-  // whose rows), each warp's parked max and sum per row, the stage each warp parked its o in, and
-  // each warp's copy cursor and the unit count (kept out of registers, as the cursor below).
+  // whose rows), each warp's parked max and sum per row, and the stage each warp parked its o in.
   static constexpr int kSpanAt = L::kBytes;
   static constexpr int kWhoAt = kSpanAt + kMaxUnitsPerCta * 16;
   static constexpr int kMlAt = kWhoAt + kMaxUnitsPerCta * 16;
   static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
-  static constexpr int kCursorAt = kFreeAt + Cfg::kWarps * 4;  // int2 per warp (8-byte aligned)
-  static constexpr int kUnitsAt = kCursorAt + Cfg::kWarps * 8;  // the CTA's unit count
-  static constexpr int kBytes = kUnitsAt + 4;
+  static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
   // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
   static constexpr int kParkRows = L::kStage / (HD * 4);
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
@@ -59,10 +61,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   using PL = PersistentLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kThreads, kBoxes = kTile / 16;
-  // Q's A fragments are reloaded from shared memory per head-dim chunk (8 ldmatrix a tile at HD
-  // 128) rather than held in 32 registers: with them held, ptxas recomputed the K fragments'
-  // addresses in every tile (the copy cursor's registers on top of the per-split kernel's).
-  constexpr bool kQInRegs = false;
+  constexpr bool kQInRegs = HD <= 128;
   const DecodeParams& p = sp.base;
   extern __shared__ __align__(16) unsigned char smem[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
@@ -79,7 +78,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const int pairs = p.num_kv_heads * sp.parts;
   const int64_t total = static_cast<int64_t>(pairs) * p.num_splits * sp.num_seqs;
   const int64_t grid = gridDim.x;
-  volatile int& units_in_smem = *reinterpret_cast<int*>(smem + PL::kUnitsAt);  // read afresh where registers are short
   const int units = total > blockIdx.x ? static_cast<int>((total - blockIdx.x + grid - 1) / grid) : 0;
   const int bs = p.block_size, shift = sp.block_shift;
   unsigned char* mine = work + warp * L::kPerWarp;
@@ -106,7 +104,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     for (int st = 0; st < kStages; ++st) bulk::mbar_init(bars + st, 1);
     bulk::mbar_init_fence();
   }
-  if (tid == 0) units_in_smem = units;
   __syncthreads();
 
   // This warp's tiles of unit k: tile j of the unit goes to warp j % W, as in the per-split kernel.
@@ -120,60 +117,45 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     return p.workspace + slot * (HD + 2);
   };
 
-  // The copy stream: the next tile to copy is tile cursor.y of this warp in unit cursor.x
-  // (cursor.x == units: none left), kept in shared memory so that it holds no registers through
-  // the tile loop (the per-split kernel's loop already uses nearly all of them; with this state in
-  // registers ptxas recomputed the tiles' fragment addresses, 60-75 more instructions a tile).
-  // Lane b holds the block id of the next tile's box b. Item n of the stream lives in stage n % S;
-  // each computed item issues item n + S - 1, so stream positions need no counter of their own.
-  int2* cursor = reinterpret_cast<int2*>(smem + PL::kCursorAt) + warp;
-  // Bit k: this warp has tiles in unit k (kMaxUnitsPerCta <= 32), so that finding the next unit
-  // with tiles needs no loop (a loop in the tile loop's body kept ptxas from hoisting the fragment
-  // addresses out of it).
-  static_assert(kMaxUnitsPerCta <= 32, "one bit per unit");
-  const unsigned units_with_tiles = __ballot_sync(0xffffffffu, lane < units && my_tiles(span[lane]) > 0);
+  // The copy stream: the next tile to copy is tile ii of this warp in unit ik (ik == units: none
+  // left); lane b holds the block id of its box b. Item n of the stream lives in stage n % S.
+  int ik = 0, ii = 0, issued = 0;
   int32_t staged_ids = 0;
-  auto seek = [&](int ik, int ii) {  // the first tile this warp has at or after (ik, ii) becomes next
-    const int n = units_in_smem;
-    if (ik < n && ii >= my_tiles(span[ik])) {
-      const unsigned later = units_with_tiles & ~((2u << ik) - 1u);  // units after ik (2u << 31 == 0)
-      ik = later != 0 ? __ffs(later) - 1 : n;
+  auto seek = [&] {  // from (ik, ii) to the first tile this warp has at or after it
+    while (ik < units && ii >= my_tiles(span[ik])) {
       ii = 0;
+      ++ik;
     }
     staged_ids = 0;
-    if (ik < n) {
+    if (ik < units) {
       const int4 sp_k = span[ik];
       const int pos = tile_first(sp_k, ii) + 16 * lane;
       if (lane < kBoxes && pos < sp_k.z)
         staged_ids = __ldg(p.block_tables + static_cast<int64_t>(who[ik].x) * p.max_blocks_per_seq + (pos >> shift));
     }
-    __syncwarp();
-    if (lane == 0) *cursor = make_int2(ik, ii);
-    __syncwarp();
   };
-  auto issue_next = [&](int item) {  // copies the next tile as stream item `item`, if any is left
-    const int2 at = *cursor;
-    if (at.x >= units_in_smem) return;
+  auto issue_next = [&] {
+    if (ik >= units) return;
     int32_t ids[kBoxes];
 #pragma unroll
     for (int b = 0; b < kBoxes; ++b) ids[b] = __shfl_sync(0xffffffffu, staged_ids, b);
     if (lane == 0) {
-      const int4 sp_k = span[at.x];
-      copy_tensor_tile<L>(mine + (item % kStages) * L::kStage, sp, tile_first(sp_k, at.y), sp_k.y, sp_k.z, bs,
-                          who[at.x].y, ids, bars + item % kStages);
+      const int4 sp_k = span[ik];
+      copy_tensor_tile<L>(mine + (issued % kStages) * L::kStage, sp, tile_first(sp_k, ii), sp_k.y, sp_k.z, bs,
+                          who[ik].y, ids, bars + issued % kStages);
     }
-    seek(at.x, at.y + 1);
+    ++issued;
+    ++ii;
+    seek();
   };
-  seek(0, 0);
+  seek();
   // As in the per-split kernel, tiles wholly before position len - 1 may be copied before the
   // wait (no kernel of the step writes them), the rest after it.
-  int prologue = 0;
-  while (sp.early_kv && prologue < kStages - 1 && cursor->x < units &&
-         tile_first(span[cursor->x], cursor->y) + kTile <= span[cursor->x].z - 1) {
-    issue_next(prologue++);
+  while (sp.early_kv && issued < kStages - 1 && ik < units && tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
+    issue_next();
   }
   chained_kernel_begin();
-  for (; prologue < kStages - 1; ++prologue) issue_next(prologue);
+  while (issued < kStages - 1 && ik < units) issue_next();
 
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
   const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
@@ -183,16 +165,75 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   auto park_pitch = [](int rows) { return rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
   int done = 0;          // tiles this warp has computed (stream items)
   int parked_unit = -1;  // the unit whose warp states are parked, waiting for the merge
-  // One loop over this warp's tiles with the units' ends as a branch inside it (a nested unit loop
-  // kept ptxas from hoisting the tile's fragment addresses): k is the unit being computed, i its
-  // next tile of this warp, tiles how many it has.
-  int k = -1, i = 0, tiles = 0;
-  uint32_t qa[kQInRegs ? HD / 16 : 1][4];
-  float o[HD / 8][4];
-  float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
-  for (;;) {
-    if (i < tiles) {
-      issue_next(done + kStages - 1);  // maybe a later unit's tile
+  for (int k = 0; k <= units; ++k) {
+    // Every warp has passed the barrier after its last read of the query rows and of its stages.
+    const bool work_unit = k < units && span[k].x < span[k].y;
+    // 1. This unit's query rows (zero beyond its rows) start arriving.
+    if (work_unit) {
+      const int4 who_k = who[k];
+      const int rows = who_k.w & 0xffff;
+      for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        const __nv_bfloat16* src = p.q + static_cast<int64_t>(who_k.x) * p.q_stride +
+                                   static_cast<int64_t>(who_k.z + min(r, rows - 1)) * HD + col;
+        cp_async16(sq + r * kRow + col, src, r < rows);
+      }
+      cp_async_commit();
+    }
+    // 2. The parked unit's record.
+    if (parked_unit >= 0) {
+      const int4 who_p = who[parked_unit];
+      const int rows = who_p.w & 0xffff, pitch = park_pitch(rows);
+      auto park = [&](int w, int row) {
+        return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * pitch;
+      };
+      merge_warp_states<HD, kWarps>(
+          rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
+          [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
+          [&](int row, int d, float out, float max_all, float sum) {
+            float* rec = record(who_p, row);
+            rec[d] = __fmul_rn(out, v_mul);
+            if (d == 0) {
+              rec[HD] = max_all;
+              rec[HD + 1] = sum;
+            }
+          });
+      parked_unit = -1;
+    }
+    if (!work_unit) {
+      if (k < units) {  // an empty split: the neutral record
+        const int4 who_k = who[k];
+        for (int i = tid; i < (who_k.w & 0xffff) * (HD + 2); i += kThreads) {
+          const int row = i / (HD + 2), d = i % (HD + 2);
+          record(who_k, row)[d] = d == HD ? -INFINITY : 0.0f;
+        }
+      }
+      continue;  // nothing was parked, so no stage is reused before the next barrier
+    }
+    cp_async_wait<0>();
+    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
+      for (int c = tid; c < (who[k].w & 0xffff) * (HD / 8); c += kThreads) {
+        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
+        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
+      }
+    }
+    // The parked stages were written and read through the generic proxy; the copy engine refills
+    // them next.
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    __syncthreads();
+
+    uint32_t qa[kQInRegs ? HD / 16 : 1][4];
+    if constexpr (kQInRegs) {
+#pragma unroll
+      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
+    }
+    float o[HD / 8][4];
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+    const int tiles = my_tiles(span[k]);
+    for (int i = 0; i < tiles; ++i, ++done) {
+      if (issued < done + kStages) issue_next();  // stream item done + S - 1, maybe of a later unit
       const int4 sp_k = span[k];
       const int tile_start = tile_first(sp_k, i);
       const int tile_end = min(sp_k.w + (warp + i * kWarps + 1) * kTile, sp_k.y);
@@ -206,88 +247,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
       if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
       __syncwarp();  // this stage is refilled by a later issue
-      ++i;
-      ++done;
-      continue;
     }
-    if (k >= 0) {
-      // Unit k's tiles are done: park this warp's state in the stage its next copy will fill
-      // (item done + S - 1: not issued yet, and its stage's last tile is computed).
-      const int free_stage = (done + kStages - 1) % kStages;
-      const int rows = who[k].w & 0xffff;
-      store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
-                                    reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
-                                    ml + warp * kMaxRows * 2, 2);
-      if (lane == 0) parked[warp] = free_stage;
-      __syncthreads();
-      parked_unit = k;
-    }
-    // The next unit with positions; on the way, the parked unit's record and empty splits' neutral
-    // ones. Every warp has passed the barrier after its last read of the query rows and stages.
-    const int units = units_in_smem;
-    bool work_unit = false;
-    while (!work_unit && k < units) {
-      ++k;
-      work_unit = k < units && span[k].x < span[k].y;
-      if (work_unit) {  // its query rows (zero beyond its rows) start arriving
-        const int4 who_k = who[k];
-        const int rows = who_k.w & 0xffff;
-        for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
-          const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-          const __nv_bfloat16* src = p.q + static_cast<int64_t>(who_k.x) * p.q_stride +
-                                     static_cast<int64_t>(who_k.z + min(r, rows - 1)) * HD + col;
-          cp_async16(sq + r * kRow + col, src, r < rows);
-        }
-        cp_async_commit();
-      }
-      if (parked_unit >= 0) {
-        const int4 who_p = who[parked_unit];
-        const int rows = who_p.w & 0xffff, pitch = park_pitch(rows);
-        auto park = [&](int w, int row) {
-          return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * pitch;
-        };
-        merge_warp_states<HD, kWarps>(
-            rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
-            [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
-            [&](int row, int d, float out, float max_all, float sum) {
-              float* rec = record(who_p, row);
-              rec[d] = __fmul_rn(out, v_mul);
-              if (d == 0) {
-                rec[HD] = max_all;
-                rec[HD + 1] = sum;
-              }
-            });
-        parked_unit = -1;
-      }
-      if (!work_unit && k < units) {  // an empty split: the neutral record
-        const int4 who_k = who[k];
-        for (int r = tid; r < (who_k.w & 0xffff) * (HD + 2); r += kThreads) {
-          const int row = r / (HD + 2), d = r % (HD + 2);
-          record(who_k, row)[d] = d == HD ? -INFINITY : 0.0f;
-        }
-      }
-    }
-    if (!work_unit) break;
-    cp_async_wait<0>();
-    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
-      for (int c = tid; c < (who[k].w & 0xffff) * (HD / 8); c += kThreads) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
-      }
-    }
-    // The parked stages were written and read through the generic proxy; the copy engine refills
-    // them next.
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+    // Park this warp's state in the stage its next copy will fill (item done + S - 1: not issued yet,
+    // and its stage's last tile is computed).
+    const int free_stage = (done + kStages - 1) % kStages;
+    const int rows = who[k].w & 0xffff;
+    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, reinterpret_cast<float*>(mine + free_stage * L::kStage),
+                                  park_pitch(rows), ml + warp * kMaxRows * 2, 2);
+    if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
-    if constexpr (kQInRegs) {
-#pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
-    }
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
-    tiles = my_tiles(span[k]);
-    i = 0;
+    parked_unit = k;
   }
 }
 

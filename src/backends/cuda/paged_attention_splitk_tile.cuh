@@ -135,17 +135,16 @@ __device__ __forceinline__ void query_words_to_f16(uint4& value) {
 // One tile of one warp, staged at `stage`: S = Q K^T over positions [tile_start, tile_start + T)
 // (those at or past `end`, and for kAlignedTiles those before `lo`, masked to -inf), the
 // online-softmax update of the running maxima m_a, m_b and sums l_a, l_b (rows g and g + 8 of the
-// m16 tile) with the rescale of o, then o += P V. qa holds Q's A fragments (kQFrags = HD / 16: the
-// per-split kernel at HD <= 128), or (kQFrags = 1) is scratch that load_q(qa[0], kk) refills per
-// head-dim chunk (HD 256, and the persistent kernel, whose registers are short).
-template <typename Kv, int HD, typename Cfg, typename LoadQ, int kQFrags>
+// m16 tile) with the rescale of o, then o += P V. qa holds Q's A fragments (HD <= 128), or is
+// scratch that load_q(qa[0], kk) refills per head-dim chunk.
+template <typename Kv, int HD, typename Cfg, typename LoadQ>
 __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile_start, int lo, int end, float s_mul,
-                                            uint32_t (&qa)[kQFrags][4], const LoadQ& load_q, float (&o)[HD / 8][4],
-                                            float& m_a, float& m_b, float& l_a, float& l_b, int lane) {
+                                            uint32_t (&qa)[HD <= 128 ? HD / 16 : 1][4], const LoadQ& load_q,
+                                            float (&o)[HD / 8][4], float& m_a, float& m_b, float& l_a, float& l_b,
+                                            int lane) {
   using L = SplitLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile;
-  constexpr bool kQInRegs = kQFrags == HD / 16;
-  static_assert(kQInRegs || kQFrags == 1, "Q fragments: all of them, or one reloaded per chunk");
+  constexpr bool kQInRegs = HD <= 128;
   const int g = lane / 4, t = lane % 4;
   // S = Q K^T over the tile.
   float s[kTile / 8][4];

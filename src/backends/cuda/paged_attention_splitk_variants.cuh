@@ -41,8 +41,9 @@ namespace lathe::cuda::attn::splitk {
 //  21: tensor copies, 6 x 2 x 32 at one CTA per SM, HD 128 (HD 256: 20; other shapes: 4): 13's
 //      warps with two-box tiles, the same aim
 //  22: 14 on a persistent grid (paged_attention_splitk_persistent.cuh): its CTAs share out the
-//      launch's units, each warp one copy stream across them; 14's bytes (sliced launches and
-//      FP8 KV with more than 8 query rows per CTA: 14; other shapes: 6)
+//      launch's units, each warp one copy stream across them; 14's bytes. Built for BF16 KV at HD
+//      128, where it measured faster than 14 at batch >= 16 (session 20); elsewhere, and for
+//      sliced launches, it launches 14 (other shapes: 6)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -128,9 +129,10 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant == 22) {
-          using P = PersistentLayout<Kv, HD, typename V::V14>;
-          if (sp.slices == 1 && sp.rows_per_cta <= P::kParkRows)
-            return launch_persistent<Kv, HD, typename V::V14>(sp, num_seqs, device_sm_count(), stream);
+          if constexpr (HD == 128 && !V::kFp8) {
+            if (sp.slices == 1 && sp.rows_per_cta <= PersistentLayout<Kv, HD, typename V::V14>::kParkRows)
+              return launch_persistent<Kv, HD, typename V::V14>(sp, num_seqs, device_sm_count(), stream);
+          }
           return launch_main<Kv, HD, typename V::V14>(sp, num_seqs, stream);
         }
         if (variant == 20 || (variant == 21 && HD == 256)) {
