@@ -19,7 +19,8 @@ namespace attn::splitk {
 int device_sm_count() {
   static const int count = [] {
     int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
       n = 0;
     }
     return n > 0 ? n : 132;

@@ -106,9 +106,9 @@ struct SplitParams {
 // zeros), for the boxes that start before len (the rest are rows the wait zeroes), announced on
 // `bar`. A tile that starts at or past `end` copies nothing and completes its phase at once.
 template <typename L>
-__device__ __forceinline__ void copy_tensor_tile(unsigned char* k_dst, const SplitParams& sp, int ts, int end, int len,
-                                                 int bs, int kv_head, const int32_t (&ids)[L::kTile / 16],
-                                                 uint64_t* bar) {
+__device__ __forceinline__ void copy_tensor_tile(unsigned char* k_dst, const SplitParams& sp, int ts, int end,
+                                                 int len, int bs, int kv_head,
+                                                 const int32_t (&ids)[L::kTile / 16], uint64_t* bar) {
   constexpr int kBoxes = L::kTile / 16;
   unsigned char* v_dst = k_dst + L::kRawTile;
   int boxes = 0;
@@ -136,7 +136,8 @@ __device__ __forceinline__ void copy_tensor_tile(unsigned char* k_dst, const Spl
 // written for this sequence). Their weights are 0, but 0 x NaN is NaN, so their V rows become
 // zeros (the warp's lanes together).
 template <typename L>
-__device__ __forceinline__ void zero_v_rows_past_len(unsigned char* stage, int tile_start, int len, int lane) {
+__device__ __forceinline__ void zero_v_rows_past_len(unsigned char* stage, int tile_start, int len,
+                                                     int lane) {
   if (tile_start + L::kTile <= len) return;
   const int first = max(len - tile_start, 0);
   for (int c = first * 8 * L::kPieces + lane; c < L::kTile * 8 * L::kPieces; c += 32) {

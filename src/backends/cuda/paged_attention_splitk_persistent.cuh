@@ -51,7 +51,8 @@ struct PersistentLayout {
   static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
   // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
   static constexpr int kParkRows = L::kStage / (HD * 4);
-  static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024, "shared memory of the CTAs one SM should hold");
+  static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024,
+                "shared memory of the CTAs one SM should hold");
 };
 
 template <typename Kv, int HD, typename Cfg>
@@ -89,7 +90,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int64_t id = blockIdx.x + k * grid;
     const int pair = static_cast<int>(id % pairs), part = pair % sp.parts;
     const int64_t split_of_seq = id / pairs;
-    const int split = static_cast<int>(split_of_seq % p.num_splits), seq = static_cast<int>(split_of_seq / p.num_splits);
+    const int split = static_cast<int>(split_of_seq % p.num_splits),
+              seq = static_cast<int>(split_of_seq / p.num_splits);
     const int kv_head = pair / sp.parts;
     const int len = p.context_lens[seq];
     const int per = split_length(len, p.num_splits, p.min_kv_per_split, p.split_rule, kWarps * kTile);
@@ -111,9 +113,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     const int num_tiles = sp_k.x < sp_k.y ? (sp_k.y - sp_k.w + kTile - 1) / kTile : 0;
     return num_tiles > warp ? (num_tiles - warp + kWarps - 1) / kWarps : 0;
   };
-  auto tile_first = [&](const int4& sp_k, int i) { return max(sp_k.x, sp_k.w + (warp + i * kWarps) * kTile); };
+  auto tile_first = [&](const int4& sp_k, int i) {
+    return max(sp_k.x, sp_k.w + (warp + i * kWarps) * kTile);
+  };
   auto record = [&](const int4& who_k, int row) {
-    const int64_t slot = (static_cast<int64_t>(who_k.x) * p.num_heads + who_k.z + row) * p.num_splits + (who_k.w >> 16);
+    const int64_t slot =
+        (static_cast<int64_t>(who_k.x) * p.num_heads + who_k.z + row) * p.num_splits + (who_k.w >> 16);
     return p.workspace + slot * (HD + 2);
   };
 
@@ -131,7 +136,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       const int4 sp_k = span[ik];
       const int pos = tile_first(sp_k, ii) + 16 * lane;
       if (lane < kBoxes && pos < sp_k.z)
-        staged_ids = __ldg(p.block_tables + static_cast<int64_t>(who[ik].x) * p.max_blocks_per_seq + (pos >> shift));
+        staged_ids =
+            __ldg(p.block_tables + static_cast<int64_t>(who[ik].x) * p.max_blocks_per_seq + (pos >> shift));
     }
   };
   auto issue_next = [&] {
@@ -151,7 +157,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   seek();
   // As in the per-split kernel, tiles wholly before position len - 1 may be copied before the
   // wait (no kernel of the step writes them), the rest after it.
-  while (sp.early_kv && issued < kStages - 1 && ik < units && tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
+  while (sp.early_kv && issued < kStages - 1 && ik < units &&
+         tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
     issue_next();
   }
   chained_kernel_begin();
@@ -241,8 +248,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
       zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
       __syncwarp();
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o, m_a, m_b,
-                               l_a, l_b, lane);
+      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o,
+                               m_a, m_b, l_a, l_b, lane);
       // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
       // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
       if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -252,8 +259,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // and its stage's last tile is computed).
     const int free_stage = (done + kStages - 1) % kStages;
     const int rows = who[k].w & 0xffff;
-    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, reinterpret_cast<float*>(mine + free_stage * L::kStage),
-                                  park_pitch(rows), ml + warp * kMaxRows * 2, 2);
+    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
+                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
+                                  ml + warp * kMaxRows * 2, 2);
     if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
     parked_unit = k;
@@ -266,8 +274,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
-  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_persistent<Kv, HD, Cfg>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, PL::kBytes);
+  static const cudaError_t opt_in = cudaFuncSetAttribute(
+      paged_decode_splitk_persistent<Kv, HD, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, PL::kBytes);
   if (opt_in != cudaSuccess) return opt_in;
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
   int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(Cfg::kCtasPerSm) * sm_count);

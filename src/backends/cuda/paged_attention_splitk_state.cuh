@@ -14,8 +14,8 @@ namespace lathe::cuda::attn::splitk {
 // columns are the head dims fp8frag::out_dim names).
 template <int HD, bool kFp8>
 __device__ __forceinline__ void store_warp_state(const float (&o)[HD / 8][4], float m_a, float m_b, float l_a,
-                                                 float l_b, int lane, int rows, float* o_rows, int o_pitch, float* ml,
-                                                 int ml_pitch) {
+                                                 float l_b, int lane, int rows, float* o_rows, int o_pitch,
+                                                 float* ml, int ml_pitch) {
   const int g = lane / 4, t = lane % 4;
   const bool top = g < rows, bottom = g + 8 < rows;
 #pragma unroll
@@ -48,8 +48,8 @@ __device__ __forceinline__ void store_warp_state(const float (&o)[HD / 8][4], fl
 // and hands each to emit(row, d, out, M, sum). o_at(w, row) points at warp w's o of that row;
 // m_at / l_at(w, row) read its max and sum.
 template <int HD, int kWarps, typename OAt, typename MAt, typename LAt, typename Emit>
-__device__ __forceinline__ void merge_warp_states(int rows, int tid, int threads, const OAt& o_at, const MAt& m_at,
-                                                  const LAt& l_at, const Emit& emit) {
+__device__ __forceinline__ void merge_warp_states(int rows, int tid, int threads, const OAt& o_at,
+                                                  const MAt& m_at, const LAt& l_at, const Emit& emit) {
   for (int i = tid; i < rows * HD; i += threads) {
     const int row = i / HD, d = i % HD;
     float max_all = -INFINITY;

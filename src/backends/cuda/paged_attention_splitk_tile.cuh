@@ -108,7 +108,8 @@ struct SplitLayout {
 // L::kRow elements): ldmatrix of the BF16 rows, or (FP8 arm) the two 8-byte pieces at the chunk's
 // dims (fp8frag::q_dim) of rows g and g + 8, already f16 (query_words_to_f16).
 template <typename L, int HD>
-__device__ __forceinline__ void load_query_fragment(uint32_t (&a)[4], const __nv_bfloat16* sq, int kk, int lane) {
+__device__ __forceinline__ void load_query_fragment(uint32_t (&a)[4], const __nv_bfloat16* sq, int kk,
+                                                    int lane) {
   if constexpr (L::kFp8) {
     const int g = lane / 4, t = lane % 4;
     const int d = fp8frag::q_dim<HD>(kk, t);
@@ -128,7 +129,8 @@ __device__ __forceinline__ void query_words_to_f16(uint4& value) {
   uint32_t* w = &value.x;
 #pragma unroll
   for (int e = 0; e < 4; ++e) {
-    w[e] = fp8frag::pack_f16x2(fp8frag::saturate_f16_range(bf16_lo(w[e])), fp8frag::saturate_f16_range(bf16_hi(w[e])));
+    w[e] = fp8frag::pack_f16x2(fp8frag::saturate_f16_range(bf16_lo(w[e])),
+                               fp8frag::saturate_f16_range(bf16_hi(w[e])));
   }
 }
 

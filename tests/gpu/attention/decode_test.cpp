@@ -56,8 +56,8 @@ template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kPersistentWide,
-                      kCpAsyncNarrow, kCpAsyncWide}) {
+  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
+                      kPersistentWide, kCpAsyncNarrow, kCpAsyncWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -248,9 +248,10 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
       for (int32_t batch : {1, 3, 8}) {
         Step step = c.full_step();
         step.resize(static_cast<size_t>(batch));
-        for (const auto& [base, deeper] : {std::pair{5, std::vector<int>{10, 11, 12}},
-                                           std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
-                                           std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}}}) {
+        for (const auto& [base, deeper] :
+             {std::pair{5, std::vector<int>{10, 11, 12}},
+              std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
+              std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
