@@ -88,7 +88,8 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk_variants.cuh lists them). Each is deterministic on its own; a query's
 // bytes differ between variants except where the list there says otherwise (10, 11 and 12 give
-// 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's; the tensor-copy variants 13, 14, 18 and 19 fall
+// 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's (22 launches 14 itself with FP8 KV, at HD
+// 256 and for sliced launches); the tensor-copy variants 13, 14, 18 and 19 fall
 // back to their cp.async twins, and so to 5's or 6's bytes, on shapes they do not serve, 20 and 21
 // to 4), so a serve keeps one for its whole life: the one its configuration picks
 // (ops/splitk_policy.h: decode_splitk_kernel, 21, 16 or 14), or LATHE_ATTN_SPLITK_KERNEL (0..22),

@@ -18,17 +18,18 @@
 // has variant 14's bytes, whatever the grid width and whichever CTA runs it (tested).
 //
 // At a unit's end each warp parks its state in its free stage (the one its next copy will fill;
-// BF16 o needs rows x HD x 4 bytes, a stage holds 2 x T x HD x 2: enough for 16 rows, and for 8 with
-// FP8 KV, whose stage is half as large), its max and sum in a small array, then the CTA merges
-// the parked states into the unit's record while the next unit's query rows arrive.
+// o needs rows x HD x 4 bytes, a BF16 stage holds 2 x T x HD x 2: enough for the 16 rows of an
+// m16 tile), its max and sum in a small array, then the CTA merges the parked states into the
+// unit's record while the next unit's query rows arrive.
 //
 // Registers decide its speed: the per-split kernel's tile loop already holds nearly all that three
 // CTAs per SM allow, so the state that walks the units lives in a shared-memory table (with it in
 // registers ptxas recomputed the fragment addresses in every tile, and one-unit-per-CTA launches
-// ran up to 14% slower than 14's). With FP8 KV ptxas still copies the query fragments around the
-// tile's MMAs (the tile takes ~20% more instructions than 14's) and the kernel measured up to 40%
-// slower, so the launcher (paged_attention_splitk_variants.cuh) takes it for BF16 KV at head dim
-// 128 only, without slices (docs/PERFORMANCE.md, "Session 20").
+// ran up to 14% slower than 14's). It is built for BF16 KV at head dim 128 only: with FP8 KV
+// ptxas copied the query fragments around the tile's MMAs (~20% more instructions a tile) and it
+// measured up to 40% slower, and at head dim 256 it gained nothing; the launcher
+// (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
+// (docs/PERFORMANCE.md, "Session 20").
 #include "backends/cuda/paged_attention_splitk.cuh"
 
 namespace lathe::cuda::attn::splitk {
@@ -42,6 +43,7 @@ struct PersistentLayout {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
                 "the persistent kernel streams 16-position tensor-copy tiles");
+  static_assert(!L::kFp8 && HD == 128, "built and measured for BF16 KV at head dim 128 only");
   // After SplitLayout's bytes: the units' descriptors (two int4 each: the split's positions, and
   // whose rows), each warp's parked max and sum per row, and the stage each warp parked its o in.
   static constexpr int kSpanAt = L::kBytes;
@@ -49,8 +51,7 @@ struct PersistentLayout {
   static constexpr int kMlAt = kWhoAt + kMaxUnitsPerCta * 16;
   static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
   static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
-  // Query rows a parked o of one warp may hold: a stage's bytes / (HD floats).
-  static constexpr int kParkRows = L::kStage / (HD * 4);
+  static_assert(L::kStage >= kMaxRows * HD * 4, "a stage holds a warp's parked o");
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024,
                 "shared memory of the CTAs one SM should hold");
 };
@@ -62,14 +63,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   using PL = PersistentLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
   constexpr int kThreads = Cfg::kThreads, kBoxes = kTile / 16;
-  constexpr bool kQInRegs = HD <= 128;
   const DecodeParams& p = sp.base;
   extern __shared__ __align__(16) unsigned char smem[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem);
   const uint32_t smem_base = bulk::smem_u32(smem);
   unsigned char* work = smem + (((smem_base + L::kQ + 1023u) & ~1023u) - smem_base);
   // Unit k of this CTA: span[k] = {start, end, len, anchor} (its split's positions, the sequence's
-  // length, the split's first 16-position boundary), who[k] = {seq, kv_head, head0, rows}.
+  // length, the split's first 16-position boundary), who[k] = {seq, kv_head, head0, rows | split << 16}.
   int4* span = reinterpret_cast<int4*>(smem + PL::kSpanAt);
   int4* who = reinterpret_cast<int4*>(smem + PL::kWhoAt);
   float* ml = reinterpret_cast<float*>(smem + PL::kMlAt);  // [warp][row][2]: max, sum
@@ -165,8 +165,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   while (issued < kStages - 1 && ik < units) issue_next();
 
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
-  const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
-  const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
+  const float s_mul = p.scale * kLog2e;
   // Floats between parked rows: HD + 2 (the per-split kernel's pitch: rows g and g + 8 of a store
   // fall in different banks) where a stage holds that, else HD.
   auto park_pitch = [](int rows) { return rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
@@ -199,7 +198,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
           [&](int row, int d, float out, float max_all, float sum) {
             float* rec = record(who_p, row);
-            rec[d] = __fmul_rn(out, v_mul);
+            // The per-split kernel's out x v_mul (v_mul = 1 with BF16 KV), kept as a multiply so
+            // that NaNs come out canonical as there.
+            rec[d] = __fmul_rn(out, 1.0f);
             if (d == 0) {
               rec[HD] = max_all;
               rec[HD + 1] = sum;
@@ -218,22 +219,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       continue;  // nothing was parked, so no stage is reused before the next barrier
     }
     cp_async_wait<0>();
-    if constexpr (L::kFp8) {  // this thread's own query chunks, as the f16 the FP8 arm multiplies
-      for (int c = tid; c < (who[k].w & 0xffff) * (HD / 8); c += kThreads) {
-        const int r = c / (HD / 8), col = (c % (HD / 8)) * 8;
-        query_words_to_f16(*reinterpret_cast<uint4*>(sq + r * kRow + col));
-      }
-    }
     // The parked stages were written and read through the generic proxy; the copy engine refills
     // them next.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
 
-    uint32_t qa[kQInRegs ? HD / 16 : 1][4];
-    if constexpr (kQInRegs) {
+    uint32_t qa[HD / 16][4];
 #pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
-    }
+    for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
     float o[HD / 8][4];
 #pragma unroll
     for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
@@ -259,7 +252,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // and its stage's last tile is computed).
     const int free_stage = (done + kStages - 1) % kStages;
     const int rows = who[k].w & 0xffff;
-    store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
+    store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows,
                                   reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
                                   ml + warp * kMaxRows * 2, 2);
     if (lane == 0) parked[warp] = free_stage;
@@ -268,9 +261,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
 }
 
-// Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1, FP8 KV
-// with at most PersistentLayout::kParkRows query rows per CTA): min(units, CTAs per SM x SMs) CTAs,
-// more only when a CTA would get more than kMaxUnitsPerCta units.
+// Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1):
+// min(units, CTAs per SM x SMs) CTAs, more only when a CTA would get more than kMaxUnitsPerCta
+// units.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;

@@ -130,8 +130,7 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
       if constexpr (HD == 128 || HD == 256) {
         if (variant == 22) {
           if constexpr (HD == 128 && !V::kFp8) {
-            if (sp.slices == 1 && sp.rows_per_cta <= PersistentLayout<Kv, HD, typename V::V14>::kParkRows)
-              return launch_persistent<Kv, HD, typename V::V14>(sp, num_seqs, device_sm_count(), stream);
+            if (sp.slices == 1) return launch_persistent<Kv, HD, typename V::V14>(sp, num_seqs, device_sm_count(), stream);
           }
           return launch_main<Kv, HD, typename V::V14>(sp, num_seqs, stream);
         }
