@@ -134,13 +134,18 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // kernel +0.3 to +6.4 points at 16k-64k (BF16), decode step at 16k -2.3% (Qwen3-8B-FP8) and -2.1%
 // (Qwen3-32B-FP8), +0.5% at 1k. At batch 2 it would need two waves on 32/8/128 (5-35% slower than
 // 16), so a 2-sequence serve keeps the narrow geometry.
-// Session 20 (2026-12-01, "Session 20" there): variant 22, the wide geometry on a persistent grid
-// (14's bytes), is opt-in, not the wide default: it took the Qwen3-8B-FP8 step at batch 16 / 64
-// 2-3% down, but the Qwen3-32B-FP8 step at batch 16 19% up under chained launches (1% down with
-// them off; the cause is not established).
+// Session 20 (2026-12-01, "Session 20" there): the wide serves take variant 22, the wide geometry
+// 14 on a persistent grid (its CTAs run the launch's units in turn; 14's bytes), which it launches
+// for BF16 KV at head dim 128 and gives 14 itself elsewhere. Kernel at batch 16: +4 to +9% at 1k-4k
+// (32/8/128), +3 to +11% at every context (64/8/128, whose 640 units fill 1.6 waves of 14's grid);
+// batch 4 within 2% either way; the Qwen3-8B-FP8 decode step 1.9-2.5% shorter at batch 16 and 64.
+// It stayed opt-in there because it took the chained Qwen3-32B-FP8 step at batch 16 19% up; session
+// 21 traced that to its CTAs releasing the dependent launches at their start, and with them
+// released as the grid drains that step is 3.5% shorter than under 14 (15.03 / 15.11 -> 14.49 /
+// 14.52 ms), so it is the wide default from session 21.
 inline constexpr int32_t kSplitkKernelSingle = 21;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
-inline constexpr int32_t kSplitkKernelWide = 14;
+inline constexpr int32_t kSplitkKernelWide = 22;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
 
 // CTAs per SM the auto slice rule fills for a serve of max_decode_seqs sequences: 1 for the

@@ -5,7 +5,8 @@
 // Contract, for every kernel launched through launch_chained:
 //   - every thread calls chained_kernel_begin() before anything else touches memory: it waits
 //     until the previous grid of the stream has COMPLETED and its memory is visible, then lets
-//     the next chained grid start launching. Nothing is written before it, and nothing is read
+//     the next chained grid start launching (chained_kernel_wait(): the wait only; the next grid
+//     then launches as this one's CTAs exit). Nothing is written before it, and nothing is read
 //     before it that a kernel still running may write. Two kernels read early: the decode GEMV
 //     its weights (written only when the model loads; gemv.h, gemv_early_weights) and split-K
 //     decode attention the K/V rows before len - 1 (written by earlier steps;
@@ -25,9 +26,19 @@
 
 namespace lathe::cuda {
 
-__device__ __forceinline__ void chained_kernel_begin() {
+// The wait alone, for a kernel that does not release its dependents: they launch as its CTAs
+// exit. The persistent split-K grid uses it (its CTAs run for the whole launch, and released at
+// their start the dependents measured slower; paged_attention_splitk_persistent.cuh).
+__device__ __forceinline__ void chained_kernel_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+
+// The wait, then the release of the next chained grid.
+__device__ __forceinline__ void chained_kernel_begin() {
+  chained_kernel_wait();
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }

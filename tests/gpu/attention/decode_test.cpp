@@ -50,14 +50,14 @@ constexpr int kPersistentWide = 22;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel), the wide one on a persistent grid (22, opt-in) and the cp.async twins, then
-// restores the starting variant.
+// decode_splitk_kernel), the wide one's per-split form (14) and the cp.async twins, then restores the
+// starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kPersistentWide, kCpAsyncNarrow, kCpAsyncWide}) {
+  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyWide,
+                      kCpAsyncNarrow, kCpAsyncWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
