@@ -1,7 +1,7 @@
 # Session 21, call 2 (main's final code: variant 22 the wide serves' geometry again, its CTAs only
 # waiting, not releasing their dependents): every GPU suite in the bundle (sharded) and served
 # determinism; decode steps with 14 pinned against the default (22), Qwen3-32B-FP8 batch 16 two
-# rounds, Qwen3-8B-FP8 batch 4/16/64 one round; the kernel A/B 14 -> 22 for BF16 KV at head dim 128.
+# rounds, Qwen3-8B-FP8 batch 4/16/64 one round.
 set -uo pipefail
 GOLDEN_TIMEOUT=300 bash scripts/device-perf.sh --steps "golden determinism"
 b=$PWD/perf-bundle
@@ -18,13 +18,6 @@ for r in 1 2; do step 32fp8_k14_r$r 14 Qwen3-32B-FP8 16; step 32fp8_k22_r$r "" Q
 step 8fp8_k14 14 Qwen3-8B-FP8 4,16,64
 step 8fp8_k22 "" Qwen3-8B-FP8 4,16,64
 grep -h 'split-K attention kernel\|geometry' $W/s_8fp8_k22.log | head -3 >>$S
-for v in 14 22; do
-  timeout 120 $b/bin/lathe_bench_attention --kernels $v --policies auto+pack --dtypes bf16 \
-    --shapes 32/8/128,64/8/128 --batches 4,16,64 >$W/k$v.log 2>&1
-  echo "bench k$v rc=$? $(grep -m1 -i ceiling $W/k$v.log)" >>$S
-done
-python3 bench/attention/compare_runs.py $W/k22.log $W/k14.log --any-kernel >$W/ab.txt 2>&1
 tar czf $OUT/steps.tgz -C $W .
 cat $OUT/device-perf-summary.txt 2>/dev/null | tail -30
 cat $S
-cat $W/ab.txt
