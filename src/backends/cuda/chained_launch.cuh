@@ -5,8 +5,9 @@
 // Contract, for every kernel launched through launch_chained:
 //   - every thread calls chained_kernel_begin() before anything else touches memory: it waits
 //     until the previous grid of the stream has COMPLETED and its memory is visible, then lets
-//     the next chained grid start launching (chained_kernel_wait(): the wait only; the next grid
-//     then launches as this one's CTAs exit). Nothing is written before it, and nothing is read
+//     the next chained grid start launching (chained_kernel_wait() and chained_kernel_release(): the
+//     two halves, for a kernel whose CTAs release the next grid later or not at all; it then
+//     launches as they exit). Nothing is written before it, and nothing is read
 //     before it that a kernel still running may write. Two kernels read early: the decode GEMV
 //     its weights (written only when the model loads; gemv.h, gemv_early_weights) and split-K
 //     decode attention the K/V rows before len - 1 (written by earlier steps;
@@ -26,21 +27,25 @@
 
 namespace lathe::cuda {
 
-// The wait alone, for a kernel that does not release its dependents: they launch as its CTAs
-// exit. The persistent split-K grid uses it (its CTAs run for the whole launch, and released at
-// their start the dependents measured slower; paged_attention_splitk_persistent.cuh).
+// The two halves of chained_kernel_begin, for a kernel whose CTAs decide whether to release the
+// next grid: the next grid launches once every CTA has released it or exited. The persistent
+// split-K grid releases only from CTAs that run one unit (released at the start of CTAs that run
+// for the whole launch, the dependents measured slower; paged_attention_splitk_persistent.cuh).
 __device__ __forceinline__ void chained_kernel_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void chained_kernel_release() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
 }
 
 // The wait, then the release of the next chained grid.
 __device__ __forceinline__ void chained_kernel_begin() {
   chained_kernel_wait();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
-#endif
+  chained_kernel_release();
 }
 
 // Launches `kernel` chained to the previous grid of `stream` (when enabled) and returns the

@@ -161,12 +161,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
          tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
     issue_next();
   }
-  // The wait, but no release: the dependent launches (the reduce, then what follows it) start as
-  // this grid's CTAs exit. Released at every CTA's start, as the other chained kernels do, they
-  // launched while the whole persistent grid was still running and the chained Qwen3-32B-FP8 step
-  // at batch 16 took 19% longer than under 14; without the release it is 3.5% shorter (session 21,
-  // call 1; a release at each CTA's last unit measured in between: docs/PERFORMANCE.md, "Session 21").
+  // The wait; the release of the dependent launches (the reduce, then what follows it) only where
+  // this CTA runs one unit, as each of 14's CTAs does. A CTA with several units does not release,
+  // so the dependents launch as those CTAs exit. Released at every CTA's start they launched while
+  // the whole persistent grid was still running, and the chained Qwen3-32B-FP8 step at batch 16
+  // took 19% longer than under 14; without it that step is 3.7% shorter than under 14 (session 21;
+  // a release at each CTA's last unit measured in between: docs/PERFORMANCE.md, "Session 21").
   chained_kernel_wait();
+  if (units == 1) chained_kernel_release();
   while (issued < kStages - 1 && ik < units) issue_next();
 
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
