@@ -140,9 +140,10 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // (32/8/128), +3 to +11% at every context (64/8/128, whose 640 units fill 1.6 waves of 14's grid);
 // batch 4 within 2% either way; the Qwen3-8B-FP8 decode step 1.9-2.5% shorter at batch 16 and 64.
 // It stayed opt-in there because it took the chained Qwen3-32B-FP8 step at batch 16 19% up; session
-// 21 traced that to its CTAs releasing the dependent launches at their start, and with them
-// released as the grid drains that step is 3.5% shorter than under 14 (15.03 / 15.11 -> 14.49 /
-// 14.52 ms), so it is the wide default from session 21.
+// 21 traced that to its CTAs releasing the dependent launches at their start. With only one-unit
+// CTAs releasing, its steps against 14's at batch 16: Qwen3-8B-FP8 -2.6%, Qwen3-32B-FP8 -3.3%,
+// Qwen3-8B BF16 -3.5%, Qwen3-32B BF16 -23% (one round); batch 4 within 1%. It is the wide default
+// from session 21.
 inline constexpr int32_t kSplitkKernelSingle = 21;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 22;

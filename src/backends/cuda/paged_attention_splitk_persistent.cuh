@@ -165,7 +165,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   // this CTA runs one unit, as each of 14's CTAs does. A CTA with several units does not release,
   // so the dependents launch as those CTAs exit. Released at every CTA's start they launched while
   // the whole persistent grid was still running, and the chained Qwen3-32B-FP8 step at batch 16
-  // took 19% longer than under 14; without it that step is 3.7% shorter than under 14 (session 21;
+  // took 19% longer than under 14; without it that step is 3.3% shorter than under 14 (session 21;
   // a release at each CTA's last unit measured in between: docs/PERFORMANCE.md, "Session 21").
   chained_kernel_wait();
   if (units == 1) chained_kernel_release();

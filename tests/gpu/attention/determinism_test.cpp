@@ -92,7 +92,8 @@ TEST_P(CoBatch, DecodeBytesDoNotDependOnTheCoBatch) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Determinism, CoBatch,
-                         ::testing::Combine(::testing::Values(ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow,
+                         ::testing::Combine(::testing::Values(ops::kSplitkKernelSingle,
+                                                              ops::kSplitkKernelNarrow,
                                                               ops::kSplitkKernelWide, 5, 6, kPerSplitWide),
                                             ::testing::Values(DType::kBF16, DType::kF8E4M3)),
                          [](const ::testing::TestParamInfo<std::tuple<int, DType>>& param) {
