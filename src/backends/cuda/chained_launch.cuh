@@ -28,9 +28,9 @@
 namespace lathe::cuda {
 
 // The two halves of chained_kernel_begin, for a kernel whose CTAs decide whether to release the
-// next grid: the next grid launches once every CTA has released it or exited. The persistent
-// split-K grid releases only from CTAs that run one unit (released at the start of CTAs that run
-// for the whole launch, the dependents measured slower; paged_attention_splitk_persistent.cuh).
+// next grid: the next grid launches once every CTA has released it or exited. The split-K
+// attention kernels only wait, so their dependents launch as their CTAs exit (an early release
+// there measured slower on the chained Qwen3-32B steps; paged_attention_splitk.cuh).
 __device__ __forceinline__ void chained_kernel_wait() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   asm volatile("griddepcontrol.wait;" ::: "memory");

@@ -148,7 +148,7 @@ __device__ __forceinline__ void zero_v_rows_past_len(unsigned char* stage, int t
 
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const __grid_constant__ SplitParams sp) {
-  // chained_kernel_begin() (a no-op unless launched chained; the non-cluster variants are) comes
+  // chained_kernel_wait() (a no-op unless launched chained; the non-cluster variants are) comes
   // after the first tiles' copies when sp.early_kv: see the prologue below.
   using L = SplitLayout<Kv, HD, Cfg>;
   constexpr int kTile = L::kTile, kRow = L::kRow, kWarps = Cfg::kWarps, kStages = Cfg::kStages;
@@ -198,7 +198,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     };
     if (start >= end) {  // the same for every rank of a cluster
       if (rank != 0) return;
-      chained_kernel_begin();  // the workspace is written only after the wait
+      chained_kernel_wait();  // the workspace is written only after the wait (no early release: below)
       for (int i = tid; i < rows * (HD + 2); i += kThreads) {
         const int row = i / (HD + 2), d = i % (HD + 2);
         record(row)[d] = d == HD ? -INFINITY : 0.0f;
@@ -325,7 +325,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     if (sp.early_kv) {
       while (prologue < kStages - 1 && tile_first(prologue) + kTile <= len - 1) issue(prologue++);
     }
-    chained_kernel_begin();
+    // The wait without the release: the dependent launches (the reduce, then what follows it) start
+    // as this grid's CTAs exit. Released here, after each CTA's wait, the chained Qwen3-32B-FP8 step
+    // at batch 4 took 2-5% longer and the Qwen3-32B BF16 batch-16 step under 14 27% longer
+    // (docs/PERFORMANCE.md, "Session 22").
+    chained_kernel_wait();
     for (int i = prologue; i < kStages - 1; ++i) issue(i);
 
     // Query rows (zero beyond `rows`): BF16 as given, or f16 for the FP8 arm's f16 MMAs.

@@ -161,14 +161,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
          tile_first(span[ik], ii) + kTile <= span[ik].z - 1) {
     issue_next();
   }
-  // The wait; the release of the dependent launches (the reduce, then what follows it) only where
-  // this CTA runs one unit, as each of 14's CTAs does. A CTA with several units does not release,
-  // so the dependents launch as those CTAs exit. Released at every CTA's start they launched while
-  // the whole persistent grid was still running, and the chained Qwen3-32B-FP8 step at batch 16
-  // took 19% longer than under 14; without it that step is 3.3% shorter than under 14 (session 21;
-  // a release at each CTA's last unit measured in between: docs/PERFORMANCE.md, "Session 21").
+  // The wait without the release, as in 14 (paged_attention_splitk.cuh): the dependent launches
+  // start as the CTAs exit. Released at every CTA's start they launched while the whole persistent
+  // grid was still running, and the chained Qwen3-32B-FP8 step at batch 16 took 19% longer than
+  // under 14 (docs/PERFORMANCE.md, "Session 21" and "Session 22").
   chained_kernel_wait();
-  if (units == 1) chained_kernel_release();
   while (issued < kStages - 1 && ik < units) issue_next();
 
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
