@@ -327,7 +327,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
     }
     // The wait without the release: the dependent launches (the reduce, then what follows it) start
     // as this grid's CTAs exit. Released here, after each CTA's wait, the chained Qwen3-32B-FP8 step
-    // at batch 4 took 2-5% longer and the Qwen3-32B BF16 batch-16 step under 14 27% longer
+    // at batch 4 took 3-5% longer and the Qwen3-32B BF16 batch-16 step under 14 about 30% longer
     // (docs/PERFORMANCE.md, "Session 22").
     chained_kernel_wait();
     for (int i = prologue; i < kStages - 1; ++i) issue(i);
