@@ -25,6 +25,7 @@ while [[ $# -gt 0 ]]; do
   esac
   shift
 done
+"$root/scripts/bundle-unpack.sh" "$bundle"  # a bundle packed with --gzip or --xz (no-op otherwise)
 # cuBLAS/cuBLASLt come from the machine: the toolkit, or the pip wheels next to torch.
 libdirs="/usr/local/cuda/lib64"
 for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do

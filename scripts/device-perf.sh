@@ -20,8 +20,7 @@ while [[ $# -gt 0 ]]; do
   shift
 done
 has() { [[ " $steps " == *" $1 "* ]]; }
-for f in "$bundle"/bin/*.gz "$bundle"/lib/*.gz "$bundle"/tokenizer/*.gz; do [[ -e "$f" ]] && gunzip -f "$f"; done  # bundles travel gzipped
-chmod +x "$bundle"/bin/* 2>/dev/null  # a binary added as `gzip -c BIN > bin/NAME.gz` arrives without its execute bit
+"$root/scripts/bundle-unpack.sh" "$bundle"  # bundles travel compressed (device-bundle.sh --gzip / --xz)
 libdirs="/usr/local/cuda/lib64"
 for d in $(python3 -c 'import nvidia.cublas as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null); do
   libdirs="$libdirs:$d"
