@@ -143,7 +143,8 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // 21 traced that to its CTAs releasing the dependent launches at their start. With only one-unit
 // CTAs releasing, its steps against 14's at batch 16: Qwen3-8B-FP8 -2.6%, Qwen3-32B-FP8 -3.3%,
 // Qwen3-8B BF16 -3.5%, Qwen3-32B BF16 -23% (one round); batch 4 within 1%. It is the wide default
-// from session 21.
+// from session 21. Since session 22 no split-K CTA releases early (paged_attention_splitk.cuh), so
+// the one-unit rule those figures were taken under is gone; its A/B is in "Session 22" there.
 inline constexpr int32_t kSplitkKernelSingle = 21;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 22;
