@@ -22,6 +22,7 @@
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_stream.cuh"
+#include "backends/cuda/gemv_wgmma.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -50,15 +51,23 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
 }
 
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
+}
+
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
 // kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
+// kWgmma (16-row tier only, ":wg"): each 16-k chunk as one warpgroup MMA with x from shared memory
+// (gemv_wgmma.cuh) instead of two mma.sync per warp; the same sums, bit for bit.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps,
-          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1)>
+          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1), bool kWgmma = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
+  static_assert(!kWgmma || kMaxM == 16, "the warpgroup MMA carries 16 columns");
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
@@ -67,7 +76,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // slot and refill the slot afterwards (see "The register ring" below); the 16-row tier at two
   // CTAs per SM copies the slot out and refills it first.
   constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3;
-  __shared__ __align__(16) uint8_t xs[2][kMaxM * kXPitch];
+  constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes : kMaxM * kXPitch;
+  __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
 
   const int lane = threadIdx.x & 31;
@@ -76,6 +86,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int c = lane & 3;
   const int ksteps = p.k / kStepK;
   const int m = p.m;
+  if constexpr (kWgmma) {
+    // The wgmma reads all 16 columns of B: zero those past m once (stage_x never writes them).
+    if (m < 16) {
+      for (int i = threadIdx.x; i < 2 * kXBufferBytes / 16; i += kThreads) {
+        const int col = ((i >> 4) & 1) * 8 + (i & 7);  // 16-byte row i of the layout (gemv_wgmma.cuh)
+        if (col >= m) *reinterpret_cast<uint4*>(&xs[0][0] + i * 16) = make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
   const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
 
   // This thread's weight bytes of segment (blk, s_begin): rows g and g + 8 of the warp's 16,
@@ -143,6 +162,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
+      if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
+        constexpr int kWordsPerCol = kGroupSteps * kStepK / 2;
+        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+        for (int i = threadIdx.x; i < m * kWordsPerCol; i += kThreads) {
+          const int col = i / kWordsPerCol;
+          const int u = i - col * kWordsPerCol;
+          if ((u >> 6) < count) cp_async4(&xs[buf][wg_x_offset(u, col)], p.x + col * p.x_stride + k0 + 2 * u);
+        }
+        return;
+      }
       const int chunks_per_row = count * (kStepK * 2 / 16);
       const int total = m * chunks_per_row;
       const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
@@ -160,6 +189,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
       asm volatile("cp.async.commit_group;");
       asm volatile("cp.async.wait_group 1;");
+      if constexpr (kWgmma) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        fence_shared_for_wgmma();
+#endif
+      }
       __syncthreads();
       const uint8_t* xb = xs[grp & 1];
 #pragma unroll
@@ -177,8 +211,39 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
           for (int cg = 0; cg < kColGroups; ++cg)
             part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+          if constexpr (kWgmma) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+            float d[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+            // One chunk in flight while the next one's weights convert: a wgmma's register
+            // operands stay live until it completes, and holding a half's or a step's fragments
+            // (16 or 32 registers) spills at three CTAs per SM (80 registers).
 #pragma unroll
-          for (int h = 0; h < 2; ++h) {
+            for (int h = 0; h < 2; ++h) {
+              const uint4* wv;
+              if constexpr (kRefillAfter) {
+                wv = &ring[t % kStages][h * (kLoads / 2)];
+              } else {
+                wv = &cur[h * (kLoads / 2)];
+              }
+#pragma unroll
+              for (int q = 0; q < 4; ++q) {
+                uint32_t a[4];
+                weight_fragment<kFp8, kBitTrick>(wv, q, a);
+                wgmma_fence();
+                wgmma_m64n16k16(d, a, wg_chunk_desc(xb + t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes));
+                wgmma_commit();
+                wgmma_wait<1>();
+              }
+            }
+            wgmma_wait<0>();
+#pragma unroll
+            for (int i = 0; i < 8; ++i) part[i >> 2][i & 3] = d[i];
+#else
+            __trap();  // gemv_launch runs :wg only on sm_90 devices, which this binary lacks code for
+#endif
+          }
+#pragma unroll
+          for (int h = 0; h < (kWgmma ? 0 : 2); ++h) {
             uint4 xv[kColGroups][2];
 #pragma unroll
             for (int cg = 0; cg < kColGroups; ++cg) {
@@ -315,38 +380,44 @@ struct RingConfig {
   bool bit_trick = false;
   int group_steps = 0;
   int ctas_per_sm = 0;
+  bool wgmma = false;  // the 16-row tier's warpgroup MMA (":wg")
 };
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1.
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas>
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2)  // launch_tier never asks for bits with :g16
-        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced>, grid, block, 0, stream, params);
+      // launch_tier never asks for bits with :g16 or :wg
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg)
+        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
+                       params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps>, grid, block, 0, stream, params);
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
+                       stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
-                     params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
+                     stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps>, grid, block, 0, stream, params);
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
+                       stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
-                     params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
+                     stream, params);
     }
   }
 }
 
 // Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
 bool ring_config_supported(const RingConfig& cfg) {
+  if (cfg.wgmma && cfg.bit_trick) return false;
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
   if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
   return cfg.stages == 1 || cfg.stages == 2;
@@ -362,6 +433,13 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
       three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3>(params, grid, cfg, stream)
             : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2>(params, grid, cfg, stream);
+      return;
+    }
+  }
+  if constexpr (kMaxM == 16) {
+    if (cfg.wgmma) {
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true>(params, grid, cfg, stream);
       return;
     }
   }
@@ -404,6 +482,25 @@ bool device_has_bulk_copy() {
     return major >= 9;
   }();
   return has;
+}
+
+// Whether ":wg" can run here: an sm_90 device (wgmma is Hopper's; later architectures dropped it)
+// and a build with sm_90a code (LATHE_BUILT_SM90A, src/backends/cuda/CMakeLists.txt), which the
+// runtime picks for that device. Read once per process.
+bool device_has_wgmma() {
+#if defined(LATHE_BUILT_SM90A)
+  static const bool has = [] {
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return false;
+    return major == 9 && minor == 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
 }
 
 // Resolves kDefault (gemv_default_variant, per shape) and the hardware fallback (no bulk copies
@@ -477,6 +574,7 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   cfg.bit_trick = v.bit_trick;
   cfg.group_steps = v.group_steps;
   cfg.ctas_per_sm = v.ctas_per_sm;
+  cfg.wgmma = v.wgmma;
   return cfg;
 }
 
@@ -489,6 +587,8 @@ std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant
 
 std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, fp8, n, k);
+  if (variant.wgmma && (variant.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kStream))
+    return "':wg' is an option of the register-ring kernels";
   if (v.kernel == GemvKernel::kStream) return {};
   return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
 }
@@ -530,8 +630,10 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                   stream);
     return;
   }
-  const RingConfig cfg = ring_config(v, fp8);
+  RingConfig cfg = ring_config(v, fp8);
   if (!ring_config_supported(cfg)) throw_error(unbuilt_ring_message(variant, v, fp8));
+  // Without wgmma here ":wg" runs the same sums by mma.sync (the same bytes).
+  if (cfg.wgmma && !device_has_wgmma()) cfg.wgmma = false;
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

@@ -151,6 +151,11 @@ struct GemvVariant {
   // LATHE_GEMV_SHAPE_VARIANTS time early reads shape by shape inside the real step. Changes no
   // arithmetic.
   int early_weights = kGemvEarlyInherit;
+  // Register ring, 16-row tier (":wg"): each 16-k chunk as one warpgroup MMA (wgmma m64n16k16,
+  // weights from registers, x from shared memory) instead of two mma.sync per warp and their x
+  // loads. Bit-identical sums (gemv_wgmma.cuh), so rows keep the m = 1 bytes; devices without
+  // wgmma (not sm_90, or a binary without sm_90a code) run the mma.sync form. Tiers 1 and 4 ignore it.
+  bool wgmma = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):

@@ -71,36 +71,44 @@ __device__ __forceinline__ void store_output(const Params& p, int row, int col, 
   }
 }
 
+// The A fragment (m16n8k16 layout: a0 row g, a1 row g + 8, a2 / a3 the same rows 8 logical k
+// later) of MMA q of a 64-k half, from this thread's weight vectors of that half in load order
+// (fp8: {row g, row g+8}; bf16: {row g lo, row g hi, row g+8 lo, row g+8 hi}).
+template <bool kFp8, bool kBitTrick>
+__device__ __forceinline__ void weight_fragment(const uint4* w, int q, uint32_t (&a)[4]) {
+  if constexpr (kFp8) {
+    const uint32_t r0 = word(w[0], q);
+    const uint32_t r1 = word(w[1], q);
+    if constexpr (kBitTrick) {
+      fp8x4_to_bf16x4_bits(r0, a[0], a[2]);
+      fp8x4_to_bf16x4_bits(r1, a[1], a[3]);
+    } else {
+      fp8x4_to_bf16x4(r0, a[0], a[2]);
+      fp8x4_to_bf16x4(r1, a[1], a[3]);
+    }
+  } else {
+    a[0] = word(w[0 + (q >> 1)], (q & 1) * 2);
+    a[2] = word(w[0 + (q >> 1)], (q & 1) * 2 + 1);
+    a[1] = word(w[2 + (q >> 1)], (q & 1) * 2);
+    a[3] = word(w[2 + (q >> 1)], (q & 1) * 2 + 1);
+  }
+}
+
 // One 64-k half of a step: w holds this thread's weight vectors of half h in load order
-// (fp8: {row g, row g+8}; bf16: {row g lo, row g hi, row g+8 lo, row g+8 hi}); xv[cg] the 16
-// activations of column cg*8+g at the same k (zero for absent columns). Adds into part.
+// (weight_fragment); xv[cg] the 16 activations of column cg*8+g at the same k (zero for absent
+// columns). Adds into part.
 template <int kColGroups, bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const uint4* w,
                                           const uint4 (&xv)[kColGroups][2]) {
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
-    uint32_t a0, a1, a2, a3;
-    if constexpr (kFp8) {
-      const uint32_t r0 = word(w[0], q);
-      const uint32_t r1 = word(w[1], q);
-      if constexpr (kBitTrick) {
-        fp8x4_to_bf16x4_bits(r0, a0, a2);
-        fp8x4_to_bf16x4_bits(r1, a1, a3);
-      } else {
-        fp8x4_to_bf16x4(r0, a0, a2);
-        fp8x4_to_bf16x4(r1, a1, a3);
-      }
-    } else {
-      a0 = word(w[0 + (q >> 1)], (q & 1) * 2);
-      a2 = word(w[0 + (q >> 1)], (q & 1) * 2 + 1);
-      a1 = word(w[2 + (q >> 1)], (q & 1) * 2);
-      a3 = word(w[2 + (q >> 1)], (q & 1) * 2 + 1);
-    }
+    uint32_t a[4];
+    weight_fragment<kFp8, kBitTrick>(w, q, a);
 #pragma unroll
     for (int cg = 0; cg < kColGroups; ++cg) {
       const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);
       const uint32_t b1 = word(xv[cg][q >> 1], (q & 1) * 2 + 1);
-      mma_bf16(part[cg], a0, a1, a2, a3, b0, b1);
+      mma_bf16(part[cg], a[0], a[1], a[2], a[3], b0, b1);
     }
   }
 }

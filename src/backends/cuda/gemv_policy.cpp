@@ -205,6 +205,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
+  if (v.wgmma) out += ":wg";
   if (v.early_weights == -1) out += ":eoff";
   if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
@@ -235,6 +236,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.bit_trick = true;
     } else if (part == "tma") {
       v.tma = true;
+    } else if (part == "wg") {
+      v.wgmma = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
     } else if (part == "eoff") {
@@ -328,6 +331,7 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   if (v.ctas_per_sm == 3) v.stages = 0;
   if (request.stages != 0) v.stages = request.stages;
   v.early_weights = request.early_weights;
+  v.wgmma = request.wgmma;
   return v;
 }
 

@@ -154,7 +154,10 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "auto:s4",
                            "auto:eoff",
                            "ringbal:b3:e0",
-                           "ring:k4:e64"}) {
+                           "ring:k4:e64",
+                           "auto:wg",
+                           "ringbal:b3:wg",
+                           "ring:s2:k4:b3:wg:e0"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -168,6 +171,10 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_EQ(cuda::gemv_variant_from_name("auto").early_weights, cuda::kGemvEarlyInherit);
   EXPECT_EQ(cuda::gemv_variant_from_name("auto:eoff").early_weights, -1);
   EXPECT_EQ(cuda::gemv_variant_from_name("ring:e3").early_weights, 3);
+  EXPECT_FALSE(cuda::gemv_variant_from_name("auto").wgmma);
+  EXPECT_TRUE(cuda::gemv_variant_from_name("auto:b3:wg").wgmma);
+  EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wg"), true, 24576, 4096).wgmma)
+      << "auto keeps the warpgroup MMA request";
 }
 
 TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
@@ -194,6 +201,7 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
        {",", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
         "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
         "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4", "fp8/4096x4096=ring:s4:b3",
+        "fp8/4096x4096=stream:wg", "fp8/4096x4096=ring:bits:wg",
         "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
     why.clear();
     EXPECT_FALSE(cuda::parse_gemv_shape_variants(bad, &why).has_value()) << bad;

@@ -1,0 +1,80 @@
+#pragma once
+// The 16-row GEMV tier's warpgroup MMA (":wg", gemv.cu): per 16-k chunk ONE wgmma m64n16k16 per
+// warpgroup, the weights as the A operand from registers (each warp's m16n8k16 fragment of its 16
+// rows, weight_fragment) and the 16 activation columns as B from shared memory, instead of a warp's
+// two mma.sync m16n8k16 fed by two activation loads from shared memory. Same products in the same
+// chain: on the H200 the fp32 sums are bit-identical to mma.sync's (bench/kernels/bf16_wgmma_probe.cu,
+// 1.3 M sums over four value ranges, session 23), so rows stay byte-equal to the m = 1 tier.
+//
+// B layout in shared memory (what stage_x writes under :wg). A step of 128 k is 8 chunks (half h,
+// MMA q of that half), 512 bytes each; chunk (h, q) of step t at byte (t * 8 + h * 4 + q) * 512.
+// Inside a chunk, K-major core matrices of 8 columns x 16 bytes without swizzle: column group j
+// (columns 8j..8j+7) and logical k half kh (logical k 8kh..8kh+7) at byte j * 256 + kh * 128,
+// column 8j + r at + r * 16, logical k pair (2p, 2p + 1) at + 4p. The GEMV's K permutation
+// (gemv_common.cuh) gives logical k 2p + e of MMA q the physical k h * 64 + p * 16 + 4q + 2kh + e,
+// so each 4-byte word of x lands by itself (cp.async of 4 bytes).
+#include <cstdint>
+
+namespace lathe::cuda::gemv_detail {
+
+inline constexpr int kWgChunkBytes = 512;             // one 16-k chunk of B, 16 columns
+inline constexpr int kWgStepBytes = 8 * kWgChunkBytes;  // one 128-k step
+
+// Byte offset in a :wg x buffer of the 4-byte word holding physical k (2u, 2u + 1) of column
+// col, where u indexes words from the buffer's first step (u = t * 64 + word of the step).
+__device__ __forceinline__ int wg_x_offset(int u, int col) {
+  const int t = u >> 6;
+  const int v = u & 63;         // word in the step: physical k 2v
+  const int h = v >> 5;         // 64-k half
+  const int p = (v >> 3) & 3;   // 16-k block of the half = the logical k pair
+  const int hh = (v >> 2) & 1;  // which 8 k of the block
+  const int w = v & 3;          // word among those 8 k
+  const int q = 2 * hh + (w >> 1);
+  const int kh = w & 1;
+  return t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes + (col >> 3) * 256 + kh * 128 + (col & 7) * 16 + p * 4;
+}
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+inline constexpr bool kHaveWgmma = true;
+
+// No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
+// stride byte offset 256 (between the two column groups).
+__device__ __forceinline__ uint64_t wg_chunk_desc(const uint8_t* chunk) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(chunk));
+  return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>(128 >> 4) << 16) |
+         (static_cast<uint64_t>(256 >> 4) << 32);
+}
+
+// d += A (this warp's 16 rows of the warpgroup's 64, registers) * B (16 k x 16 columns).
+// d[4j + i]: row g (+8 for i >= 2) of the warp's rows, column 8j + 2c + (i & 1): the mma.sync
+// accumulators part[j][i] of gemv_half.
+__device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const uint32_t (&a)[4], uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
+      "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+
+// Waits until at most kPending committed groups of this warpgroup are still running.
+template <int kPending>
+__device__ __forceinline__ void wgmma_wait() {
+  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
+}
+
+// Makes this thread's shared-memory writes (cp.async, stores) visible to wgmma's operand reads.
+__device__ __forceinline__ void fence_shared_for_wgmma() {
+  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+#else
+// Other architectures (and the host pass) build the :wg instantiations without the instruction;
+// gemv_launch never runs them there (gemv_wgmma_available).
+inline constexpr bool kHaveWgmma = false;
+#endif
+
+}  // namespace lathe::cuda::gemv_detail
