@@ -163,12 +163,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
       if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
-        constexpr int kWordsPerCol = kGroupSteps * kStepK / 2;
-        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-        for (int i = threadIdx.x; i < m * kWordsPerCol; i += kThreads) {
-          const int col = i / kWordsPerCol;
-          const int u = i - col * kWordsPerCol;
-          if ((u >> 6) < count) cp_async4(&xs[buf][wg_x_offset(u, col)], p.x + col * p.x_stride + k0 + 2 * u);
+        static_assert(kGroupSteps * kStepK / 2 == kThreads, "one 4-byte word of each column per thread");
+        const int u = threadIdx.x;  // this thread's word of every column
+        if ((u >> 6) < count) {
+          uint8_t* dst = &xs[buf][wg_x_offset(u, 0)];
+          const __nv_bfloat16* src = p.x + static_cast<int64_t>(s_begin + first) * kStepK + 2 * u;
+#pragma unroll
+          for (int col = 0; col < 16; ++col)
+            if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * p.x_stride);
         }
         return;
       }
@@ -214,9 +216,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
           if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
             float d[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-            // One chunk in flight while the next one's weights convert: a wgmma's register
-            // operands stay live until it completes, and holding a half's or a step's fragments
-            // (16 or 32 registers) spills at three CTAs per SM (80 registers).
+            // Two chunks per group, one group in flight while the next one's weights convert: a
+            // wgmma's register operands stay live until it completes, and more fragments than
+            // that spill at three CTAs per SM (80 registers).
+            const uint64_t step_desc = wg_chunk_desc(xb + t * kWgStepBytes);
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               const uint4* wv;
@@ -226,11 +229,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                 wv = &cur[h * (kLoads / 2)];
               }
 #pragma unroll
-              for (int q = 0; q < 4; ++q) {
-                uint32_t a[4];
-                weight_fragment<kFp8, kBitTrick>(wv, q, a);
+              for (int q0 = 0; q0 < 4; q0 += 2) {
+                uint32_t a[2][4];
+                weight_fragment<kFp8, kBitTrick>(wv, q0, a[0]);
+                weight_fragment<kFp8, kBitTrick>(wv, q0 + 1, a[1]);
                 wgmma_fence();
-                wgmma_m64n16k16(d, a, wg_chunk_desc(xb + t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes));
+#pragma unroll
+                for (int j = 0; j < 2; ++j)  // the descriptor's address field counts 16-byte units
+                  wgmma_m64n16k16(d, a[j], step_desc + (h * 4 + q0 + j) * (kWgChunkBytes >> 4));
                 wgmma_commit();
                 wgmma_wait<1>();
               }
