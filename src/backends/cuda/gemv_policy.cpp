@@ -313,6 +313,10 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     return two;
   three.ctas_per_sm = 3;
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
+  // FP8 weights there take the 16-row tier's warpgroup MMA: Qwen3-8B gate|up in context 39.6 ->
+  // 35.2 us at m = 16, 37.7 -> 31.3 us at m = 8 (session 23, docs/PERFORMANCE.md); on the other
+  // Qwen3 shapes (shorter K chunks, the balanced grid) it measured equal or slower.
+  three.wgmma = fp8;
   return three;
 }
 
@@ -331,7 +335,7 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   if (v.ctas_per_sm == 3) v.stages = 0;
   if (request.stages != 0) v.stages = request.stages;
   v.early_weights = request.early_weights;
-  v.wgmma = request.wgmma;
+  v.wgmma = v.wgmma || request.wgmma;  // ":wg" asks for it on every shape
   return v;
 }
 

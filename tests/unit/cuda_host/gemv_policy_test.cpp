@@ -95,9 +95,9 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   };
   for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16"},
                                          {4096, 4096, true, "ring:k5:g16"},
-                                         {24576, 4096, true, "ring:k2:g16:b3"},
+                                         {24576, 4096, true, "ring:k2:g16:b3:wg"},
                                          {24576, 4096, false, "ring:k2:g16:b3"},
-                                         {12288, 5120, true, "ring:k4:g16:b3"},
+                                         {12288, 5120, true, "ring:k4:g16:b3:wg"},
                                          {4096, 12288, true, "ring:k8:g16"},
                                          {10240, 5120, false, "ring:k3:g16"},
                                          {5120, 8192, true, "ring:k6:g16"},
@@ -175,6 +175,14 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_TRUE(cuda::gemv_variant_from_name("auto:b3:wg").wgmma);
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wg"), true, 24576, 4096).wgmma)
       << "auto keeps the warpgroup MMA request";
+  // auto takes it by itself only for fp8 weights on the three-CTA register ring (Qwen3-8B gate|up).
+  const cuda::GemvVariant gate_up = cuda::gemv_auto_variant(true, 24576, 4096);
+  EXPECT_EQ(gate_up.ctas_per_sm, 3);
+  EXPECT_TRUE(gate_up.wgmma);
+  EXPECT_FALSE(cuda::gemv_auto_variant(false, 24576, 4096).wgmma);
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma);
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma) << "the balanced grid keeps mma.sync";
+  EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 24576, 4096).wgmma);
 }
 
 TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
