@@ -245,7 +245,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
             for (int i = 0; i < 8; ++i) part[i >> 2][i & 3] = d[i];
 #else
-            __trap();  // gemv_launch runs :wg only on sm_90 devices, which this binary lacks code for
+            __trap();  // unreachable: gemv_launch runs :wg only where device_has_wgmma()
 #endif
           }
 #pragma unroll

@@ -13,7 +13,9 @@
 // 64-wide halves, four MMAs each), the K segments across CTAs (a function of (n, k) only:
 // gemv_ring_ksplit for the register ring, gemv_stream_cta_steps-style ranges for the balanced
 // variants) and the fixed-order segment reduction do not depend on m or on the tier. So each row
-// of any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp).
+// of any tier is byte-equal to the m = 1 launch (tests/gpu/cuda/gemv_test.cpp). The 16-row tier's
+// warpgroup-MMA form (GemvVariant::wgmma) feeds the same fragments to wgmma, whose fp32 sums are
+// bit-identical to mma.sync's (gemv_wgmma.cuh).
 //
 // Kernels (GemvKernel). The default for both dtypes is "auto" (gemv_auto_variant): per shape,
 // ringbal (the register ring on a byte-balanced persistent grid of 264 CTAs; 396, three per SM,
@@ -168,7 +170,7 @@ struct GemvVariant {
 //   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
-//   Qwen3.5-27B gated q).
+//   Qwen3.5-27B gated q), with the 16-row tier's warpgroup MMA (":wg") for fp8 weights.
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

@@ -35,8 +35,6 @@ __device__ __forceinline__ int wg_x_offset(int u, int col) {
 }
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-inline constexpr bool kHaveWgmma = true;
-
 // No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
 // stride byte offset 256 (between the two column groups).
 __device__ __forceinline__ uint64_t wg_chunk_desc(const uint8_t* chunk) {
@@ -71,10 +69,7 @@ __device__ __forceinline__ void wgmma_wait() {
 __device__ __forceinline__ void fence_shared_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
-#else
-// Other architectures (and the host pass) build the :wg instantiations without the instruction;
-// gemv_launch never runs them there (gemv_wgmma_available).
-inline constexpr bool kHaveWgmma = false;
-#endif
+#endif  // other architectures build the :wg instantiations without it; gemv_launch never runs them
+        // there (device_has_wgmma in gemv.cu)
 
 }  // namespace lathe::cuda::gemv_detail
