@@ -35,7 +35,8 @@ constexpr int kCols = 16;
 constexpr int kStep = 128;
 constexpr int kMaxK = 1536;  // B for all of K in static shared memory: 16 x kMaxK bf16 = 48 KB
 
-__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1) {
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
+                                             uint32_t b1) {
   asm volatile(
       "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
       "{%0, %1, %2, %3};"
@@ -64,7 +65,8 @@ __device__ __forceinline__ void wgmma_n16(float (&d)[8], const uint32_t (&a)[4],
 __device__ __forceinline__ void wgmma_n8(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, 0;\n}\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, "
+      "0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
@@ -107,7 +109,8 @@ __global__ void probe_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, flo
       af[3] = *reinterpret_cast<const uint32_t*>(a + static_cast<int64_t>(row0 + g + 8) * k + k0 + 8);
       for (int j = 0; j < 2; ++j) {
         const uint32_t b0 = *reinterpret_cast<const uint32_t*>(b + static_cast<int64_t>(8 * j + g) * k + k0);
-        const uint32_t b1 = *reinterpret_cast<const uint32_t*>(b + static_cast<int64_t>(8 * j + g) * k + k0 + 8);
+        const uint32_t b1 =
+            *reinterpret_cast<const uint32_t*>(b + static_cast<int64_t>(8 * j + g) * k + k0 + 8);
         mma_m16n8k16(part_mma[j], af, b0, b1);
       }
       const uint8_t* chunk = b_smem + c * 512;
@@ -179,19 +182,22 @@ int main(int argc, char** argv) {
         d8 += m != w8;
         d816 += w8 != w16;
       }
-      std::printf("seed %d spread 2^+-%-2d: wgmma n16 != mma.sync %lld, wgmma n8 != mma.sync %lld, n8 != n16 %lld of %zu\n",
-                  seed, spread, static_cast<long long>(d16), static_cast<long long>(d8), static_cast<long long>(d816),
-                  plane);
+      std::printf(
+          "seed %d spread 2^+-%-2d: wgmma n16 != mma.sync %lld, wgmma n8 != mma.sync %lld, n8 != n16 %lld of "
+          "%zu\n",
+          seed, spread, static_cast<long long>(d16), static_cast<long long>(d8), static_cast<long long>(d816),
+          plane);
       differ_n16 += d16;
       differ_n8 += d8;
       differ_n8_n16 += d816;
       compared += static_cast<int64_t>(plane);
     }
   }
-  std::printf("bf16 wgmma probe (n %d, k %d): of %lld sums, wgmma n16 differs from mma.sync in %lld, n8 in %lld, "
-              "n8 from n16 in %lld\n",
-              n, k, static_cast<long long>(compared), static_cast<long long>(differ_n16),
-              static_cast<long long>(differ_n8), static_cast<long long>(differ_n8_n16));
+  std::printf(
+      "bf16 wgmma probe (n %d, k %d): of %lld sums, wgmma n16 differs from mma.sync in %lld, n8 in %lld, "
+      "n8 from n16 in %lld\n",
+      n, k, static_cast<long long>(compared), static_cast<long long>(differ_n16),
+      static_cast<long long>(differ_n8), static_cast<long long>(differ_n8_n16));
   cudaFree(da);
   cudaFree(db);
   cudaFree(dy);

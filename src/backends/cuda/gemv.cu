@@ -63,8 +63,9 @@ __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
 // kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
 // kWgmma (16-row tier only, ":wg"): each 16-k chunk as one warpgroup MMA with x from shared memory
 // (gemv_wgmma.cuh) instead of two mma.sync per warp; the same sums, bit for bit.
-template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced, int kGroupSteps = kDefaultGroupSteps,
-          int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1), bool kWgmma = false>
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
+          int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
+          bool kWgmma = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   static_assert(!kWgmma || kMaxM == 16, "the warpgroup MMA carries 16 columns");
@@ -399,24 +400,24 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg
       if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg)
-        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0, stream,
-                       params);
+        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
+                       stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
-                       stream, params);
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
+                       0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
-                     stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
+                     0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
-                       stream, params);
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid,
+                       block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block, 0,
-                     stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
+                     0, stream, params);
     }
   }
 }

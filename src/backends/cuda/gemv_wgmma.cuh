@@ -17,7 +17,7 @@
 
 namespace lathe::cuda::gemv_detail {
 
-inline constexpr int kWgChunkBytes = 512;             // one 16-k chunk of B, 16 columns
+inline constexpr int kWgChunkBytes = 512;               // one 16-k chunk of B, 16 columns
 inline constexpr int kWgStepBytes = 8 * kWgChunkBytes;  // one 128-k step
 
 // Byte offset in a :wg x buffer of the 4-byte word holding physical k (2u, 2u + 1) of column
@@ -31,7 +31,8 @@ __device__ __forceinline__ int wg_x_offset(int u, int col) {
   const int w = v & 3;          // word among those 8 k
   const int q = 2 * hh + (w >> 1);
   const int kh = w & 1;
-  return t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes + (col >> 3) * 256 + kh * 128 + (col & 7) * 16 + p * 4;
+  return t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes + (col >> 3) * 256 + kh * 128 + (col & 7) * 16 +
+         p * 4;
 }
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -55,9 +56,13 @@ __device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const uint32_t (&
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
-__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() {
+  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
 
-__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() {
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
 
 // Waits until at most kPending committed groups of this warpgroup are still running.
 template <int kPending>

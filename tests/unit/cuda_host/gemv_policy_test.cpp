@@ -209,8 +209,7 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
        {",", "fp8", "fp8/4096x4096", "fp4/4096x4096=ring", "fp8/0x4096=ring", "fp8/4096x-1=ring",
         "fp8/4096*4096=ring", "fp8/4096x4096=fast", "fp8/4096x4096=default",
         "fp8/4096x4096=ring,fp8/4096x4096=auto", "bf16/4096x4096=ring:s4", "fp8/4096x4096=ring:s4:b3",
-        "fp8/4096x4096=stream:wg", "fp8/4096x4096=ring:bits:wg",
-        "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
+        "fp8/4096x4096=stream:wg", "fp8/4096x4096=ring:bits:wg", "fp8/4096x4096=ring,,bf16/1x128=ring"}) {
     why.clear();
     EXPECT_FALSE(cuda::parse_gemv_shape_variants(bad, &why).has_value()) << bad;
     EXPECT_FALSE(why.empty()) << bad;
