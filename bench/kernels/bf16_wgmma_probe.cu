@@ -27,54 +27,17 @@
 #include <random>
 #include <vector>
 
+#include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_wgmma.cuh"
 #include "probe_check.h"
 
 namespace {
 
+using namespace lathe::cuda::gemv_detail;  // the GEMV's own MMA wrappers (mma_bf16, wgmma_*)
+
 constexpr int kCols = 16;
 constexpr int kStep = 128;
 constexpr int kMaxK = 1536;  // B for all of K in static shared memory: 16 x kMaxK bf16 = 48 KB
-
-__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0,
-                                             uint32_t b1) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// No-swizzle shared-memory descriptor: core matrices of 8 rows x 16 bytes (K-major); lbo = bytes
-// between the two k-halves of a 16-k chunk, sbo = bytes between 8-row (column) groups.
-__device__ __forceinline__ uint64_t smem_desc(const void* p, uint32_t lbo, uint32_t sbo) {
-  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(p));
-  return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>(lbo >> 4) << 16) |
-         (static_cast<uint64_t>(sbo >> 4) << 32);
-}
-
-// d (64 x 16 fp32, warp w rows 16w..): d[4j + i] = row g (+8 for i >= 2), column 8j + 2t + (i & 1).
-__device__ __forceinline__ void wgmma_n16(float (&d)[8], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
-      "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
-__device__ __forceinline__ void wgmma_n8(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, "
-      "0;\n}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
-__device__ __forceinline__ void wgmma_wait_all() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-  asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
 
 // y[arm][col][row]: arm 0 mma.sync, 1 wgmma n16, 2 wgmma n8 (twice).
 __global__ void probe_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, float* y, int n, int k) {
@@ -111,14 +74,19 @@ __global__ void probe_kernel(const __nv_bfloat16* a, const __nv_bfloat16* b, flo
         const uint32_t b0 = *reinterpret_cast<const uint32_t*>(b + static_cast<int64_t>(8 * j + g) * k + k0);
         const uint32_t b1 =
             *reinterpret_cast<const uint32_t*>(b + static_cast<int64_t>(8 * j + g) * k + k0 + 8);
-        mma_m16n8k16(part_mma[j], af, b0, b1);
+        mma_bf16(part_mma[j], af[0], af[1], af[2], af[3], b0, b1);
       }
       const uint8_t* chunk = b_smem + c * 512;
-      asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-      wgmma_n16(part_n16, af, smem_desc(chunk, 128, 256));
-      wgmma_n8(part_n8[0], af, smem_desc(chunk, 128, 256));
-      wgmma_n8(part_n8[1], af, smem_desc(chunk + 256, 128, 256));
-      wgmma_wait_all();
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
+      wgmma_fence();
+      wgmma_m64n16k16(part_n16, af, wg_chunk_desc(chunk));
+      wgmma_m64n8k16(part_n8[0], af, wg_chunk_desc(chunk));
+      wgmma_m64n8k16(part_n8[1], af, wg_chunk_desc(chunk + 256));
+      wgmma_commit();
+      wgmma_wait<0>();
+#else
+      __trap();  // built for an architecture without wgmma (the probe needs sm_90a)
+#endif
     }
     for (int j = 0; j < 2; ++j) {
       for (int i = 0; i < 4; ++i) {

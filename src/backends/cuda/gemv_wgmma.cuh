@@ -35,7 +35,8 @@ __device__ __forceinline__ int wg_x_offset(int u, int col) {
          p * 4;
 }
 
-#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+// Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
+#if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
 // stride byte offset 256 (between the two column groups).
 __device__ __forceinline__ uint64_t wg_chunk_desc(const uint8_t* chunk) {
@@ -53,6 +54,17 @@ __device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const uint32_t (&
       "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
       "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// The n8 form (columns 0-7 only; d[i] as d[i] of the n16 form). The GEMV does not use it;
+// bench/kernels/bf16_wgmma_probe.cu checks that it adds as n16 and mma.sync do.
+__device__ __forceinline__ void wgmma_m64n8k16(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n8k16.f32.bf16.bf16 {%0, %1, %2, %3}, {%4, %5, %6, %7}, %8, p, 1, 1, "
+      "0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
