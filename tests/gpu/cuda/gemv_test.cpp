@@ -212,6 +212,32 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   EXPECT_LT(gpu_test::normalized_error(a, b), 1e-5);
 }
 
+// The 16-row tier's warpgroup-MMA form (":wg", gemv_wgmma.cuh) gives every row the bytes of the
+// m = 1 kernel (mma.sync) of the same grid, on each grid the register ring builds, at widths that
+// leave B columns empty (5, 13) and fill them (8, 16). On a device without wgmma ":wg" runs
+// mma.sync, and the test checks that fallback instead.
+TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
+  const Case& c = GetParam();
+  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
+  for (const char* name : {"auto", "ring:b3", "ringbal", "ringbal:b3"}) {
+    const cuda::GemvVariant base = cuda::gemv_variant_from_name(name);
+    cuda::GemvVariant wg = base;
+    wg.wgmma = true;
+    ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, wg), "") << name;
+    const std::vector<uint8_t> ref = single_rows(true, base);
+    DeviceBuffer y(kRows * row_bytes);
+    for (const int m : {5, 8, 13, 16}) {
+      y.poison();
+      cuda::gemv_launch(16, problem(0, m, y.get(), true), ws_, nullptr, wg);
+      const auto got = y.download<uint8_t>(m * row_bytes);
+      for (int r = 0; r < m; ++r) {
+        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+            << cuda::gemv_variant_name(wg) << " m=" << m << " row " << r;
+      }
+    }
+  }
+}
+
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
 // which bytes reach which instruction: every depth gives the bytes of "off", for the default route
 // and for ringbal, launched back to back and chained as in the backend, in tier 1 (tier 4 is the
