@@ -6,7 +6,7 @@
 # toolkit (cuBLAS, cuBLASLt), glibc and libstdc++, which are therefore not bundled.
 #
 # Usage: scripts/device-bundle.sh [-j N] [--build DIR] [--targets "t1 t2 ..."] [--bundle NAME]
-#                                 [--with-tokenizer] [--gzip | --xz]
+#                                 [--with-tokenizer] [--gzip | --xz] [--add NAME=PATH ...]
 #   --build reuses another CUDA build directory (configured already, e.g. in a clean worktree);
 #   --targets bundles only those targets; --bundle names the bundle directory (default
 #   device-bundle); --with-tokenizer copies ../shared/tokenizers/qwen3 into <bundle>/tokenizer
@@ -14,7 +14,11 @@
 #   binaries, their libraries and the tokenizer (kernel-heavy binaries shrink ~3x); --xz compresses
 #   with xz -9 instead (about a third smaller again: lathe 11.4 MB gzipped, 7.7 MB with xz, so more
 #   binaries fit the device tool's 64 MiB carry limit). scripts/bundle-unpack.sh unpacks either
-#   there (scripts/device-perf.sh calls it).
+#   there (scripts/device-perf.sh calls it); --add NAME=PATH (repeatable) bundles another build's
+#   executable (a branch's lathe, main's for an A/B) as bin/NAME with its libraries, stripped and
+#   compressed like the rest, and lists it in <bundle>/ADDED with its source commit. NAME must be
+#   ignored by git (`/*-bundle/` or `/device-bundle/`): the device tool counts an untracked,
+#   unignored folder as part of the tree and refuses a carry that passes 64 MiB.
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,6 +28,7 @@ jobs=2
 only=""
 tokenizer=0
 compress=0
+added=()
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -j) jobs=$2; shift ;;
@@ -33,8 +38,28 @@ while [[ $# -gt 0 ]]; do
     --with-tokenizer) tokenizer=1 ;;
     --gzip) compress=1 ;;
     --xz) compress=2 ;;
+    --add) added+=("$2"); shift ;;
+    *) echo "device-bundle: unknown option '$1'" >&2; exit 2 ;;
   esac
   shift
+done
+
+# Everything that can be wrong with the request is refused before anything builds.
+if ! git -C "$root" check-ignore -q "${bundle#"$root"/}/"; then
+  echo "device-bundle: '${bundle#"$root"/}' is not ignored by git; name it <something>-bundle" >&2
+  exit 2
+fi
+for entry in "${added[@]}"; do
+  name=${entry%%=*}
+  path=${entry#*=}
+  if [[ -z "$name" || "$name" == "$entry" || "$name" == */* ]]; then
+    echo "device-bundle: --add wants NAME=PATH with a plain NAME, got '$entry'" >&2
+    exit 2
+  fi
+  if [[ ! -f "$path" || ! -x "$path" ]]; then
+    echo "device-bundle: --add $name: '$path' is not an executable file" >&2
+    exit 2
+  fi
 done
 
 if [[ ! -f "$build/CMakeCache.txt" ]]; then
@@ -59,6 +84,13 @@ for t in $targets; do
   else
     echo "device-bundle: missing $t"
   fi
+done
+for entry in "${added[@]}"; do
+  name=${entry%%=*}
+  path=$(realpath "${entry#*=}")
+  cp "$path" "$bundle/bin/$name"
+  commit=$(git -C "$(dirname "$path")" rev-parse --short HEAD 2>/dev/null || echo unknown)
+  echo "$name <- $path (commit $commit)" >>"$bundle/ADDED"
 done
 strip --strip-unneeded "$bundle"/bin/* 2>/dev/null || true
 
