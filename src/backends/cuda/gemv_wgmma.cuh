@@ -6,34 +6,12 @@
 // chain: on the H200 the fp32 sums are bit-identical to mma.sync's (bench/kernels/bf16_wgmma_probe.cu,
 // 1.3 M sums over four value ranges, session 23), so rows stay byte-equal to the m = 1 tier.
 //
-// B layout in shared memory (what stage_x writes under :wg). A step of 128 k is 8 chunks (half h,
-// MMA q of that half), 512 bytes each; chunk (h, q) of step t at byte (t * 8 + h * 4 + q) * 512.
-// Inside a chunk, K-major core matrices of 8 columns x 16 bytes without swizzle: column group j
-// (columns 8j..8j+7) and logical k half kh (logical k 8kh..8kh+7) at byte j * 256 + kh * 128,
-// column 8j + r at + r * 16, logical k pair (2p, 2p + 1) at + 4p. The GEMV's K permutation
-// (gemv_common.cuh) gives logical k 2p + e of MMA q the physical k h * 64 + p * 16 + 4q + 2kh + e,
-// so each 4-byte word of x lands by itself (cp.async of 4 bytes).
+// The B operand's layout in shared memory: gemv_wgmma_layout.h.
 #include <cstdint>
 
+#include "backends/cuda/gemv_wgmma_layout.h"
+
 namespace lathe::cuda::gemv_detail {
-
-inline constexpr int kWgChunkBytes = 512;               // one 16-k chunk of B, 16 columns
-inline constexpr int kWgStepBytes = 8 * kWgChunkBytes;  // one 128-k step
-
-// Byte offset in a :wg x buffer of the 4-byte word holding physical k (2u, 2u + 1) of column
-// col, where u indexes words from the buffer's first step (u = t * 64 + word of the step).
-__device__ __forceinline__ int wg_x_offset(int u, int col) {
-  const int t = u >> 6;
-  const int v = u & 63;         // word in the step: physical k 2v
-  const int h = v >> 5;         // 64-k half
-  const int p = (v >> 3) & 3;   // 16-k block of the half = the logical k pair
-  const int hh = (v >> 2) & 1;  // which 8 k of the block
-  const int w = v & 3;          // word among those 8 k
-  const int q = 2 * hh + (w >> 1);
-  const int kh = w & 1;
-  return t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes + (col >> 3) * 256 + kh * 128 + (col & 7) * 16 +
-         p * 4;
-}
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)

@@ -1,0 +1,34 @@
+#pragma once
+// The shared-memory layout of the 16-row GEMV tier's warpgroup-MMA operand B (":wg",
+// gemv_wgmma.cuh): plain constexpr arithmetic, so the host unit test
+// (tests/unit/cuda_host/gemv_wgmma_layout_test.cpp) checks it against wgmma's documented reading.
+//
+// What stage_x writes under :wg: a step of 128 k is 8 chunks (half h,
+// MMA q of that half), 512 bytes each; chunk (h, q) of step t at byte (t * 8 + h * 4 + q) * 512.
+// Inside a chunk, K-major core matrices of 8 columns x 16 bytes without swizzle: column group j
+// (columns 8j..8j+7) and logical k half kh (logical k 8kh..8kh+7) at byte j * 256 + kh * 128,
+// column 8j + r at + r * 16, logical k pair (2p, 2p + 1) at + 4p. The GEMV's K permutation
+// (gemv_common.cuh) gives logical k 2p + e of MMA q the physical k h * 64 + p * 16 + 4q + 2kh + e,
+// so each 4-byte word of x lands by itself (cp.async of 4 bytes).
+
+namespace lathe::cuda::gemv_detail {
+
+inline constexpr int kWgChunkBytes = 512;               // one 16-k chunk of B, 16 columns
+inline constexpr int kWgStepBytes = 8 * kWgChunkBytes;  // one 128-k step
+
+// Byte offset in a :wg x buffer of the 4-byte word holding physical k (2u, 2u + 1) of column
+// col, where u indexes words from the buffer's first step (u = t * 64 + word of the step).
+constexpr int wg_x_offset(int u, int col) {
+  const int t = u >> 6;
+  const int v = u & 63;         // word in the step: physical k 2v
+  const int h = v >> 5;         // 64-k half
+  const int p = (v >> 3) & 3;   // 16-k block of the half = the logical k pair
+  const int hh = (v >> 2) & 1;  // which 8 k of the block
+  const int w = v & 3;          // word among those 8 k
+  const int q = 2 * hh + (w >> 1);
+  const int kh = w & 1;
+  return t * kWgStepBytes + (h * 4 + q) * kWgChunkBytes + (col >> 3) * 256 + kh * 128 + (col & 7) * 16 +
+         p * 4;
+}
+
+}  // namespace lathe::cuda::gemv_detail
