@@ -51,11 +51,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
 }
 
-__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
-}
-
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
@@ -165,14 +160,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       const int count = min(kGroupSteps, nsteps - first);
       if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
         static_assert(kGroupSteps * kStepK / 2 == kThreads, "one 4-byte word of each column per thread");
-        const int u = threadIdx.x;  // this thread's word of every column
-        if ((u >> 6) < count) {
-          uint8_t* dst = &xs[buf][wg_x_offset(u, 0)];
-          const __nv_bfloat16* src = p.x + static_cast<int64_t>(s_begin + first) * kStepK + 2 * u;
-#pragma unroll
-          for (int col = 0; col < 16; ++col)
-            if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * p.x_stride);
-        }
+        wg_stage_x(xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count,
+                   threadIdx.x);
         return;
       }
       const int chunks_per_row = count * (kStepK * 2 / 16);
@@ -214,60 +203,33 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
           for (int cg = 0; cg < kColGroups; ++cg)
             part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+          // This thread's weight vectors of each 64-k half: its ring slot, or the copy taken before
+          // the refill.
+          const uint4* const w_half[2] = {kRefillAfter ? &ring[t % kStages][0] : &cur[0],
+                                          kRefillAfter ? &ring[t % kStages][kLoads / 2] : &cur[kLoads / 2]};
           if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-            float d[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
-            // Two chunks per group, one group in flight while the next one's weights convert: a
-            // wgmma's register operands stay live until it completes, and more fragments than
-            // that spill at three CTAs per SM (80 registers).
-            const uint64_t step_desc = wg_chunk_desc(xb + t * kWgStepBytes);
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-              const uint4* wv;
-              if constexpr (kRefillAfter) {
-                wv = &ring[t % kStages][h * (kLoads / 2)];
-              } else {
-                wv = &cur[h * (kLoads / 2)];
-              }
-#pragma unroll
-              for (int q0 = 0; q0 < 4; q0 += 2) {
-                uint32_t a[2][4];
-                weight_fragment<kFp8, kBitTrick>(wv, q0, a[0]);
-                weight_fragment<kFp8, kBitTrick>(wv, q0 + 1, a[1]);
-                wgmma_fence();
-#pragma unroll
-                for (int j = 0; j < 2; ++j)  // the descriptor's address field counts 16-byte units
-                  wgmma_m64n16k16(d, a[j], step_desc + (h * 4 + q0 + j) * (kWgChunkBytes >> 4));
-                wgmma_commit();
-                wgmma_wait<1>();
-              }
-            }
-            wgmma_wait<0>();
-#pragma unroll
-            for (int i = 0; i < 8; ++i) part[i >> 2][i & 3] = d[i];
+            wg_step<kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes);
 #else
             __trap();  // unreachable: gemv_launch runs :wg only where device_has_wgmma()
 #endif
-          }
+          } else {
 #pragma unroll
-          for (int h = 0; h < (kWgmma ? 0 : 2); ++h) {
-            uint4 xv[kColGroups][2];
+            for (int h = 0; h < 2; ++h) {
+              uint4 xv[kColGroups][2];
 #pragma unroll
-            for (int cg = 0; cg < kColGroups; ++cg) {
-              const int col = cg * 8 + g;
-              if (col < m) {
-                const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
-                xv[cg][0] = *reinterpret_cast<const uint4*>(src);
-                xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
-              } else {
-                xv[cg][0] = make_uint4(0, 0, 0, 0);
-                xv[cg][1] = make_uint4(0, 0, 0, 0);
+              for (int cg = 0; cg < kColGroups; ++cg) {
+                const int col = cg * 8 + g;
+                if (col < m) {
+                  const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
+                  xv[cg][0] = *reinterpret_cast<const uint4*>(src);
+                  xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
+                } else {
+                  xv[cg][0] = make_uint4(0, 0, 0, 0);
+                  xv[cg][1] = make_uint4(0, 0, 0, 0);
+                }
               }
-            }
-            if constexpr (kRefillAfter) {
-              gemv_half<kColGroups, kFp8, kBitTrick>(part, &ring[t % kStages][h * (kLoads / 2)], xv);
-            } else {
-              gemv_half<kColGroups, kFp8, kBitTrick>(part, &cur[h * (kLoads / 2)], xv);
+              gemv_half<kColGroups, kFp8, kBitTrick>(part, w_half[h], xv);
             }
           }
           if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
@@ -392,7 +354,8 @@ struct RingConfig {
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
-//   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1.
+//   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
+//   ":wg" (the 16-row tier's warpgroup MMA): each of those but s2:bits.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);

@@ -7,11 +7,32 @@
 // 1.3 M sums over four value ranges, session 23), so rows stay byte-equal to the m = 1 tier.
 //
 // The B operand's layout in shared memory: gemv_wgmma_layout.h.
+#include <cuda_bf16.h>
+
 #include <cstdint>
 
+#include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_wgmma_layout.h"
 
 namespace lathe::cuda::gemv_detail {
+
+__device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
+}
+
+// Stages `count` (<= 4) steps of x, columns [0, m), into a :wg buffer: thread u (of 256) copies
+// word u of every column (physical k 2u, 2u + 1 from x_group, the group's first k), at fixed
+// offsets (gemv_wgmma_layout.h). Columns m..15 are left as they are (zeroed once per launch).
+__device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_group, int64_t x_stride,
+                                           int m, int count, int u) {
+  if ((u >> 6) >= count) return;
+  uint8_t* dst = buf + wg_x_offset(u, 0);
+  const __nv_bfloat16* src = x_group + 2 * u;
+#pragma unroll
+  for (int col = 0; col < 16; ++col)
+    if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * x_stride);
+}
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -63,6 +84,36 @@ __device__ __forceinline__ void wgmma_wait() {
 // Makes this thread's shared-memory writes (cp.async, stores) visible to wgmma's operand reads.
 __device__ __forceinline__ void fence_shared_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+
+// One 128-k step of the 16-row tier: part (gemv_half's accumulator layout, zero on entry) gets the
+// step's sums, from this thread's weight vectors of the two 64-k halves (w_half[h], load order as
+// for weight_fragment) and the step's x at x_step. Two chunks per wgmma group, one group in flight
+// while the next one's weights convert: a wgmma's register operands stay live until it completes,
+// and more fragments than that spill at three CTAs per SM (80 registers).
+template <bool kFp8, bool kBitTrick>
+__device__ __forceinline__ void wg_step(float (&part)[2][4], const uint4* const (&w_half)[2],
+                                        const uint8_t* x_step) {
+  float d[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  const uint64_t step_desc = wg_chunk_desc(x_step);
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+#pragma unroll
+    for (int q0 = 0; q0 < 4; q0 += 2) {
+      uint32_t a[2][4];
+      weight_fragment<kFp8, kBitTrick>(w_half[h], q0, a[0]);
+      weight_fragment<kFp8, kBitTrick>(w_half[h], q0 + 1, a[1]);
+      wgmma_fence();
+#pragma unroll
+      for (int j = 0; j < 2; ++j)  // the descriptor's address field counts 16-byte units
+        wgmma_m64n16k16(d, a[j], step_desc + (h * 4 + q0 + j) * (kWgChunkBytes >> 4));
+      wgmma_commit();
+      wgmma_wait<1>();
+    }
+  }
+  wgmma_wait<0>();
+#pragma unroll
+  for (int i = 0; i < 8; ++i) part[i >> 2][i & 3] = d[i];
 }
 #endif  // other architectures build the :wg instantiations without it; gemv_launch never runs them
         // there (device_has_wgmma in gemv.cu)

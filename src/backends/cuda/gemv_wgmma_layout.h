@@ -11,6 +11,12 @@
 // (gemv_common.cuh) gives logical k 2p + e of MMA q the physical k h * 64 + p * 16 + 4q + 2kh + e,
 // so each 4-byte word of x lands by itself (cp.async of 4 bytes).
 
+#if defined(__CUDACC__)
+#define LATHE_WG_LAYOUT_FN __host__ __device__ constexpr
+#else
+#define LATHE_WG_LAYOUT_FN constexpr
+#endif
+
 namespace lathe::cuda::gemv_detail {
 
 inline constexpr int kWgChunkBytes = 512;               // one 16-k chunk of B, 16 columns
@@ -18,7 +24,7 @@ inline constexpr int kWgStepBytes = 8 * kWgChunkBytes;  // one 128-k step
 
 // Byte offset in a :wg x buffer of the 4-byte word holding physical k (2u, 2u + 1) of column
 // col, where u indexes words from the buffer's first step (u = t * 64 + word of the step).
-constexpr int wg_x_offset(int u, int col) {
+LATHE_WG_LAYOUT_FN int wg_x_offset(int u, int col) {
   const int t = u >> 6;
   const int v = u & 63;         // word in the step: physical k 2v
   const int h = v >> 5;         // 64-k half
