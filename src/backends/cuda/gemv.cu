@@ -36,6 +36,9 @@ static_assert(kWarps * 16 == kRowsPerCta, "a warp owns 16 rows of the CTA's bloc
 // `:g16` (kWideGroupSteps, what `auto` picks) stages 16 (fewer barriers) in the tiers of at most
 // 4 rows, where 16 steps of x still fit two CTAs per SM. The staging depth changes no row's arithmetic.
 constexpr int kDefaultGroupSteps = 4;
+// Steps of x per buffer in tiers 1 and 4 under ":wgn": 8 columns x 8 steps is 16 KB a buffer
+// (32 KB of the 48 KB a CTA may declare statically).
+constexpr int kWgNarrowGroupSteps = 8;
 constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
 
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
@@ -56,23 +59,24 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
 // kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
-// kWgmma (16-row tier only, ":wg"): each 16-k chunk as one warpgroup MMA with x from shared memory
-// (gemv_wgmma.cuh) instead of two mma.sync per warp; the same sums, bit for bit.
+// kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
+// (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
+// group; the same sums, bit for bit.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
           bool kWgmma = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
-  static_assert(!kWgmma || kMaxM == 16, "the warpgroup MMA carries 16 columns");
+  constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   constexpr int kXPitch = x_pitch(kGroupSteps);
-  // Tiers 1 and 4, and every tier at three CTAs per SM, compute each step straight from its ring
-  // slot and refill the slot afterwards (see "The register ring" below); the 16-row tier at two
-  // CTAs per SM copies the slot out and refills it first.
-  constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3;
-  constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes : kMaxM * kXPitch;
+  // Tiers 1 and 4, every tier at three CTAs per SM and every warpgroup-MMA tier compute each step
+  // straight from its ring slot and refill the slot afterwards (see "The register ring" below); the
+  // 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
+  constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3 || kWgmma;
+  constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
 
@@ -83,11 +87,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int ksteps = p.k / kStepK;
   const int m = p.m;
   if constexpr (kWgmma) {
-    // The wgmma reads all 16 columns of B: zero those past m once (stage_x never writes them).
-    if (m < 16) {
+    // The wgmma reads all kWgCols columns of B: zero those past m once (stage_x never writes them).
+    if (m < kWgCols) {
       for (int i = threadIdx.x; i < 2 * kXBufferBytes / 16; i += kThreads) {
-        const int col = ((i >> 4) & 1) * 8 + (i & 7);  // 16-byte row i of the layout (gemv_wgmma.cuh)
-        if (col >= m) *reinterpret_cast<uint4*>(&xs[0][0] + i * 16) = make_uint4(0, 0, 0, 0);
+        if (wg_row_column<kWgCols>(i) >= m)
+          *reinterpret_cast<uint4*>(&xs[0][0] + i * 16) = make_uint4(0, 0, 0, 0);
       }
     }
   }
@@ -159,9 +163,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
       if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
-        static_assert(kGroupSteps * kStepK / 2 == kThreads, "one 4-byte word of each column per thread");
-        wg_stage_x(xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count,
-                   threadIdx.x);
+        wg_stage_x<kWgCols, kGroupSteps, kThreads>(
+            xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
         return;
       }
       const int chunks_per_row = count * (kStepK * 2 / 16);
@@ -209,7 +212,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                                           kRefillAfter ? &ring[t % kStages][kLoads / 2] : &cur[kLoads / 2]};
           if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-            wg_step<kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes);
+            wg_step<kWgCols, kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes<kWgCols>);
 #else
             __trap();  // unreachable: gemv_launch runs :wg only where device_has_wgmma()
 #endif
@@ -349,13 +352,14 @@ struct RingConfig {
   bool bit_trick = false;
   int group_steps = 0;
   int ctas_per_sm = 0;
-  bool wgmma = false;  // the 16-row tier's warpgroup MMA (":wg")
+  bool wgmma = false;         // the 16-row tier's warpgroup MMA (":wg")
+  bool wgmma_narrow = false;  // tiers 1 and 4 as warpgroup MMAs (":wgn")
 };
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
-//   ":wg" (the 16-row tier's warpgroup MMA): each of those but s2:bits.
+//   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
@@ -387,18 +391,26 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 
 // Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
 bool ring_config_supported(const RingConfig& cfg) {
-  if (cfg.wgmma && cfg.bit_trick) return false;
+  if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
   if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
   return cfg.stages == 1 || cfg.stages == 2;
 }
 
-// `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick;
-// every other launch stages 4 steps (rows are the same bytes either way). `ctas_per_sm` 3 cuts
-// the register budget of every tier to 80 (same grid, same bytes).
+// `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick or
+// ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
+// bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
+// bytes).
 template <int kMaxM, bool kBalanced>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
+  if constexpr (kMaxM <= 4) {
+    if (cfg.wgmma_narrow) {
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true>(params, grid, cfg, stream);
+      return;
+    }
+  }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
       three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3>(params, grid, cfg, stream)
@@ -545,6 +557,7 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   cfg.group_steps = v.group_steps;
   cfg.ctas_per_sm = v.ctas_per_sm;
   cfg.wgmma = v.wgmma;
+  cfg.wgmma_narrow = v.wgmma_narrow;
   return cfg;
 }
 
@@ -557,8 +570,9 @@ std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant
 
 std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, fp8, n, k);
-  if (variant.wgmma && (variant.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kStream))
-    return "':wg' is an option of the register-ring kernels";
+  if ((variant.wgmma || variant.wgmma_narrow) &&
+      (variant.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kStream))
+    return "':wg' and ':wgn' are options of the register-ring kernels";
   if (v.kernel == GemvKernel::kStream) return {};
   return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
 }
@@ -602,8 +616,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   RingConfig cfg = ring_config(v, fp8);
   if (!ring_config_supported(cfg)) throw_error(unbuilt_ring_message(variant, v, fp8));
-  // Without wgmma here ":wg" runs the same sums by mma.sync (the same bytes).
-  if (cfg.wgmma && !device_has_wgmma()) cfg.wgmma = false;
+  // Without wgmma here ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
+  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = false;
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

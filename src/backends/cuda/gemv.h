@@ -158,6 +158,9 @@ struct GemvVariant {
   // loads. Bit-identical sums (gemv_wgmma.cuh), so rows keep the m = 1 bytes; devices without
   // wgmma (not sm_90, or a binary without sm_90a code) run the mma.sync form. Tiers 1 and 4 ignore it.
   bool wgmma = false;
+  // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
+  // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
+  bool wgmma_narrow = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -170,7 +173,8 @@ struct GemvVariant {
 //   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
-//   Qwen3.5-27B gated q), with the 16-row tier's warpgroup MMA (":wg") for fp8 weights.
+//   Qwen3.5-27B gated q). FP8 weights on the register ring (not the balanced grid) take the
+//   16-row tier's warpgroup MMA (":wg"), and on the three-CTA ring tiers 1 and 4's too (":wgn").
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped
@@ -220,7 +224,8 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma]" (kernel: default|stream|ring|ringbal|auto), for benchmark and test
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:eN|:eoff]" (kernel:
+// default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);

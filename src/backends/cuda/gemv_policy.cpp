@@ -206,6 +206,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   if (v.wgmma) out += ":wg";
+  if (v.wgmma_narrow) out += ":wgn";
   if (v.early_weights == -1) out += ":eoff";
   if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
@@ -238,6 +239,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.tma = true;
     } else if (part == "wg") {
       v.wgmma = true;
+    } else if (part == "wgn") {
+      v.wgmma_narrow = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
     } else if (part == "eoff") {
@@ -306,6 +309,11 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
+  // FP8 weights on the register ring take the 16-row tier's warpgroup MMA. Since it refills its
+  // ring after computing (session 24), in context at m = 16 it took Qwen3-8B q|k|v 14.8 -> 13.9 us,
+  // o 12.8 -> 12.4, down 20.7 -> 19.6, Qwen3-32B q|k|v 23.1 -> 22.2, o 20.1 -> 19.1, down 42.8 ->
+  // 42.2, and was equal or faster at m = 8 (docs/PERFORMANCE.md, "Session 24").
+  two.wgmma = fp8;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
       ring_wave_fill(three, n, k, 3 * kRingWaveSms) <
@@ -313,10 +321,12 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     return two;
   three.ctas_per_sm = 3;
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
-  // FP8 weights there take the 16-row tier's warpgroup MMA: Qwen3-8B gate|up in context 39.6 ->
-  // 35.2 us at m = 16, 37.7 -> 31.3 us at m = 8 (session 23, docs/PERFORMANCE.md); on the other
-  // Qwen3 shapes (shorter K chunks, the balanced grid) it measured equal or slower.
+  // FP8 weights there take the warpgroup MMA in every tier: Qwen3-8B gate|up in context at m = 16
+  // 39.6 -> 35.2 us, at m = 8 37.7 -> 31.3 us (session 23), at m = 1 29.0 -> 28.2 us and at m = 4
+  // 31.5 -> 30.4 us with tiers 1 and 4 as n8 MMAs (session 24, docs/PERFORMANCE.md). On the
+  // two-CTA ring the n8 tiers measured equal or slower (Qwen3-8B down, Qwen3-32B q|k|v).
   three.wgmma = fp8;
+  three.wgmma_narrow = fp8;
   return three;
 }
 
@@ -335,7 +345,8 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   if (v.ctas_per_sm == 3) v.stages = 0;
   if (request.stages != 0) v.stages = request.stages;
   v.early_weights = request.early_weights;
-  v.wgmma = v.wgmma || request.wgmma;  // ":wg" asks for it on every shape
+  v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
+  v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;
   return v;
 }
 

@@ -1,10 +1,11 @@
 #pragma once
-// The 16-row GEMV tier's warpgroup MMA (":wg", gemv.cu): per 16-k chunk ONE wgmma m64n16k16 per
-// warpgroup, the weights as the A operand from registers (each warp's m16n8k16 fragment of its 16
-// rows, weight_fragment) and the 16 activation columns as B from shared memory, instead of a warp's
-// two mma.sync m16n8k16 fed by two activation loads from shared memory. Same products in the same
-// chain: on the H200 the fp32 sums are bit-identical to mma.sync's (bench/kernels/bf16_wgmma_probe.cu,
-// 1.3 M sums over four value ranges, session 23), so rows stay byte-equal to the m = 1 tier.
+// The GEMV's warpgroup MMA (gemv.cu): per 16-k chunk ONE wgmma per warpgroup, the weights as the A
+// operand from registers (each warp's m16n8k16 fragment of its 16 rows, weight_fragment) and the
+// activation columns as B from shared memory, instead of each warp's mma.sync m16n8k16 per column
+// group fed by activation loads from shared memory. The 16-row tier (":wg") takes wgmma n16, tiers 1
+// and 4 (":wgn") n8. Same products in the same chain: on the H200 the fp32 sums are bit-identical to
+// mma.sync's, n8 and n16 alike (bench/kernels/bf16_wgmma_probe.cu, 1.3 M sums over four value
+// ranges, session 23), so rows stay byte-equal to the m = 1 tier's mma.sync kernel.
 //
 // The B operand's layout in shared memory: gemv_wgmma_layout.h.
 #include <cuda_bf16.h>
@@ -21,23 +22,31 @@ __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
 }
 
-// Stages `count` (<= 4) steps of x, columns [0, m), into a :wg buffer: thread u (of 256) copies
-// word u of every column (physical k 2u, 2u + 1 from x_group, the group's first k), at fixed
-// offsets (gemv_wgmma_layout.h). Columns m..15 are left as they are (zeroed once per launch).
+// Stages `count` (<= kGroupSteps) steps of x, columns [0, min(m, kCols)), into a buffer of kCols
+// columns: thread `tid` of kThreads copies words tid, tid + kThreads, ... of every column (word u
+// = physical k 2u, 2u + 1 from x_group, the group's first k) to fixed offsets
+// (gemv_wgmma_layout.h). Columns m..kCols-1 are left as they are (zeroed once per launch).
+template <int kCols, int kGroupSteps, int kThreads>
 __device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_group, int64_t x_stride,
-                                           int m, int count, int u) {
-  if ((u >> 6) >= count) return;
-  uint8_t* dst = buf + wg_x_offset(u, 0);
-  const __nv_bfloat16* src = x_group + 2 * u;
+                                           int m, int count, int tid) {
+  constexpr int kWords = kGroupSteps * 64;  // 4-byte words of a column in one group
+  static_assert(kWords % kThreads == 0, "whole words of each column per thread");
 #pragma unroll
-  for (int col = 0; col < 16; ++col)
-    if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * x_stride);
+  for (int i = 0; i < kWords / kThreads; ++i) {
+    const int u = tid + i * kThreads;
+    if ((u >> 6) >= count) return;
+    uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
+    const __nv_bfloat16* src = x_group + 2 * u;
+#pragma unroll
+    for (int col = 0; col < kCols; ++col)
+      if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * x_stride);
+  }
 }
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
-// stride byte offset 256 (between the two column groups).
+// stride byte offset 256 (between the two column groups of n16).
 __device__ __forceinline__ uint64_t wg_chunk_desc(const uint8_t* chunk) {
   const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(chunk));
   return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>(128 >> 4) << 16) |
@@ -56,8 +65,7 @@ __device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const uint32_t (&
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
-// The n8 form (columns 0-7 only; d[i] as d[i] of the n16 form). The GEMV does not use it;
-// bench/kernels/bf16_wgmma_probe.cu checks that it adds as n16 and mma.sync do.
+// The n8 form (columns 0-7 only; d[i] as d[i] of the n16 form): tiers 1 and 4 (":wgn").
 __device__ __forceinline__ void wgmma_m64n8k16(float (&d)[4], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
@@ -86,15 +94,16 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
-// One 128-k step of the 16-row tier: part (gemv_half's accumulator layout, zero on entry) gets the
-// step's sums, from this thread's weight vectors of the two 64-k halves (w_half[h], load order as
-// for weight_fragment) and the step's x at x_step. Two chunks per wgmma group, one group in flight
-// while the next one's weights convert: a wgmma's register operands stay live until it completes,
-// and more fragments than that spill at three CTAs per SM (80 registers).
-template <bool kFp8, bool kBitTrick>
-__device__ __forceinline__ void wg_step(float (&part)[2][4], const uint4* const (&w_half)[2],
+// One 128-k step of kCols columns: part (gemv_half's accumulator layout for kCols / 8 column
+// groups, zero on entry) gets the step's sums, from this thread's weight vectors of the two 64-k
+// halves (w_half[h], load order as for weight_fragment) and the step's x at x_step. Two chunks per
+// wgmma group, one group in flight while the next one's weights convert: a wgmma's register
+// operands stay live until it completes, and more fragments than that spill at three CTAs per SM
+// (80 registers).
+template <int kCols, bool kFp8, bool kBitTrick>
+__device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4* const (&w_half)[2],
                                         const uint8_t* x_step) {
-  float d[8] = {0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 0.0f};
+  float d[kCols / 2] = {};
   const uint64_t step_desc = wg_chunk_desc(x_step);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
@@ -105,15 +114,21 @@ __device__ __forceinline__ void wg_step(float (&part)[2][4], const uint4* const 
       weight_fragment<kFp8, kBitTrick>(w_half[h], q0 + 1, a[1]);
       wgmma_fence();
 #pragma unroll
-      for (int j = 0; j < 2; ++j)  // the descriptor's address field counts 16-byte units
-        wgmma_m64n16k16(d, a[j], step_desc + (h * 4 + q0 + j) * (kWgChunkBytes >> 4));
+      for (int j = 0; j < 2; ++j) {  // the descriptor's address field counts 16-byte units
+        const uint64_t desc = step_desc + (h * 4 + q0 + j) * (kWgChunkBytes<kCols> >> 4);
+        if constexpr (kCols == 16) {
+          wgmma_m64n16k16(d, a[j], desc);
+        } else {
+          wgmma_m64n8k16(d, a[j], desc);
+        }
+      }
       wgmma_commit();
       wgmma_wait<1>();
     }
   }
   wgmma_wait<0>();
 #pragma unroll
-  for (int i = 0; i < 8; ++i) part[i >> 2][i & 3] = d[i];
+  for (int i = 0; i < kCols / 2; ++i) part[i >> 2][i & 3] = d[i];
 }
 #endif  // other architectures build the :wg instantiations without it; gemv_launch never runs them
         // there (device_has_wgmma in gemv.cu)

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
@@ -212,10 +213,11 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   EXPECT_LT(gpu_test::normalized_error(a, b), 1e-5);
 }
 
-// The 16-row tier's warpgroup-MMA form (":wg", gemv_wgmma.cuh) gives every row the bytes of the
-// m = 1 kernel (mma.sync) of the same grid, on each grid the register ring builds, at widths that
-// leave B columns empty (5, 13) and fill them (8, 16). On a device without wgmma ":wg" runs
-// mma.sync, and the test checks that fallback instead.
+// The warpgroup-MMA forms (gemv_wgmma.cuh; ":wg" n16 in the 16-row tier, ":wgn" n8 in tiers 1 and
+// 4) give every row the bytes of the m = 1 kernel (mma.sync) of the same grid, on each grid the
+// register ring builds, at widths that leave B columns empty (1, 3, 5, 13) and fill them (4 of
+// tier 4's 8 columns read, 8, 16). On a device without wgmma they run mma.sync, and the test checks
+// that fallback instead.
 TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
@@ -223,16 +225,18 @@ TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
     const cuda::GemvVariant base = cuda::gemv_variant_from_name(name);
     cuda::GemvVariant wg = base;
     wg.wgmma = true;
+    wg.wgmma_narrow = true;
     ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, wg), "") << name;
     const std::vector<uint8_t> ref = single_rows(true, base);
     DeviceBuffer y(kRows * row_bytes);
-    for (const int m : {5, 8, 13, 16}) {
+    for (const auto& [tier, m] :
+         {std::pair{1, 1}, {4, 1}, {4, 3}, {4, 4}, {16, 5}, {16, 8}, {16, 13}, {16, 16}}) {
       y.poison();
-      cuda::gemv_launch(16, problem(0, m, y.get(), true), ws_, nullptr, wg);
+      cuda::gemv_launch(tier, problem(0, m, y.get(), true), ws_, nullptr, wg);
       const auto got = y.download<uint8_t>(m * row_bytes);
       for (int r = 0; r < m; ++r) {
         ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
-            << cuda::gemv_variant_name(wg) << " m=" << m << " row " << r;
+            << cuda::gemv_variant_name(wg) << " tier " << tier << " m=" << m << " row " << r;
       }
     }
   }
