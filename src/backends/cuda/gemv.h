@@ -173,8 +173,7 @@ struct GemvVariant {
 //   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
-//   Qwen3.5-27B gated q). FP8 weights on the register ring (not the balanced grid) take the
-//   16-row tier's warpgroup MMA (":wg"), and on the three-CTA ring tiers 1 and 4's too (":wgn").
+//   Qwen3.5-27B gated q), for fp8 weights with the warpgroup MMA in every tier (":wg:wgn").
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

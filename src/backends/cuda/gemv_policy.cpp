@@ -309,11 +309,10 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
-  // FP8 weights on the register ring take the 16-row tier's warpgroup MMA. Since it refills its
-  // ring after computing (session 24), in context at m = 16 it took Qwen3-8B q|k|v 14.8 -> 13.9 us,
-  // o 12.8 -> 12.4, down 20.7 -> 19.6, Qwen3-32B q|k|v 23.1 -> 22.2, o 20.1 -> 19.1, down 42.8 ->
-  // 42.2, and was equal or faster at m = 8 (docs/PERFORMANCE.md, "Session 24").
-  two.wgmma = fp8;
+  // The two-CTA ring keeps mma.sync in every tier. Since the warpgroup-MMA tiers refill their ring
+  // after computing (session 24), ":wg" measured faster in context at m = 16 on the Qwen3-8B and
+  // 32B q|k|v, o and down (by 0.4-1.1 us), yet with it on those shapes the decode step at batch 16
+  // was 1.0% (8B-FP8) and 2.0% (32B-FP8) longer (docs/PERFORMANCE.md, "Session 24").
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
       ring_wave_fill(three, n, k, 3 * kRingWaveSms) <
@@ -323,8 +322,9 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   three.stages = 0;  // the three-CTA budget builds one ring depth per dtype (fp8 2, bf16 1)
   // FP8 weights there take the warpgroup MMA in every tier: Qwen3-8B gate|up in context at m = 16
   // 39.6 -> 35.2 us, at m = 8 37.7 -> 31.3 us (session 23), at m = 1 29.0 -> 28.2 us and at m = 4
-  // 31.5 -> 30.4 us with tiers 1 and 4 as n8 MMAs (session 24, docs/PERFORMANCE.md). On the
-  // two-CTA ring the n8 tiers measured equal or slower (Qwen3-8B down, Qwen3-32B q|k|v).
+  // 31.5 -> 30.4 us with tiers 1 and 4 as n8 MMAs (session 24; the Qwen3-8B-FP8 step at batch 4
+  // 0.9-1.4% shorter, docs/PERFORMANCE.md). On the two-CTA ring the n8 tiers measured equal or
+  // slower (Qwen3-8B down, Qwen3-32B q|k|v).
   three.wgmma = fp8;
   three.wgmma_narrow = fp8;
   return three;
