@@ -237,15 +237,37 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
   const ops::Act up = gate_up.slice_cols(inter, inter);
   const ops::Act mlp = scratch(kMlp, tokens);        // [T, I]
 
+  // residual += delta, then the norm and the linear that reads it: decode rows through
+  // add_rms_norm_linear (which a backend may fuse), prefill rows as the two ops.
+  const auto add_norm_linear = [&](const float* norm_weight, const ops::WeightView& weight, ops::Act out) {
+    if (decode_rows > 0) {
+      be.add_rms_norm_linear(ops::Phase::kDecode, hidden.slice_rows(0, decode_rows),
+                             delta.slice_rows(0, decode_rows), norm_weight, eps,
+                             normed.slice_rows(0, decode_rows), weight, out.slice_rows(0, decode_rows));
+    }
+    if (decode_rows < tokens) {
+      const int64_t rest = tokens - decode_rows;
+      be.add_rms_norm_linear(ops::Phase::kPrefill, hidden.slice_rows(decode_rows, rest),
+                             delta.slice_rows(decode_rows, rest), norm_weight, eps,
+                             normed.slice_rows(decode_rows, rest), weight, out.slice_rows(decode_rows, rest));
+    }
+  };
+
   be.embedding(dev, device_.embed_tokens, hidden);
-  be.rms_norm(hidden, device_.layers.front().input_layernorm, eps, normed);
   for (size_t l = 0; l < device_.layers.size(); ++l) {
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
-    // Attention block: normed = input_layernorm(h).
+    // Attention block: normed = input_layernorm(h) (after the first layer: h += the previous
+    // layer's MLP output first).
+    if (l == 0) be.rms_norm(hidden, w.input_layernorm, eps, normed);
     if (w.qkv_proj.data != nullptr) {
-      linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
+      if (l == 0) {
+        linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
+      } else {
+        add_norm_linear(w.input_layernorm, w.qkv_proj, qkv);
+      }
     } else {
+      if (l > 0) be.add_rms_norm(hidden, delta, w.input_layernorm, eps, normed);
       linear(decode_rows, normed, w.q_proj, q);
       linear(decode_rows, normed, w.k_proj, k);
       linear(decode_rows, normed, w.v_proj, v);
@@ -254,22 +276,19 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     linear(decode_rows, attn, w.o_proj, delta);
-    // h += o; normed = post_attention_layernorm(h).
-    be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
-    // MLP block.
+    // MLP block: h += o; normed = post_attention_layernorm(h).
     if (w.gate_up_proj.data != nullptr) {
-      linear(decode_rows, normed, w.gate_up_proj, gate_up);
+      add_norm_linear(w.post_attention_layernorm, w.gate_up_proj, gate_up);
     } else {
+      be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
       linear(decode_rows, normed, w.gate_proj, gate);
       linear(decode_rows, normed, w.up_proj, up);
     }
     be.silu_mul(gate_up, mlp);
     linear(decode_rows, mlp, w.down_proj, delta);
-    // h += mlp; normed = the next layer's input_layernorm(h), or the final norm after the last.
-    const bool last = l + 1 == device_.layers.size();
-    const float* next_norm = last ? device_.final_norm : device_.layers[l + 1].input_layernorm;
-    be.add_rms_norm(hidden, delta, next_norm, eps, normed);
   }
+  // h += the last MLP output; normed = the final norm.
+  be.add_rms_norm(hidden, delta, device_.final_norm, eps, normed);
   if (rows.logits_rows == 0) return;
   const ops::Act gathered = scratch(kGathered, rows.logits_rows);  // [R, H]
   be.gather_logits_rows(dev, normed, gathered);

@@ -124,6 +124,16 @@ class Backend {
   // residual += delta; out = rms_norm(residual). Both rows in place where views alias.
   virtual void add_rms_norm(Act residual, Act delta, const float* weight, float eps, Act out) = 0;
 
+  // add_rms_norm(residual, delta, norm_weight, eps, normed), then linear(phase, normed, weight,
+  // out), as one call so a backend may fuse them: the CUDA decode tiers normalise their own input
+  // (LinearLevers::fused_norm_rows) and then leave `normed` unwritten. out's bits and residual's
+  // are those of the two calls.
+  virtual void add_rms_norm_linear(Phase phase, Act residual, Act delta, const float* norm_weight, float eps,
+                                   Act normed, const WeightView& weight, Act out) {
+    add_rms_norm(residual, delta, norm_weight, eps, normed);
+    linear(phase, normed, weight, out);
+  }
+
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.
   // The backend picks the arm from (phase, rows, weight kind) through ops/dispatch.
   virtual void linear(Phase phase, Act x, const WeightView& weight, Act out) = 0;

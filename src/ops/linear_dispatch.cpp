@@ -96,6 +96,15 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
       warn(fmt::format("LATHE_FFN_DECODE_WIDE={:?} is not gemm or gemv; keeping decode_wide=gemm", s));
     }
   }
+  if (const char* v = std::getenv("LATHE_FFN_FUSED_NORM")) {
+    const std::string_view s(v);
+    if (s == "0" || s == "1" || s == "4") {
+      levers.fused_norm_rows = s[0] - '0';
+    } else {
+      warn(fmt::format("LATHE_FFN_FUSED_NORM={:?} is not 0, 1 or 4; keeping ffn_fused_norm={}", s,
+                       levers.fused_norm_rows));
+    }
+  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -113,6 +122,8 @@ std::string describe_levers(const LinearLevers& levers) {
   const bool max_env = std::getenv("LATHE_FFN_GEMV_MAX_M") != nullptr;
   std::string out = fmt::format("ffn_batch16={}{} ffn_gemv_max_m={}{}", levers.batch16 ? "on" : "off",
                                 b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
+  out += fmt::format(" ffn_fused_norm={}{}", levers.fused_norm_rows,
+                     std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

@@ -53,6 +53,10 @@ struct LinearLevers {
   // LATHE_FFN_DECODE_WIDE=gemv: decode rows above the tiers run the tiers chunk by chunk instead of
   // the GEMM (every decode row bit-identical to m = 1 at any width); gemm (default) keeps the GEMM.
   bool decode_wide_gemv = false;
+  // LATHE_FFN_FUSED_NORM (0, 1 or 4): decode linears of at most this many rows that follow a
+  // residual add + RMS norm (Backend::add_rms_norm_linear) normalise their input inside the GEMV
+  // tier, one norm launch fewer per site, the same bits; 0 keeps the separate norm kernel.
+  int fused_norm_rows = 4;
 };
 
 struct LinearRoute {

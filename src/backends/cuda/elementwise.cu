@@ -7,6 +7,7 @@
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/elementwise.h"
+#include "backends/cuda/rms_norm_row.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -50,18 +51,13 @@ __device__ __forceinline__ float rounded(RowType type, float v) {
   }
 }
 
-// Deterministic block sum (fixed tree over warps).
+// Deterministic block sum (the fixed tree of rms_norm_row.cuh).
 __device__ float block_sum(float v) {
-  __shared__ float partial[kThreads / 32];
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) total += partial[w];
-  return total;
+  static_assert(kThreads == norm_row::kNormThreads);
+  __shared__ float partial[1][kThreads / 32];
+  float vals[1] = {v};
+  norm_row::block_sums<1>(vals, partial);
+  return vals[0];
 }
 
 __global__ void embedding_kernel(const int32_t* ids, const void* table, RowType table_type, int64_t vocab,
@@ -118,34 +114,11 @@ __global__ void add_rms_norm_kernel(void* residual, RowType res_type, int64_t re
 // the first use (the scalar kernels above serialise a load round trip per element stride, which
 // made a batch-1 norm cost ~16 us on the H200). Same maths and one rounding per store; the sum of
 // squares is per thread in element order, then the fixed block tree.
-constexpr int kVecElems = 8;
-constexpr int kMaxVecs = 4;  // cols <= kThreads * 8 * 4 = 8192
-
-struct Bf16x8 {
-  __nv_bfloat162 h[4];
-};
-
-__device__ __forceinline__ Bf16x8 load_vec(const __nv_bfloat16* p) {
-  const uint4 raw = *reinterpret_cast<const uint4*>(p);
-  return *reinterpret_cast<const Bf16x8*>(&raw);
-}
-
-__device__ __forceinline__ void store_vec(__nv_bfloat16* p, const Bf16x8& v) {
-  *reinterpret_cast<uint4*>(p) = *reinterpret_cast<const uint4*>(&v);
-}
-
-// out[c] = round((v[c] * inv) * weight[c]) for the 8 elements at column `col`.
-__device__ __forceinline__ void store_normed(__nv_bfloat16* out, const float (&v)[kVecElems], float inv,
-                                             const float* weight, int64_t col) {
-  const float4 w0 = *reinterpret_cast<const float4*>(weight + col);
-  const float4 w1 = *reinterpret_cast<const float4*>(weight + col + 4);
-  const float w[kVecElems] = {w0.x, w0.y, w0.z, w0.w, w1.x, w1.y, w1.z, w1.w};
-  Bf16x8 o;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    o.h[i] = __floats2bfloat162_rn((v[2 * i] * inv) * w[2 * i], (v[2 * i + 1] * inv) * w[2 * i + 1]);
-  store_vec(out + col, o);
-}
+using norm_row::Bf16x8;
+using norm_row::kMaxVecs;
+using norm_row::kVecElems;
+using norm_row::load_vec;
+using norm_row::store_vec;
 
 // The row this thread holds (v[j]: vector threadIdx.x + j * kThreads, for those < vecs), scaled
 // by 1 / sqrt(mean of squares over the row + eps) and by the weight, stored to out_row.
@@ -154,16 +127,16 @@ __device__ __forceinline__ void normalize_row_vectors(const float (&v)[kMaxVecs]
   float ss = 0.0f;
 #pragma unroll
   for (int j = 0; j < kMaxVecs; ++j) {
-    if (threadIdx.x + j * kThreads < vecs) {
-#pragma unroll
-      for (int i = 0; i < kVecElems; ++i) ss = __fmaf_rn(v[j][i], v[j][i], ss);
-    }
+    if (threadIdx.x + j * kThreads < vecs) ss = norm_row::add_squares(v[j], ss);
   }
-  const float inv = 1.0f / sqrtf(block_sum(ss) / static_cast<float>(cols) + eps);
+  const float inv = norm_row::inv_rms(block_sum(ss), cols, eps);
 #pragma unroll
   for (int j = 0; j < kMaxVecs; ++j) {
     const int vi = threadIdx.x + j * kThreads;
-    if (vi < vecs) store_normed(out_row, v[j], inv, weight, static_cast<int64_t>(vi) * kVecElems);
+    if (vi < vecs) {
+      const int64_t col = static_cast<int64_t>(vi) * kVecElems;
+      store_vec(out_row + col, norm_row::normed_vec(v[j], inv, weight, col));
+    }
   }
 }
 
@@ -175,12 +148,7 @@ __device__ __forceinline__ void gather_row_vectors(float (&v)[kMaxVecs][kVecElem
   for (int j = 0; j < kMaxVecs; ++j) {
     const int vi = threadIdx.x + j * kThreads;
     if (vi < vecs) {
-      const Bf16x8 a = vector_at(static_cast<int64_t>(vi) * kVecElems);
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        v[j][2 * i] = __low2float(a.h[i]);
-        v[j][2 * i + 1] = __high2float(a.h[i]);
-      }
+      norm_row::to_floats(vector_at(static_cast<int64_t>(vi) * kVecElems), v[j]);
     }
   }
 }
@@ -204,13 +172,8 @@ __global__ void __launch_bounds__(kThreads)
   const int64_t r = blockIdx.x;
   float v[kMaxVecs][kVecElems];
   gather_row_vectors(v, cols / kVecElems, [&](int64_t col) {
-    const Bf16x8 a = load_vec(residual + r * res_stride + col);
-    const Bf16x8 d = load_vec(delta + r * delta_stride + col);
-    Bf16x8 sum;
-#pragma unroll
-    for (int i = 0; i < 4; ++i)
-      sum.h[i] = __floats2bfloat162_rn(__low2float(a.h[i]) + __low2float(d.h[i]),
-                                       __high2float(a.h[i]) + __high2float(d.h[i]));
+    const Bf16x8 sum = norm_row::add_rounded(load_vec(residual + r * res_stride + col),
+                                             load_vec(delta + r * delta_stride + col));
     store_vec(residual + r * res_stride + col, sum);
     return sum;
   });

@@ -20,9 +20,11 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_fused_norm.cuh"
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_stream.cuh"
 #include "backends/cuda/gemv_wgmma.cuh"
+#include "backends/cuda/rms_norm_row.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -62,9 +64,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
 // (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
 // group; the same sums, bit for bit.
+// kFusedNorm (tiers 1 and 4, GemvNormInput): x is the residual add + RMS norm of residual and
+// delta, computed here (gemv_fused_norm.cuh) with the norm kernel's bits.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false>
+          bool kWgmma = false, bool kFusedNorm = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
@@ -79,6 +83,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
+  // kFusedNorm: 1 / rms of each row, the block sums' scratch, the grid's last arrival.
+  __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
+  __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
+  __shared__ int norm_last;
+  static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -162,6 +171,22 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
+      if constexpr (kFusedNorm) {  // computed from residual and delta (gemv_fused_norm.cuh)
+        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+        if constexpr (kWgmma) {
+          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads>(xs[buf], p, k0, count, row_inv,
+                                                                  threadIdx.x);
+        } else {
+          const int chunks_per_row = count * (kStepK / 8);
+          for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
+            const int r = i / chunks_per_row;
+            const int ch = i - r * chunks_per_row;
+            *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) =
+                fused_norm_vec(p, r, k0 + ch * 8, row_inv[r]);
+          }
+        }
+        return;
+      }
       if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
         wg_stage_x<kWgCols, kGroupSteps, kThreads>(
             xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
@@ -266,6 +291,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
     chained_kernel_begin();
     if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     for (int64_t f = begin; f < end;) {
       segment_at(f, blk, s0, cnt);
       if (f != begin) prime(blk, s0, cnt, 0);
@@ -275,6 +301,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
       f += cnt;
     }
+    if constexpr (kFusedNorm) fused_norm_arrive<kThreads>(p, &norm_last);
     return;
   }
   const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
@@ -284,7 +311,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
     chained_kernel_begin();
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
+    if constexpr (kFusedNorm) fused_norm_arrive<kThreads>(p, &norm_last);
   }
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
@@ -360,31 +389,31 @@ struct RingConfig {
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false>
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
-                       0, stream, params);
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
+                       grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
-                     0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
+                     block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid,
-                       block, 0, stream, params);
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
+                       grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg>, grid, block,
-                     0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
+                     block, 0, stream, params);
     }
   }
 }
@@ -401,35 +430,35 @@ bool ring_config_supported(const RingConfig& cfg) {
 // ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
 // bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
 // bytes).
-template <int kMaxM, bool kBalanced>
+template <int kMaxM, bool kBalanced, bool kFused = false>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if (three) {
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3>(params, grid, cfg, stream);
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused>(params, grid, cfg, stream);
     return;
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2>(params, grid, cfg, stream);
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
@@ -512,8 +541,39 @@ int balanced_ctas(const GemvVariant& v) {
   return v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
 }
 
+bool aligned16(const void* ptr) {
+  return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
+}
+
+// The fused norm's own requirements (GemvNormInput), after the shape's.
+std::string norm_input_reason(int tier, const GemvProblem& p) {
+  const GemvNormInput& in = p.norm;
+  if (tier != 1 && tier != 4) return "the fused norm is built for tiers 1 and 4";
+  if (p.k > norm_row::kNormThreads * norm_row::kVecElems * norm_row::kMaxVecs)
+    return "fused norm: k above 8192";
+  if (in.delta == nullptr || in.weight == nullptr) return "fused norm: missing delta or weight";
+  if (!aligned16(in.residual) || !aligned16(in.delta) || !aligned16(in.weight))
+    return "fused norm: residual, delta and weight must be 16-byte aligned";
+  if (in.residual_stride % 8 != 0 || in.residual_stride < p.k || in.delta_stride % 8 != 0 ||
+      in.delta_stride < p.k)
+    return "fused norm: row strides must be multiples of 8 and >= k";
+  if (p.y_stride < p.n) return "output row stride must be >= n";
+  return {};
+}
+
+// The kernels a fused norm runs on: the register ring and its balanced grid, without the bit trick.
+std::string norm_variant_reason(const GemvVariant& resolved) {
+  if (resolved.kernel == GemvKernel::kStream) return "the fused norm runs on the register-ring kernels only";
+  if (resolved.bit_trick) return "the fused norm is not built with ':bits'";
+  return {};
+}
+
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
+  if (p.norm.residual != nullptr) {
+    if (ws.norm_arrivals == nullptr) return "fused norm: workspace without norm_arrivals";
+    if (std::string why = norm_variant_reason(v); !why.empty()) return why;
+  }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
     if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
@@ -535,8 +595,9 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.m < 1 || p.m > tier) return "row count outside the tier";
   if (p.n < 1 || p.k < kStepK || p.k % kStepK != 0) return "k must be a positive multiple of 128";
   if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
-  if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0)
-    return "weights and activations must be 16-byte aligned";
+  if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0) return "weights must be 16-byte aligned";
+  if (p.norm.residual != nullptr) return norm_input_reason(tier, p);
+  if (reinterpret_cast<uintptr_t>(p.x) % 16 != 0) return "activations must be 16-byte aligned";
   if (p.x_stride % 8 != 0 || p.x_stride < p.k)
     return "activation row stride must be a multiple of 8 and >= k";
   if (p.y_stride < p.n) return "output row stride must be >= n";
@@ -606,6 +667,16 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
+  const bool fused = problem.norm.residual != nullptr;
+  if (fused) {
+    params.residual = static_cast<__nv_bfloat16*>(problem.norm.residual);
+    params.residual_stride = problem.norm.residual_stride;
+    params.delta = static_cast<const __nv_bfloat16*>(problem.norm.delta);
+    params.delta_stride = problem.norm.delta_stride;
+    params.norm_weight = problem.norm.weight;
+    params.norm_eps = problem.norm.eps;
+    params.norm_arrivals = workspace.norm_arrivals;
+  }
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
@@ -642,10 +713,22 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      balanced ? launch_tier<1, true>(params, grid, cfg, stream) : launch_tier<1, false>(params, grid, cfg, stream);
+      if (fused) {
+        balanced ? launch_tier<1, true, true>(params, grid, cfg, stream)
+                 : launch_tier<1, false, true>(params, grid, cfg, stream);
+      } else {
+        balanced ? launch_tier<1, true>(params, grid, cfg, stream)
+                 : launch_tier<1, false>(params, grid, cfg, stream);
+      }
       break;
     case 4:
-      balanced ? launch_tier<4, true>(params, grid, cfg, stream) : launch_tier<4, false>(params, grid, cfg, stream);
+      if (fused) {
+        balanced ? launch_tier<4, true, true>(params, grid, cfg, stream)
+                 : launch_tier<4, false, true>(params, grid, cfg, stream);
+      } else {
+        balanced ? launch_tier<4, true>(params, grid, cfg, stream)
+                 : launch_tier<4, false>(params, grid, cfg, stream);
+      }
       break;
     default:
       balanced ? launch_tier<16, true>(params, grid, cfg, stream) : launch_tier<16, false>(params, grid, cfg, stream);

@@ -46,6 +46,22 @@ enum class GemvScale { kNone, kPerTensor, kPerChannel, kBlock128 };
 // GemvProblem / GemvVariant early_weights: take the process-wide gemv_early_weights().
 inline constexpr int kGemvEarlyInherit = -2;
 
+// The input of tiers 1 and 4 as a residual add + RMS norm computed by the GEMV itself (one norm
+// launch fewer): x[r] = round_bf16(rms_norm(h[r]) * weight) with h[r] = round_bf16(residual[r] +
+// delta[r]), bit for bit what launch_add_rms_norm stores as its out, and the launch stores h[r]
+// back to residual (in place, as that kernel does) once every CTA has read it. x is then not read.
+// residual and delta bf16 [m, k], rows 16-byte aligned (strides multiples of 8), weight f32 [k]
+// 16-byte aligned, k <= 8192; the register-ring kernels without the bit trick
+// (gemv_unsupported_reason / gemv_variant_unsupported_reason say when not).
+struct GemvNormInput {
+  void* residual = nullptr;  // null: no fused norm
+  int64_t residual_stride = 0;
+  const void* delta = nullptr;
+  int64_t delta_stride = 0;
+  const float* weight = nullptr;
+  float eps = 0.0f;
+};
+
 struct GemvProblem {
   const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
   GemvWeight weight = GemvWeight::kFp8E4M3;
@@ -64,6 +80,7 @@ struct GemvProblem {
   // kGemvEarlyInherit: the process-wide value. A variant's own early_weights (a per-shape override)
   // takes precedence over both.
   int early_weights = kGemvEarlyInherit;
+  GemvNormInput norm;  // tiers 1 and 4: the input as a residual add + RMS norm (x unused)
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at
@@ -73,6 +90,7 @@ struct GemvWorkspace {
   size_t partial_floats = 0;
   int* counters = nullptr;
   int counter_count = 0;
+  int* norm_arrivals = nullptr;  // one more counter, zeroed once: a fused norm's grid arrivals
 };
 
 // Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one

@@ -41,6 +41,15 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
+  // The input as a residual add + RMS norm (GemvNormInput, gemv_fused_norm.cuh); only the
+  // kFusedNorm kernels read these, and then not x.
+  __nv_bfloat16* residual = nullptr;
+  const __nv_bfloat16* delta = nullptr;
+  const float* norm_weight = nullptr;
+  int64_t residual_stride = 0;
+  int64_t delta_stride = 0;
+  float norm_eps = 0.0f;
+  int* norm_arrivals = nullptr;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
