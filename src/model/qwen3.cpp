@@ -237,19 +237,23 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
   const ops::Act up = gate_up.slice_cols(inter, inter);
   const ops::Act mlp = scratch(kMlp, tokens);        // [T, I]
 
-  // residual += delta, then the norm and the linear that reads it: decode rows through
-  // add_rms_norm_linear (which a backend may fuse), prefill rows as the two ops.
-  const auto add_norm_linear = [&](const float* norm_weight, const ops::WeightView& weight, ops::Act out) {
+  // delta = x . W; h += delta; normed = norm(h); out = normed . next, as one backend call per
+  // phase (decode rows may be fused there) when `next` is one weight stream.
+  const auto linear_add_norm_linear = [&](ops::Act x, const ops::WeightView& weight, const float* norm_weight,
+                                          const ops::WeightView& next, ops::Act out) {
+    const auto rows_of = [](ops::Act a, int64_t first, int64_t count) { return a.slice_rows(first, count); };
     if (decode_rows > 0) {
-      be.add_rms_norm_linear(ops::Phase::kDecode, hidden.slice_rows(0, decode_rows),
-                             delta.slice_rows(0, decode_rows), norm_weight, eps,
-                             normed.slice_rows(0, decode_rows), weight, out.slice_rows(0, decode_rows));
+      be.linear_add_rms_norm_linear(ops::Phase::kDecode, rows_of(x, 0, decode_rows), weight,
+                                    rows_of(hidden, 0, decode_rows), rows_of(delta, 0, decode_rows),
+                                    norm_weight, eps, rows_of(normed, 0, decode_rows), next,
+                                    rows_of(out, 0, decode_rows));
     }
     if (decode_rows < tokens) {
       const int64_t rest = tokens - decode_rows;
-      be.add_rms_norm_linear(ops::Phase::kPrefill, hidden.slice_rows(decode_rows, rest),
-                             delta.slice_rows(decode_rows, rest), norm_weight, eps,
-                             normed.slice_rows(decode_rows, rest), weight, out.slice_rows(decode_rows, rest));
+      be.linear_add_rms_norm_linear(ops::Phase::kPrefill, rows_of(x, decode_rows, rest), weight,
+                                    rows_of(hidden, decode_rows, rest), rows_of(delta, decode_rows, rest),
+                                    norm_weight, eps, rows_of(normed, decode_rows, rest), next,
+                                    rows_of(out, decode_rows, rest));
     }
   };
 
@@ -257,37 +261,42 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
   for (size_t l = 0; l < device_.layers.size(); ++l) {
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
     const ops::KvCacheLayer& cache = kv_cache_.layer(static_cast<int64_t>(l));
-    // Attention block: normed = input_layernorm(h) (after the first layer: h += the previous
-    // layer's MLP output first).
-    if (l == 0) be.rms_norm(hidden, w.input_layernorm, eps, normed);
-    if (w.qkv_proj.data != nullptr) {
-      if (l == 0) {
-        linear(decode_rows, normed, w.qkv_proj, qkv);  // q | k | v from one weight stream
-      } else {
-        add_norm_linear(w.input_layernorm, w.qkv_proj, qkv);
-      }
+    // Attention block: normed = input_layernorm(h), after the first layer once h += the previous
+    // layer's MLP output (its down projection runs here, with this layer's q | k | v).
+    const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
+    if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv);  // q | k | v, one stream
     } else {
-      if (l > 0) be.add_rms_norm(hidden, delta, w.input_layernorm, eps, normed);
-      linear(decode_rows, normed, w.q_proj, q);
-      linear(decode_rows, normed, w.k_proj, k);
-      linear(decode_rows, normed, w.v_proj, v);
+      if (prev_down == nullptr) {
+        be.rms_norm(hidden, w.input_layernorm, eps, normed);
+      } else {
+        linear(decode_rows, mlp, *prev_down, delta);
+        be.add_rms_norm(hidden, delta, w.input_layernorm, eps, normed);
+      }
+      if (w.qkv_proj.data != nullptr) {
+        linear(decode_rows, normed, w.qkv_proj, qkv);
+      } else {
+        linear(decode_rows, normed, w.q_proj, q);
+        linear(decode_rows, normed, w.k_proj, k);
+        linear(decode_rows, normed, w.v_proj, v);
+      }
     }
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
-    linear(decode_rows, attn, w.o_proj, delta);
-    // MLP block: h += o; normed = post_attention_layernorm(h).
+    // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed.
     if (w.gate_up_proj.data != nullptr) {
-      add_norm_linear(w.post_attention_layernorm, w.gate_up_proj, gate_up);
+      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up);
     } else {
+      linear(decode_rows, attn, w.o_proj, delta);
       be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
       linear(decode_rows, normed, w.gate_proj, gate);
       linear(decode_rows, normed, w.up_proj, up);
     }
     be.silu_mul(gate_up, mlp);
-    linear(decode_rows, mlp, w.down_proj, delta);
   }
-  // h += the last MLP output; normed = the final norm.
+  // h += the last layer's MLP output; normed = the final norm.
+  linear(decode_rows, mlp, device_.layers.back().down_proj, delta);
   be.add_rms_norm(hidden, delta, device_.final_norm, eps, normed);
   if (rows.logits_rows == 0) return;
   const ops::Act gathered = scratch(kGathered, rows.logits_rows);  // [R, H]

@@ -124,14 +124,17 @@ class Backend {
   // residual += delta; out = rms_norm(residual). Both rows in place where views alias.
   virtual void add_rms_norm(Act residual, Act delta, const float* weight, float eps, Act out) = 0;
 
-  // add_rms_norm(residual, delta, norm_weight, eps, normed), then linear(phase, normed, weight,
-  // out), as one call so a backend may fuse them: the CUDA decode tiers normalise their own input
-  // (LinearLevers::fused_norm_rows) and then leave `normed` unwritten. out's bits and residual's
-  // are those of the two calls.
-  virtual void add_rms_norm_linear(Phase phase, Act residual, Act delta, const float* norm_weight, float eps,
-                                   Act normed, const WeightView& weight, Act out) {
+  // delta = linear(phase, x, weight); add_rms_norm(residual, delta, norm_weight, eps, normed); out =
+  // linear(phase, normed, next): the three ops from one GEMV to the next across a residual add and
+  // norm, as one call so a backend may fuse them (the CUDA decode tiers add into the residual and
+  // normalise their own input, LinearLevers::fused_norm_rows, and then leave delta and normed
+  // unwritten). residual's and out's bits are those of the three calls.
+  virtual void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& weight, Act residual,
+                                          Act delta, const float* norm_weight, float eps, Act normed,
+                                          const WeightView& next, Act out) {
+    linear(phase, x, weight, delta);
     add_rms_norm(residual, delta, norm_weight, eps, normed);
-    linear(phase, normed, weight, out);
+    linear(phase, normed, next, out);
   }
 
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.

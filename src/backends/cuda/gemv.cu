@@ -64,8 +64,8 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
 // (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
 // group; the same sums, bit for bit.
-// kFusedNorm (tiers 1 and 4, GemvNormInput): x is the residual add + RMS norm of residual and
-// delta, computed here (gemv_fused_norm.cuh) with the norm kernel's bits.
+// kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
+// with the norm kernel's bits.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
           bool kWgmma = false, bool kFusedNorm = false>
@@ -83,10 +83,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
-  // kFusedNorm: 1 / rms of each row, the block sums' scratch, the grid's last arrival.
+  // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
-  __shared__ int norm_last;
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
 
   const int lane = threadIdx.x & 31;
@@ -171,7 +170,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
-      if constexpr (kFusedNorm) {  // computed from residual and delta (gemv_fused_norm.cuh)
+      if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
         const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
           wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads>(xs[buf], p, k0, count, row_inv,
@@ -301,7 +300,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
       f += cnt;
     }
-    if constexpr (kFusedNorm) fused_norm_arrive<kThreads>(p, &norm_last);
     return;
   }
   const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
@@ -313,7 +311,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
-    if constexpr (kFusedNorm) fused_norm_arrive<kThreads>(p, &norm_last);
   }
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
@@ -545,19 +542,12 @@ bool aligned16(const void* ptr) {
   return reinterpret_cast<uintptr_t>(ptr) % 16 == 0;
 }
 
-// The fused norm's own requirements (GemvNormInput), after the shape's.
+// The fused norm's own requirements (GemvNormInput), after the shape's and x's.
 std::string norm_input_reason(int tier, const GemvProblem& p) {
-  const GemvNormInput& in = p.norm;
   if (tier != 1 && tier != 4) return "the fused norm is built for tiers 1 and 4";
   if (p.k > norm_row::kNormThreads * norm_row::kVecElems * norm_row::kMaxVecs)
     return "fused norm: k above 8192";
-  if (in.delta == nullptr || in.weight == nullptr) return "fused norm: missing delta or weight";
-  if (!aligned16(in.residual) || !aligned16(in.delta) || !aligned16(in.weight))
-    return "fused norm: residual, delta and weight must be 16-byte aligned";
-  if (in.residual_stride % 8 != 0 || in.residual_stride < p.k || in.delta_stride % 8 != 0 ||
-      in.delta_stride < p.k)
-    return "fused norm: row strides must be multiples of 8 and >= k";
-  if (p.y_stride < p.n) return "output row stride must be >= n";
+  if (!aligned16(p.norm.weight)) return "fused norm: the norm weight must be 16-byte aligned";
   return {};
 }
 
@@ -570,8 +560,7 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
 
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
-  if (p.norm.residual != nullptr) {
-    if (ws.norm_arrivals == nullptr) return "fused norm: workspace without norm_arrivals";
+  if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
   }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
@@ -595,11 +584,12 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.m < 1 || p.m > tier) return "row count outside the tier";
   if (p.n < 1 || p.k < kStepK || p.k % kStepK != 0) return "k must be a positive multiple of 128";
   if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
-  if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0) return "weights must be 16-byte aligned";
-  if (p.norm.residual != nullptr) return norm_input_reason(tier, p);
-  if (reinterpret_cast<uintptr_t>(p.x) % 16 != 0) return "activations must be 16-byte aligned";
+  if (reinterpret_cast<uintptr_t>(p.w) % 16 != 0 || reinterpret_cast<uintptr_t>(p.x) % 16 != 0)
+    return "weights and activations must be 16-byte aligned";
   if (p.x_stride % 8 != 0 || p.x_stride < p.k)
     return "activation row stride must be a multiple of 8 and >= k";
+  if (p.y_add && p.y_f32) return "y_add takes a bf16 output";
+  if (p.norm.weight != nullptr) return norm_input_reason(tier, p);
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
@@ -667,16 +657,10 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.m = problem.m;
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
-  const bool fused = problem.norm.residual != nullptr;
-  if (fused) {
-    params.residual = static_cast<__nv_bfloat16*>(problem.norm.residual);
-    params.residual_stride = problem.norm.residual_stride;
-    params.delta = static_cast<const __nv_bfloat16*>(problem.norm.delta);
-    params.delta_stride = problem.norm.delta_stride;
-    params.norm_weight = problem.norm.weight;
-    params.norm_eps = problem.norm.eps;
-    params.norm_arrivals = workspace.norm_arrivals;
-  }
+  params.y_add = problem.y_add ? 1 : 0;
+  const bool fused = problem.norm.weight != nullptr;
+  params.norm_weight = problem.norm.weight;
+  params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {

@@ -46,19 +46,14 @@ enum class GemvScale { kNone, kPerTensor, kPerChannel, kBlock128 };
 // GemvProblem / GemvVariant early_weights: take the process-wide gemv_early_weights().
 inline constexpr int kGemvEarlyInherit = -2;
 
-// The input of tiers 1 and 4 as a residual add + RMS norm computed by the GEMV itself (one norm
-// launch fewer): x[r] = round_bf16(rms_norm(h[r]) * weight) with h[r] = round_bf16(residual[r] +
-// delta[r]), bit for bit what launch_add_rms_norm stores as its out, and the launch stores h[r]
-// back to residual (in place, as that kernel does) once every CTA has read it. x is then not read.
-// residual and delta bf16 [m, k], rows 16-byte aligned (strides multiples of 8), weight f32 [k]
-// 16-byte aligned, k <= 8192; the register-ring kernels without the bit trick
-// (gemv_unsupported_reason / gemv_variant_unsupported_reason say when not).
+// Tiers 1 and 4 normalise their own input (one norm launch fewer): with weight set, the rows the
+// GEMV multiplies are round_bf16(rms_norm(x[r]) * weight), bit for bit what launch_rms_norm
+// stores as its out (and so, for x the residual stream after a y_add GEMV, what
+// launch_add_rms_norm stores). weight f32 [k], 16-byte aligned; k <= 8192; the register-ring
+// kernels without the bit trick (gemv_unsupported_reason / gemv_variant_unsupported_reason say
+// when not).
 struct GemvNormInput {
-  void* residual = nullptr;  // null: no fused norm
-  int64_t residual_stride = 0;
-  const void* delta = nullptr;
-  int64_t delta_stride = 0;
-  const float* weight = nullptr;
+  const float* weight = nullptr;  // null: x as given
   float eps = 0.0f;
 };
 
@@ -80,7 +75,10 @@ struct GemvProblem {
   // kGemvEarlyInherit: the process-wide value. A variant's own early_weights (a per-shape override)
   // takes precedence over both.
   int early_weights = kGemvEarlyInherit;
-  GemvNormInput norm;  // tiers 1 and 4: the input as a residual add + RMS norm (x unused)
+  GemvNormInput norm;  // tiers 1 and 4: x normalised in the kernel
+  // bf16 y is the residual stream: y = round_bf16(y + round_bf16(result)), the residual update of
+  // launch_add_rms_norm bit for bit (residual += the GEMV's bf16 output).
+  bool y_add = false;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at
@@ -90,7 +88,6 @@ struct GemvWorkspace {
   size_t partial_floats = 0;
   int* counters = nullptr;
   int counter_count = 0;
-  int* norm_arrivals = nullptr;  // one more counter, zeroed once: a fused norm's grid arrivals
 };
 
 // Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one

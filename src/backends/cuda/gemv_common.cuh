@@ -41,15 +41,11 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // The input as a residual add + RMS norm (GemvNormInput, gemv_fused_norm.cuh); only the
-  // kFusedNorm kernels read these, and then not x.
-  __nv_bfloat16* residual = nullptr;
-  const __nv_bfloat16* delta = nullptr;
+  // kFusedNorm kernels (GemvNormInput, gemv_fused_norm.cuh): x is normalised in the kernel.
   const float* norm_weight = nullptr;
-  int64_t residual_stride = 0;
-  int64_t delta_stride = 0;
   float norm_eps = 0.0f;
-  int* norm_arrivals = nullptr;
+  // bf16 y is the residual stream: y = round(y + round(result)) (GemvProblem::y_add).
+  int y_add = 0;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -75,6 +71,9 @@ __device__ __forceinline__ void store_output(const Params& p, int row, int col, 
   const int64_t offset = static_cast<int64_t>(col) * p.y_stride + row;
   if (p.y_f32) {
     static_cast<float*>(p.y)[offset] = v;
+  } else if (p.y_add) {  // the residual add of launch_add_rms_norm, bit for bit
+    __nv_bfloat16* y = static_cast<__nv_bfloat16*>(p.y) + offset;
+    *y = __float2bfloat16_rn(__bfloat162float(*y) + __bfloat162float(__float2bfloat16_rn(v)));
   } else {
     static_cast<__nv_bfloat16*>(p.y)[offset] = __float2bfloat16_rn(v);
   }

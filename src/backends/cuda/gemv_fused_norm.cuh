@@ -1,15 +1,13 @@
 #pragma once
 // The register-ring GEMV with its input normalised in the kernel (kFusedNorm, GemvNormInput):
-// x[r] = rms_norm(h[r]) * norm_weight with h[r] = round_bf16(residual[r] + delta[r]), the bits
-// launch_add_rms_norm gives (the same pieces, rms_norm_row.cuh), so a fused launch's rows are
-// byte-equal to the norm kernel followed by the plain GEMV. Each CTA:
-//   1. after the chained-launch wait, sums h^2 over every whole row (m block sums, the norm
+// x[r] = round_bf16(rms_norm(x_raw[r]) * norm_weight), the bits launch_rms_norm gives (the same
+// pieces, rms_norm_row.cuh), so a fused launch's rows are byte-equal to the norm kernel followed
+// by the plain GEMV. x_raw is the residual stream after the previous GEMV added its output into it
+// (GemvProblem::y_add), so the pair replaces the add + norm launch between two GEMVs. Each CTA:
+//   1. after the chained-launch wait, sums x^2 over every whole row (m block sums, the norm
 //      kernel's per-thread order and block tree) and keeps 1 / rms per row in shared memory;
-//   2. stages its own K range of x from residual and delta instead of copying x (the same
-//      shared-memory layouts: 16-byte rows of the mma.sync tiers, 4-byte words of :wgn);
-//   3. once it has read them for the last time, arrives on norm_arrivals; the last CTA of the grid
-//      writes h back to residual (no CTA reads it after that) and re-arms the counter.
-// That replaces a norm launch per layer site: one kernel fewer in the chain.
+//   2. stages its own K range of x normalised instead of copying it (the same shared-memory
+//      layouts: 16-byte rows of the mma.sync tiers, 4-byte words of :wgn).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -20,7 +18,7 @@
 
 namespace lathe::cuda::gemv_detail {
 
-// Step 1: row_inv[r] = 1 / rms(h[r]) for r < m (kMaxM rows at most), visible to the whole CTA on
+// Step 1: row_inv[r] = 1 / rms(x[r]) for r < m (kMaxM rows at most), visible to the whole CTA on
 // return. partial: shared scratch for the block sums.
 template <int kMaxM, int kThreads>
 __device__ __forceinline__ void fused_norm_rows(const Params& p, float* row_inv,
@@ -36,12 +34,9 @@ __device__ __forceinline__ void fused_norm_rows(const Params& p, float* row_inv,
       for (int j = 0; j < norm_row::kMaxVecs; ++j) {
         const int vi = threadIdx.x + j * kThreads;
         if (vi < vecs) {
-          const int64_t col = static_cast<int64_t>(vi) * norm_row::kVecElems;
           float v[norm_row::kVecElems];
           norm_row::to_floats(
-              norm_row::add_rounded(norm_row::load_vec(p.residual + r * p.residual_stride + col),
-                                    norm_row::load_vec(p.delta + r * p.delta_stride + col)),
-              v);
+              norm_row::load_vec(p.x + r * p.x_stride + static_cast<int64_t>(vi) * norm_row::kVecElems), v);
           ss[r] = norm_row::add_squares(v, ss[r]);
         }
       }
@@ -55,24 +50,19 @@ __device__ __forceinline__ void fused_norm_rows(const Params& p, float* row_inv,
   __syncthreads();
 }
 
-// Step 2, the mma.sync layout: the 8 elements of x row r at column col (a multiple of 8).
+// Step 2, the mma.sync layout: the 8 normalised elements of x row r at column col (a multiple of 8).
 __device__ __forceinline__ uint4 fused_norm_vec(const Params& p, int r, int64_t col, float inv) {
   float v[norm_row::kVecElems];
-  norm_row::to_floats(norm_row::add_rounded(norm_row::load_vec(p.residual + r * p.residual_stride + col),
-                                            norm_row::load_vec(p.delta + r * p.delta_stride + col)),
-                      v);
+  norm_row::to_floats(norm_row::load_vec(p.x + r * p.x_stride + col), v);
   const norm_row::Bf16x8 o = norm_row::normed_vec(v, inv, p.norm_weight, col);
   return *reinterpret_cast<const uint4*>(&o);
 }
 
-// Step 2, the :wgn layout: the elements col, col + 1 (col even) of x row r, as one word.
+// Step 2, the :wgn layout: the normalised elements col, col + 1 (col even) of x row r, as one word.
 __device__ __forceinline__ uint32_t fused_norm_word(const Params& p, int r, int64_t col, float inv) {
-  const __nv_bfloat162 a = *reinterpret_cast<const __nv_bfloat162*>(p.residual + r * p.residual_stride + col);
-  const __nv_bfloat162 d = *reinterpret_cast<const __nv_bfloat162*>(p.delta + r * p.delta_stride + col);
-  const __nv_bfloat162 h =
-      __floats2bfloat162_rn(__low2float(a) + __low2float(d), __high2float(a) + __high2float(d));
+  const __nv_bfloat162 a = *reinterpret_cast<const __nv_bfloat162*>(p.x + r * p.x_stride + col);
   const float2 w = *reinterpret_cast<const float2*>(p.norm_weight + col);
-  const __nv_bfloat162 o = norm_row::normed_pair(__low2float(h), __high2float(h), inv, w.x, w.y);
+  const __nv_bfloat162 o = norm_row::normed_pair(__low2float(a), __high2float(a), inv, w.x, w.y);
   return *reinterpret_cast<const uint32_t*>(&o);
 }
 
@@ -96,26 +86,6 @@ __device__ __forceinline__ void wg_stage_x_fused(uint8_t* buf, const Params& p, 
       }
     }
   }
-}
-
-// Step 3: every CTA calls this after its last read of residual and delta.
-template <int kThreads>
-__device__ __forceinline__ void fused_norm_arrive(const Params& p, int* last_flag) {
-  __syncthreads();
-  if (threadIdx.x == 0)
-    *last_flag = arrive_acq_rel(p.norm_arrivals) == static_cast<int>(gridDim.x * gridDim.y) - 1;
-  __syncthreads();
-  if (!*last_flag) return;
-  const int vecs = p.k / norm_row::kVecElems;
-  for (int r = 0; r < p.m; ++r) {
-    for (int vi = threadIdx.x; vi < vecs; vi += kThreads) {
-      const int64_t col = static_cast<int64_t>(vi) * norm_row::kVecElems;
-      __nv_bfloat16* res = p.residual + r * p.residual_stride + col;
-      norm_row::store_vec(res, norm_row::add_rounded(norm_row::load_vec(res),
-                                                     norm_row::load_vec(p.delta + r * p.delta_stride + col)));
-    }
-  }
-  if (threadIdx.x == 0) *p.norm_arrivals = 0;  // re-armed for the next launch (graph replays too)
 }
 
 }  // namespace lathe::cuda::gemv_detail

@@ -73,13 +73,10 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     gemv_ws_.partials = static_cast<float*>(
         arena_->allocate(kc::kGemvWorkspaceFloats * sizeof(float), kc::MemoryPurpose::kWorkspace));
     gemv_ws_.partial_floats = kc::kGemvWorkspaceFloats;
-    // The split-K counters, then one for the fused norm's grid arrivals.
     gemv_ws_.counters = static_cast<int*>(
-        arena_->allocate((kc::kGemvCounterCount + 1) * sizeof(int), kc::MemoryPurpose::kWorkspace));
+        arena_->allocate(kc::kGemvCounterCount * sizeof(int), kc::MemoryPurpose::kWorkspace));
     gemv_ws_.counter_count = kc::kGemvCounterCount;
-    gemv_ws_.norm_arrivals = gemv_ws_.counters + kc::kGemvCounterCount;
-    LATHE_CUDA_CHECK(
-        cudaMemsetAsync(gemv_ws_.counters, 0, (kc::kGemvCounterCount + 1) * sizeof(int), stream_));
+    LATHE_CUDA_CHECK(cudaMemsetAsync(gemv_ws_.counters, 0, kc::kGemvCounterCount * sizeof(int), stream_));
     std::string warnings;
     levers_ = linear_levers_from_env(&warnings);
     if (!warnings.empty()) spdlog::warn("{}", warnings);
@@ -226,8 +223,9 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   }
 
   void linear(Phase phase, Act x, const WeightView& w, Act out) override;
-  void add_rms_norm_linear(Phase phase, Act residual, Act delta, const float* norm_weight, float eps,
-                           Act normed, const WeightView& w, Act out) override;
+  void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
+                                  const float* norm_weight, float eps, Act normed, const WeightView& next,
+                                  Act out) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -346,9 +344,13 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
-  // norm: the tier normalises its own input (add_rms_norm_linear); x is then not read.
+  // norm: the tier normalises its own input; y_add: out is the residual stream, added into
+  // (linear_add_rms_norm_linear, tiers 1 and 4).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {});
+                const kc::GemvNormInput& norm = {}, bool y_add = false);
+  // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
+  int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
+                   const kc::GemvNormInput& norm, bool y_add);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -431,53 +433,58 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
-void CudaBackend::add_rms_norm_linear(Phase phase, Act residual, Act delta, const float* norm_weight,
-                                      float eps, Act normed, const WeightView& w, Act out) {
-  // Fused only where the tier launch would be one of the fused tiers (1, 4) and takes the inputs
-  // as they are; anywhere else the two ops run as themselves (the same bits either way).
-  const bool fusable_rows =
-      phase == Phase::kDecode && residual.rows >= 1 && residual.rows <= levers_.fused_norm_rows;
-  if (fusable_rows && residual.dtype == DType::kBF16 && delta.dtype == DType::kBF16 &&
-      normed.dtype == DType::kBF16 && residual.rows == delta.rows && residual.cols == delta.cols &&
-      residual.rows == normed.rows && residual.cols == normed.cols && w.cols == residual.cols &&
-      out.rows == residual.rows && out.cols == w.rows &&
-      (out.dtype == DType::kBF16 || out.dtype == DType::kF32)) {
-    const LinearRoute route = plan_linear(phase, normed, w, out);
-    if (route.arm == LinearArm::kGemv || route.arm == LinearArm::kGemvBatch4) {
-      kc::GemvNormInput norm;
-      norm.residual = residual.data;
-      norm.residual_stride = residual.stride;
-      norm.delta = delta.data;
-      norm.delta_stride = delta.stride;
-      norm.weight = norm_weight;
-      norm.eps = eps;
-      kc::GemvProblem probe;
-      probe.w = w.data;
-      probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
-      probe.n = w.rows;
-      probe.k = w.cols;
-      probe.scale_kind = gemv_scale(w.scale_kind);
-      probe.scale = w.scale;
-      probe.y_stride = out.stride;
-      probe.m = static_cast<int>(residual.rows);
-      probe.norm = norm;
-      const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
-      if (kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) {
-        if (log_once("linear:fused_norm"))
-          spdlog::info(
-              "linear route: decode rows <= {} after a residual add + RMS norm normalise their input in the "
-              "gemv tier (one norm launch fewer per site, the same bits; ffn_fused_norm={})",
-              levers_.fused_norm_rows, levers_.fused_norm_rows);
-        run_gemv(route, normed, w, out, norm);
-        return;
-      }
+int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
+                              const kc::GemvNormInput& norm, bool y_add) {
+  if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
+  if (x.dtype != DType::kBF16 || out.dtype != DType::kBF16) return 0;
+  kc::GemvProblem probe;
+  probe.w = w.data;
+  probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
+  probe.n = w.rows;
+  probe.k = w.cols;
+  probe.scale_kind = gemv_scale(w.scale_kind);
+  probe.scale = w.scale;
+  probe.x = x.data;
+  probe.x_stride = x.stride;
+  probe.y_stride = out.stride;
+  probe.m = static_cast<int>(x.rows);
+  probe.norm = norm;
+  probe.y_add = y_add;
+  const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
+  return kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty() ? tier : 0;
+}
+
+void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
+                                             const float* norm_weight, float eps, Act normed,
+                                             const WeightView& next, Act out) {
+  // Fused where both linears take tier 1 or 4 as they are: the first adds its output into the
+  // residual (GemvProblem::y_add), the second normalises the residual itself (GemvNormInput);
+  // anywhere else the three ops run as themselves (the same bits either way).
+  const int64_t m = x.rows;
+  if (phase == Phase::kDecode && m >= 1 && m <= levers_.fused_norm_rows && residual.rows == m &&
+      delta.rows == m && normed.rows == m && out.rows == m && x.cols == w.cols && residual.cols == w.rows &&
+      next.cols == w.rows && out.cols == next.rows && delta.cols == residual.cols &&
+      normed.cols == residual.cols) {
+    const kc::GemvNormInput norm{norm_weight, eps};
+    const LinearRoute first = plan_linear(phase, x, w, residual);
+    const LinearRoute second = plan_linear(phase, residual, next, out);
+    if (fusable_tier(first, x, w, residual, {}, true) != 0 &&
+        fusable_tier(second, residual, next, out, norm, false) != 0) {
+      if (log_once("linear:fused_norm"))
+        spdlog::info(
+            "linear route: decode rows <= {} add the o / down projection into the residual and normalise it "
+            "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
+            levers_.fused_norm_rows, levers_.fused_norm_rows);
+      run_gemv(first, x, w, residual, {}, true);
+      run_gemv(second, residual, next, out, norm);
+      return;
     }
   }
-  Backend::add_rms_norm_linear(phase, residual, delta, norm_weight, eps, normed, w, out);
+  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out);
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm) {
+                           const kc::GemvNormInput& norm, bool y_add) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p;
@@ -500,7 +507,8 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     // there they made the Qwen3-32B step at batch 3-4 ~40% slower (~120 us a layer; cause not
     // established). At batch 1 and 16 they gain ~1% (docs/PERFORMANCE.md, "Session 18").
     if (after_attention && route.arm == LinearArm::kGemvBatch4) p.early_weights = -1;
-    p.norm = norm;  // tiers 1 and 4 only (add_rms_norm_linear), one launch from row 0
+    p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
+    p.y_add = y_add;
     return p;
   };
   switch (route.arm) {

@@ -1,8 +1,10 @@
-// The GEMV tiers that normalise their own input (GemvProblem::norm, gemv_fused_norm.cuh) against
-// the two launches they replace: launch_add_rms_norm (residual += delta in place, out = the norm)
-// followed by the plain GEMV on that out. The outputs and the updated residual must be byte-equal,
-// on every grid the register ring builds, in tiers 1 and 4 at m = 1..4, twice in a row (the grid's
-// arrival counter re-arms itself), and the rows must match the m = 1 launch of their own row.
+// The GEMV tiers' two halves of a fused residual add + RMS norm (CudaBackend::
+// linear_add_rms_norm_linear) against the launches they replace:
+//   GemvProblem::norm: tiers 1 and 4 normalise their own input, byte-equal to launch_rms_norm
+//     followed by the plain GEMV, on every grid the register ring builds, at m = 1..4, and each row
+//     equal to the m = 1 launch of that row;
+//   GemvProblem::y_add: a GEMV adding its bf16 output into the residual stream, byte-equal to the
+//     GEMV into a bf16 delta followed by launch_add_rms_norm's residual update.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -30,7 +32,7 @@ struct NormCase {
   bool fp8;
 };
 
-constexpr int kRows = 4;
+constexpr int kRows = 16;
 constexpr float kEps = 1e-6f;
 
 class GemvFusedNormTest : public testing::TestWithParam<NormCase> {
@@ -42,30 +44,27 @@ class GemvFusedNormTest : public testing::TestWithParam<NormCase> {
     w_ = std::make_unique<DeviceBuffer>(count * (c.fp8 ? 1 : 2));
     if (c.fp8) {
       w_->upload(gpu_test::random_fp8(count, rng));
-      scale_ = std::make_unique<DeviceBuffer>(static_cast<size_t>((c.n + 127) / 128 * (c.k / 128)) * 4);
-      scale_->upload(
-          gpu_test::random_f32(static_cast<size_t>((c.n + 127) / 128 * (c.k / 128)), rng, 0.25f, 2.0f));
+      const size_t scales = static_cast<size_t>((c.n + 127) / 128 * (c.k / 128));
+      scale_ = std::make_unique<DeviceBuffer>(scales * 4);
+      scale_->upload(gpu_test::random_f32(scales, rng, 0.25f, 2.0f));
     } else {
       w_->upload(gpu_test::random_bf16(count, rng));
     }
-    // A residual stream of larger values than the update, as in a model; a norm weight near 1.
-    residual_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng, 4.0f);
-    delta_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng, 0.5f);
-    norm_weight_host_ = gpu_test::random_f32(static_cast<size_t>(c.k), rng, 0.5f, 1.5f);
-    residual_ = std::make_unique<DeviceBuffer>(residual_host_.size() * 2);
-    delta_ = std::make_unique<DeviceBuffer>(delta_host_.size() * 2);
-    delta_->upload(delta_host_);
-    normed_ = std::make_unique<DeviceBuffer>(residual_host_.size() * 2);
-    norm_weight_ = std::make_unique<DeviceBuffer>(norm_weight_host_.size() * 4);
-    norm_weight_->upload(norm_weight_host_);
+    // Residual-stream rows larger than a layer's update, and a norm weight near 1.
+    x_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng, 4.0f);
+    x_ = std::make_unique<DeviceBuffer>(x_host_.size() * 2);
+    x_->upload(x_host_);
+    normed_ = std::make_unique<DeviceBuffer>(x_host_.size() * 2);
+    norm_weight_ = std::make_unique<DeviceBuffer>(static_cast<size_t>(c.k) * 4);
+    norm_weight_->upload(gpu_test::random_f32(static_cast<size_t>(c.k), rng, 0.5f, 1.5f));
+    residual_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.n), rng, 4.0f);
     partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
-    counters_ = std::make_unique<DeviceBuffer>((cuda::kGemvCounterCount + 1) * 4);
-    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, (cuda::kGemvCounterCount + 1) * 4));
-    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount,
-           counters_->as<int>() + cuda::kGemvCounterCount};
+    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
+    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
+    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
   }
 
-  cuda::GemvProblem problem(int m, void* y, const void* x) const {
+  cuda::GemvProblem problem(int m, void* y, const void* x, bool f32) const {
     const NormCase& c = GetParam();
     cuda::GemvProblem p;
     p.w = w_->get();
@@ -78,110 +77,102 @@ class GemvFusedNormTest : public testing::TestWithParam<NormCase> {
     p.x_stride = c.k;
     p.y = y;
     p.y_stride = c.n;
-    p.y_f32 = true;
+    p.y_f32 = f32;
     p.m = m;
     return p;
   }
 
-  cuda::GemvNormInput norm_input(void* residual, int first_row = 0) const {
+  cuda::GemvNormInput norm() const { return {norm_weight_->as<float>(), kEps}; }
+
+  // launch_rms_norm of rows [first, first + m) of x into normed_.
+  void norm_rows(int first, int m) {
     const int64_t k = GetParam().k;
-    cuda::GemvNormInput in;
-    in.residual = static_cast<uint16_t*>(residual) + first_row * k;
-    in.residual_stride = k;
-    in.delta = delta_->as<uint16_t>() + first_row * k;
-    in.delta_stride = k;
-    in.weight = norm_weight_->as<float>();
-    in.eps = kEps;
-    return in;
+    cuda::launch_rms_norm(x_->as<uint16_t>() + first * k, cuda::RowType::kBf16, k, m, k,
+                          norm_weight_->as<float>(), kEps, normed_->get(), cuda::RowType::kBf16, k, nullptr);
   }
 
-  // The two launches the fused tier replaces; returns (y, residual after) as bytes.
-  std::pair<std::vector<uint8_t>, std::vector<uint8_t>> unfused(int tier, int m, const cuda::GemvVariant& v) {
-    const int64_t k = GetParam().k;
-    residual_->upload(residual_host_);
-    cuda::launch_add_rms_norm(residual_->get(), cuda::RowType::kBf16, k, delta_->get(), cuda::RowType::kBf16,
-                              k, m, k, norm_weight_->as<float>(), kEps, normed_->get(), cuda::RowType::kBf16,
-                              k, nullptr);
-    DeviceBuffer y(static_cast<size_t>(m * GetParam().n) * 4);
-    y.poison();
-    cuda::gemv_launch(tier, problem(m, y.get(), normed_->get()), ws_, nullptr, v);
-    return {y.download<uint8_t>(static_cast<size_t>(m * GetParam().n) * 4),
-            residual_->download<uint8_t>(static_cast<size_t>(m * k) * 2)};
-  }
-
-  std::pair<std::vector<uint8_t>, std::vector<uint8_t>> fused(int tier, int m, const cuda::GemvVariant& v) {
-    const int64_t k = GetParam().k;
-    residual_->upload(residual_host_);
-    DeviceBuffer y(static_cast<size_t>(m * GetParam().n) * 4);
-    y.poison();
-    cuda::GemvProblem p = problem(m, y.get(), nullptr);
-    p.norm = norm_input(residual_->get());
-    EXPECT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_), "");
-    cuda::gemv_launch(tier, p, ws_, nullptr, v);
-    return {y.download<uint8_t>(static_cast<size_t>(m * GetParam().n) * 4),
-            residual_->download<uint8_t>(static_cast<size_t>(m * k) * 2)};
-  }
-
-  std::vector<uint16_t> residual_host_, delta_host_;
-  std::vector<float> norm_weight_host_;
-  std::unique_ptr<DeviceBuffer> w_, scale_, residual_, delta_, normed_, norm_weight_, partials_, counters_;
+  std::vector<uint16_t> x_host_, residual_host_;
+  std::unique_ptr<DeviceBuffer> w_, scale_, x_, normed_, norm_weight_, partials_, counters_;
   cuda::GemvWorkspace ws_;
 };
 
-TEST_P(GemvFusedNormTest, OutputAndResidualAreByteEqualToNormThenGemv) {
+TEST_P(GemvFusedNormTest, NormalisedInputIsByteEqualToNormThenGemv) {
   const NormCase& c = GetParam();
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
   for (const char* name :
        {"auto", "ring:b3", "ringbal", "ringbal:b3", "auto:wgn", "ring:b3:wgn", "ringbal:b3:wgn"}) {
     const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
     ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, v), "") << name;
-    // Each row alone through the unfused m = 1 launch: the bytes every fused row must have.
-    std::vector<uint8_t> single;
-    for (int r = 0; r < kRows; ++r) {
-      residual_->upload(residual_host_);
-      cuda::launch_add_rms_norm(static_cast<uint16_t*>(residual_->get()) + r * c.k, cuda::RowType::kBf16, c.k,
-                                delta_->as<uint16_t>() + r * c.k, cuda::RowType::kBf16, c.k, 1, c.k,
-                                norm_weight_->as<float>(), kEps, normed_->get(), cuda::RowType::kBf16, c.k,
-                                nullptr);
-      DeviceBuffer y(row_bytes);
-      cuda::gemv_launch(1, problem(1, y.get(), normed_->get()), ws_, nullptr, v);
-      const auto row = y.download<uint8_t>(row_bytes);
-      single.insert(single.end(), row.begin(), row.end());
+    // Each row alone through the norm kernel and the m = 1 GEMV: the bytes every fused row must have.
+    DeviceBuffer single(4 * row_bytes);
+    for (int r = 0; r < 4; ++r) {
+      norm_rows(r, 1);
+      cuda::gemv_launch(1, problem(1, static_cast<char*>(single.get()) + r * row_bytes, normed_->get(), true),
+                        ws_, nullptr, v);
     }
+    const auto single_rows = single.download<uint8_t>(4 * row_bytes);
     for (const auto& [tier, m] : {std::pair{1, 1}, {4, 1}, {4, 2}, {4, 3}, {4, 4}}) {
-      const auto [y_ref, res_ref] = unfused(tier, m, v);
-      for (int round = 0; round < 2; ++round) {
-        const auto [y, res] = fused(tier, m, v);
-        ASSERT_EQ(y, y_ref) << name << " tier " << tier << " m=" << m << " round " << round;
-        ASSERT_EQ(res, res_ref) << name << " tier " << tier << " m=" << m << " round " << round
-                                << ": residual";
-        for (int r = 0; r < m; ++r) {
-          ASSERT_EQ(std::memcmp(y.data() + r * row_bytes, single.data() + r * row_bytes, row_bytes), 0)
-              << name << " tier " << tier << " m=" << m << " row " << r << " against its m = 1 launch";
-        }
-      }
+      norm_rows(0, m);
+      DeviceBuffer y_ref(m * row_bytes), y(m * row_bytes);
+      y_ref.poison();
+      cuda::gemv_launch(tier, problem(m, y_ref.get(), normed_->get(), true), ws_, nullptr, v);
+      y.poison();
+      cuda::GemvProblem p = problem(m, y.get(), x_->get(), true);
+      p.norm = norm();
+      ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_), "");
+      cuda::gemv_launch(tier, p, ws_, nullptr, v);
+      const auto got = y.download<uint8_t>(m * row_bytes);
+      ASSERT_EQ(got, y_ref.download<uint8_t>(m * row_bytes)) << name << " tier " << tier << " m=" << m;
+      ASSERT_EQ(std::memcmp(got.data(), single_rows.data(), m * row_bytes), 0)
+          << name << " tier " << tier << " m=" << m << ": a row differs from its m = 1 launch";
     }
   }
 }
 
-// What the fused tiers refuse, with the reason (the backend then runs the two ops).
+TEST_P(GemvFusedNormTest, AddIntoResidualIsByteEqualToGemvThenAddNorm) {
+  const NormCase& c = GetParam();
+  const size_t out_elems = static_cast<size_t>(kRows) * c.n;
+  DeviceBuffer residual(out_elems * 2), delta(out_elems * 2), scratch(out_elems * 2),
+      ones(static_cast<size_t>(c.n) * 4);
+  ones.upload(std::vector<float>(static_cast<size_t>(c.n), 1.0f));
+  for (const char* name : {"auto", "ring:b3", "ringbal:b3", "auto:wgn"}) {
+    const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
+    for (const auto& [tier, m] : {std::pair{1, 1}, {4, 3}, {4, 4}, {16, 9}}) {
+      // Reference: the GEMV's bf16 output, then the add + norm kernel's residual update.
+      residual.upload(residual_host_);
+      cuda::gemv_launch(tier, problem(m, delta.get(), x_->get(), false), ws_, nullptr, v);
+      cuda::launch_add_rms_norm(residual.get(), cuda::RowType::kBf16, c.n, delta.get(), cuda::RowType::kBf16,
+                                c.n, m, c.n, ones.as<float>(), kEps, scratch.get(), cuda::RowType::kBf16, c.n,
+                                nullptr);
+      const auto want = residual.download<uint16_t>(static_cast<size_t>(m) * c.n);
+      residual.upload(residual_host_);
+      cuda::GemvProblem p = problem(m, residual.get(), x_->get(), false);
+      p.y_add = true;
+      cuda::gemv_launch(tier, p, ws_, nullptr, v);
+      ASSERT_EQ(residual.download<uint16_t>(static_cast<size_t>(m) * c.n), want)
+          << name << " tier " << tier << " m=" << m;
+    }
+  }
+}
+
+// What the fused tiers refuse, with the reason (the backend then runs the separate ops).
 TEST_P(GemvFusedNormTest, RefusesWhatItDoesNotBuild) {
   const NormCase& c = GetParam();
   DeviceBuffer y(static_cast<size_t>(kRows * c.n) * 4);
-  cuda::GemvProblem p = problem(1, y.get(), nullptr);
-  p.norm = norm_input(residual_->get());
+  cuda::GemvProblem p = problem(1, y.get(), x_->get(), true);
+  p.norm = norm();
   EXPECT_EQ(cuda::gemv_unsupported_reason(1, p, ws_), "");
-  EXPECT_NE(cuda::gemv_unsupported_reason(16, p, ws_), "") << "only tiers 1 and 4 are built";
-  cuda::GemvWorkspace no_counter = ws_;
-  no_counter.norm_arrivals = nullptr;
-  EXPECT_NE(cuda::gemv_unsupported_reason(1, p, no_counter), "");
-  cuda::GemvProblem odd = p;
-  odd.norm.delta_stride = c.k + 4;
-  EXPECT_NE(cuda::gemv_unsupported_reason(1, odd, ws_), "");
+  EXPECT_NE(cuda::gemv_unsupported_reason(16, p, ws_), "") << "only tiers 1 and 4 normalise";
+  cuda::GemvProblem misaligned = p;
+  misaligned.norm.weight = norm_weight_->as<float>() + 1;
+  EXPECT_NE(cuda::gemv_unsupported_reason(1, misaligned, ws_), "");
   EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("stream")), Error);
   if (c.fp8) {
     EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:bits")), Error);
   }
+  cuda::GemvProblem add_f32 = problem(1, y.get(), x_->get(), true);
+  add_f32.y_add = true;
+  EXPECT_NE(cuda::gemv_unsupported_reason(1, add_f32, ws_), "") << "y_add adds into a bf16 residual";
 }
 
 std::string norm_case_name(const testing::TestParamInfo<NormCase>& param) {
