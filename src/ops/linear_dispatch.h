@@ -53,10 +53,13 @@ struct LinearLevers {
   // LATHE_FFN_DECODE_WIDE=gemv: decode rows above the tiers run the tiers chunk by chunk instead of
   // the GEMM (every decode row bit-identical to m = 1 at any width); gemm (default) keeps the GEMM.
   bool decode_wide_gemv = false;
-  // LATHE_FFN_FUSED_NORM (0, 1 or 4): decode linears of at most this many rows that follow a
-  // residual add + RMS norm (Backend::add_rms_norm_linear) normalise their input inside the GEMV
-  // tier, one norm launch fewer per site, the same bits; 0 keeps the separate norm kernel.
-  int fused_norm_rows = 4;
+  // LATHE_FFN_FUSED_NORM (0, 1 or 4): decode steps of at most this many rows fuse the residual add
+  // + RMS norm between two GEMVs (Backend::linear_add_rms_norm_linear: the o / down projection adds
+  // into the residual, the next GEMV tier normalises it itself), one norm launch fewer per site,
+  // the same bits; 0 keeps the separate norm kernel. Default 1: on the H200 the Qwen3-8B-FP8 step
+  // at batch 1 is 1.9% shorter fused, those at batch 2-4 1.2-2.2% longer (each CTA sums the squares
+  // of every row it multiplies; docs/PERFORMANCE.md, "Session 24").
+  int fused_norm_rows = 1;
 };
 
 struct LinearRoute {
