@@ -187,7 +187,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         return;
       }
       if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
-        wg_stage_x<kWgCols, kGroupSteps, kThreads>(
+        wg_stage_x<kWgCols, kWgCols, kGroupSteps, kThreads>(
             xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
         return;
       }
@@ -458,6 +458,21 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
 }
 
+// launch_tier for a run-time grid form and input (the fused norm exists for tiers 1 and 4).
+template <int kMaxM>
+void launch_tier_of(bool balanced, bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
+                    cudaStream_t stream) {
+  if constexpr (kMaxM <= 4) {
+    if (fused) {
+      balanced ? launch_tier<kMaxM, true, true>(params, grid, cfg, stream)
+               : launch_tier<kMaxM, false, true>(params, grid, cfg, stream);
+      return;
+    }
+  }
+  balanced ? launch_tier<kMaxM, true>(params, grid, cfg, stream)
+           : launch_tier<kMaxM, false>(params, grid, cfg, stream);
+}
+
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
   const uint32_t code = threadIdx.x;  // 256 threads; lanes 0..3 of a word hold code, code, code, code
   const uint32_t codes = code * 0x01010101u;
@@ -697,25 +712,13 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      if (fused) {
-        balanced ? launch_tier<1, true, true>(params, grid, cfg, stream)
-                 : launch_tier<1, false, true>(params, grid, cfg, stream);
-      } else {
-        balanced ? launch_tier<1, true>(params, grid, cfg, stream)
-                 : launch_tier<1, false>(params, grid, cfg, stream);
-      }
+      launch_tier_of<1>(balanced, fused, params, grid, cfg, stream);
       break;
     case 4:
-      if (fused) {
-        balanced ? launch_tier<4, true, true>(params, grid, cfg, stream)
-                 : launch_tier<4, false, true>(params, grid, cfg, stream);
-      } else {
-        balanced ? launch_tier<4, true>(params, grid, cfg, stream)
-                 : launch_tier<4, false>(params, grid, cfg, stream);
-      }
+      launch_tier_of<4>(balanced, fused, params, grid, cfg, stream);
       break;
     default:
-      balanced ? launch_tier<16, true>(params, grid, cfg, stream) : launch_tier<16, false>(params, grid, cfg, stream);
+      launch_tier_of<16>(balanced, false, params, grid, cfg, stream);
       break;
   }
 }

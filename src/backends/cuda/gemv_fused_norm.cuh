@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_wgmma.cuh"
 #include "backends/cuda/gemv_wgmma_layout.h"
 #include "backends/cuda/rms_norm_row.cuh"
 
@@ -71,21 +72,10 @@ __device__ __forceinline__ uint32_t fused_norm_word(const Params& p, int r, int6
 template <int kCols, int kRows, int kGroupSteps, int kThreads>
 __device__ __forceinline__ void wg_stage_x_fused(uint8_t* buf, const Params& p, int64_t k_group, int count,
                                                  const float* row_inv, int tid) {
-  constexpr int kWords = kGroupSteps * 64;
-  static_assert(kWords % kThreads == 0, "whole words of each column per thread");
-#pragma unroll
-  for (int i = 0; i < kWords / kThreads; ++i) {
-    const int u = tid + i * kThreads;
-    if ((u >> 6) >= count) return;
-    uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
-#pragma unroll
-    for (int col = 0; col < kRows; ++col) {
-      if (col < p.m) {
-        *reinterpret_cast<uint32_t*>(dst + (col >> 3) * 256 + (col & 7) * 16) =
-            fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
-      }
-    }
-  }
+  wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(
+      buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
+        *reinterpret_cast<uint32_t*>(dst) = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
+      });
 }
 
 }  // namespace lathe::cuda::gemv_detail

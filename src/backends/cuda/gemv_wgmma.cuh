@@ -22,13 +22,12 @@ __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
 }
 
-// Stages `count` (<= kGroupSteps) steps of x, columns [0, min(m, kCols)), into a buffer of kCols
-// columns: thread `tid` of kThreads copies words tid, tid + kThreads, ... of every column (word u
-// = physical k 2u, 2u + 1 from x_group, the group's first k) to fixed offsets
-// (gemv_wgmma_layout.h). Columns m..kCols-1 are left as they are (zeroed once per launch).
-template <int kCols, int kGroupSteps, int kThreads>
-__device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_group, int64_t x_stride,
-                                           int m, int count, int tid) {
+// Calls put(dst, col, u) for word u (physical k 2u, 2u + 1 from the group's first k) of each
+// column col < min(m, kRows) of `count` (<= kGroupSteps) steps, dst being where that word goes in
+// a buffer of kCols columns (gemv_wgmma_layout.h); thread `tid` of kThreads takes words tid,
+// tid + kThreads, ... Columns m..kCols-1 are left as they are (zeroed once per launch).
+template <int kCols, int kRows, int kGroupSteps, int kThreads, typename PutWord>
+__device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count, int tid, PutWord put) {
   constexpr int kWords = kGroupSteps * 64;  // 4-byte words of a column in one group
   static_assert(kWords % kThreads == 0, "whole words of each column per thread");
 #pragma unroll
@@ -36,11 +35,19 @@ __device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_
     const int u = tid + i * kThreads;
     if ((u >> 6) >= count) return;
     uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
-    const __nv_bfloat16* src = x_group + 2 * u;
 #pragma unroll
-    for (int col = 0; col < kCols; ++col)
-      if (col < m) cp_async4(dst + (col >> 3) * 256 + (col & 7) * 16, src + col * x_stride);
+    for (int col = 0; col < kRows; ++col)
+      if (col < m) put(dst + (col >> 3) * 256 + (col & 7) * 16, col, u);
   }
+}
+
+// Stages x by 4-byte copies (x_group: the group's first k of row 0).
+template <int kCols, int kRows, int kGroupSteps, int kThreads>
+__device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_group, int64_t x_stride,
+                                           int m, int count, int tid) {
+  wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(
+      buf, m, count, tid,
+      [&](uint8_t* dst, int col, int u) { cp_async4(dst, x_group + 2 * u + col * x_stride); });
 }
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).

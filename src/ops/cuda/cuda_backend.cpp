@@ -405,21 +405,31 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
   }
 }
 
+// The GEMV problem of x . W^T -> out (all rows from row 0).
+kc::GemvProblem gemv_problem(const Act& x, const WeightView& w, const Act& out) {
+  kc::GemvProblem p;
+  p.w = w.data;
+  p.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
+  p.n = w.rows;
+  p.k = w.cols;
+  p.scale_kind = gemv_scale(w.scale_kind);
+  p.scale = w.scale;
+  p.bias = w.bias;
+  p.x = x.data;
+  p.x_stride = x.stride;
+  p.y = out.data;
+  p.y_stride = out.stride;
+  p.y_f32 = out.dtype == DType::kF32;
+  p.m = static_cast<int>(x.rows);
+  return p;
+}
+
 LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out) {
   const bool out_f32 = out.dtype == DType::kF32;
   const LinearWeightKind kind = linear_weight_kind(w.dtype, w.scale_kind);
   LinearKernels avail;
   if (kind != LinearWeightKind::kOther) {
-    kc::GemvProblem probe;
-    probe.w = w.data;
-    probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
-    probe.n = w.rows;
-    probe.k = w.cols;
-    probe.scale_kind = gemv_scale(w.scale_kind);
-    probe.scale = w.scale;
-    probe.x = x.data;
-    probe.x_stride = x.stride;
-    probe.y_stride = out.stride;
+    kc::GemvProblem probe = gemv_problem(x, w, out);
     probe.m = 1;
     avail.gemv = kc::gemv_unsupported_reason(1, probe, gemv_ws_).empty();
   }
@@ -437,17 +447,7 @@ int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const Weig
                               const kc::GemvNormInput& norm, bool y_add) {
   if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
   if (x.dtype != DType::kBF16 || out.dtype != DType::kBF16) return 0;
-  kc::GemvProblem probe;
-  probe.w = w.data;
-  probe.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
-  probe.n = w.rows;
-  probe.k = w.cols;
-  probe.scale_kind = gemv_scale(w.scale_kind);
-  probe.scale = w.scale;
-  probe.x = x.data;
-  probe.x_stride = x.stride;
-  probe.y_stride = out.stride;
-  probe.m = static_cast<int>(x.rows);
+  kc::GemvProblem probe = gemv_problem(x, w, out);
   probe.norm = norm;
   probe.y_add = y_add;
   const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
@@ -487,22 +487,7 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
                            const kc::GemvNormInput& norm, bool y_add) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
-    kc::GemvProblem p;
-    p.w = w.data;
-    p.weight = w.dtype == DType::kBF16 ? kc::GemvWeight::kBf16 : kc::GemvWeight::kFp8E4M3;
-    p.n = w.rows;
-    p.k = w.cols;
-    p.scale_kind = gemv_scale(w.scale_kind);
-    p.scale = w.scale;
-    p.bias = w.bias;
-    const Act xs = x.slice_rows(first, rows);
-    const Act ys = out.slice_rows(first, rows);
-    p.x = xs.data;
-    p.x_stride = x.stride;
-    p.y = ys.data;
-    p.y_stride = out.stride;
-    p.y_f32 = out.dtype == DType::kF32;
-    p.m = static_cast<int>(rows);
+    kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
     // The 4-row tier right after attention (the o projection) reads no weights before its wait:
     // there they made the Qwen3-32B step at batch 3-4 ~40% slower (~120 us a layer; cause not
     // established). At batch 1 and 16 they gain ~1% (docs/PERFORMANCE.md, "Session 18").
