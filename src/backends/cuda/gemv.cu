@@ -604,7 +604,9 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.x_stride % 8 != 0 || p.x_stride < p.k)
     return "activation row stride must be a multiple of 8 and >= k";
   if (p.y_add && p.y_f32) return "y_add takes a bf16 output";
-  if (p.norm.weight != nullptr) return norm_input_reason(tier, p);
+  if (p.norm.weight != nullptr) {
+    if (std::string why = norm_input_reason(tier, p); !why.empty()) return why;
+  }
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";

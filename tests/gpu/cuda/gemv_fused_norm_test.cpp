@@ -163,6 +163,15 @@ TEST_P(GemvFusedNormTest, RefusesWhatItDoesNotBuild) {
   p.norm = norm();
   EXPECT_EQ(cuda::gemv_unsupported_reason(1, p, ws_), "");
   EXPECT_NE(cuda::gemv_unsupported_reason(16, p, ws_), "") << "only tiers 1 and 4 normalise";
+  // The fused input does not exempt the rest of the problem from its checks.
+  cuda::GemvProblem short_stride = p;
+  short_stride.y_stride = c.n - 1;
+  EXPECT_NE(cuda::gemv_unsupported_reason(1, short_stride, ws_), "");
+  if (c.fp8) {
+    cuda::GemvProblem no_scale = p;
+    no_scale.scale = nullptr;
+    EXPECT_NE(cuda::gemv_unsupported_reason(1, no_scale, ws_), "");
+  }
   cuda::GemvProblem misaligned = p;
   misaligned.norm.weight = norm_weight_->as<float>() + 1;
   EXPECT_NE(cuda::gemv_unsupported_reason(1, misaligned, ws_), "");
