@@ -283,17 +283,11 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     }
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
-    // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed. In a
-    // pure decode step the attention and that chain are one backend call (the backend may merge
-    // the attention's split-K records inside the o projection).
-    if (w.gate_up_proj.data != nullptr && decode_rows == tokens) {
-      be.attention_linear_add_rms_norm_linear(dev, q, attn_shape_, kv_shape, cache, attn, w.o_proj, hidden, delta,
-                                              w.post_attention_layernorm, eps, normed, w.gate_up_proj, gate_up);
-    } else if (w.gate_up_proj.data != nullptr) {
-      be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
+    be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
+    // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed.
+    if (w.gate_up_proj.data != nullptr) {
       linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up);
     } else {
-      be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
       linear(decode_rows, attn, w.o_proj, delta);
       be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
       linear(decode_rows, normed, w.gate_proj, gate);

@@ -137,21 +137,6 @@ class Backend {
     linear(phase, normed, next, out);
   }
 
-  // A pure decode step's attention (as attention(batch, q, shape, cache_shape, cache, attn_out))
-  // followed by linear_add_rms_norm_linear(kDecode, attn_out, o_proj, residual, delta, norm_weight,
-  // eps, normed, next, out): one call so a backend may merge the attention's split-K partial
-  // results inside the o projection (the CUDA decode tiers, LinearLevers::attn_merge_rows) and
-  // leave attn_out unwritten. residual's and out's bits are those of the separate calls.
-  virtual void attention_linear_add_rms_norm_linear(const DeviceBatch& batch, Act q, const AttentionShape& shape,
-                                                    const KvCacheShape& cache_shape, const KvCacheLayer& cache,
-                                                    Act attn_out, const WeightView& o_proj, Act residual,
-                                                    Act delta, const float* norm_weight, float eps, Act normed,
-                                                    const WeightView& next, Act out) {
-    attention(batch, q, shape, cache_shape, cache, attn_out);
-    linear_add_rms_norm_linear(Phase::kDecode, attn_out, o_proj, residual, delta, norm_weight, eps, normed, next,
-                               out);
-  }
-
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.
   // The backend picks the arm from (phase, rows, weight kind) through ops/dispatch.
   virtual void linear(Phase phase, Act x, const WeightView& weight, Act out) = 0;

@@ -105,15 +105,6 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
                        levers.fused_norm_rows));
     }
   }
-  if (const char* v = std::getenv("LATHE_ATTN_FUSED_MERGE")) {
-    const std::string_view s(v);
-    if (s == "0" || s == "1" || s == "4") {
-      levers.attn_merge_rows = s[0] - '0';
-    } else {
-      warn(fmt::format("LATHE_ATTN_FUSED_MERGE={:?} is not 0, 1 or 4; keeping attn_fused_merge={}", s,
-                       levers.attn_merge_rows));
-    }
-  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -133,8 +124,6 @@ std::string describe_levers(const LinearLevers& levers) {
                                 b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
   out += fmt::format(" ffn_fused_norm={}{}", levers.fused_norm_rows,
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
-  out += fmt::format(" attn_fused_merge={}{}", levers.attn_merge_rows,
-                     std::getenv("LATHE_ATTN_FUSED_MERGE") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

@@ -60,11 +60,6 @@ struct LinearLevers {
   // at batch 1 is 1.9% shorter fused, those at batch 2-4 1.2-2.2% longer (each CTA sums the squares
   // of every row it multiplies; docs/PERFORMANCE.md, "Session 24").
   int fused_norm_rows = 1;
-  // LATHE_ATTN_FUSED_MERGE (0, 1 or 4): pure decode steps of at most this many rows merge the split-K
-  // attention's records inside the o projection's GEMV tier (Backend::
-  // attention_linear_add_rms_norm_linear) instead of launching the split reduce, the same bits; 0
-  // keeps the reduce. Default 1 (docs/PERFORMANCE.md, "Session 25").
-  int attn_merge_rows = 1;
 };
 
 struct LinearRoute {

@@ -15,14 +15,12 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <type_traits>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_fused_norm.cuh"
-#include "backends/cuda/gemv_split_merge.cuh"
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_stream.cuh"
 #include "backends/cuda/gemv_wgmma.cuh"
@@ -66,13 +64,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
 // (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
 // group; the same sums, bit for bit.
-// kInput (tiers 1 and 4): x as given (kCopy), normalised here with the norm kernel's bits
-// (kNorm, GemvNormInput, gemv_fused_norm.cuh), or merged here from split-K attention records with
-// the split reduce's bits (kMerge, GemvProblem::merge, gemv_split_merge.cuh; the non-balanced ring
-// with 16-step x groups and mma.sync only).
+// kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
+// with the norm kernel's bits.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, GemvInput kInput = GemvInput::kCopy>
+          bool kWgmma = false, bool kFusedNorm = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
@@ -87,22 +83,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
-  constexpr bool kFusedNorm = kInput == GemvInput::kNorm;
-  constexpr bool kMerge = kInput == GemvInput::kMerge;
   // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
-  // kMerge: the record slots, maxima, sums and weights of the (row, head) pairs this CTA merges.
-  struct NoMerge {};
-  __shared__ std::conditional_t<kMerge, MergeShared<kMaxM>, NoMerge> merge;
-  static_assert(!kMerge || (kMaxM <= 4 && !kBalanced && !kWgmma && kGroupSteps == kWideGroupSteps),
-                "the merged input is built for the non-balanced ring's tiers 1 and 4 with 16-step groups");
-  MergeHeads merge_range{0, 0};
-  // Records in flight per thread while merging (twice as many maxima and sums): 4 beside the
-  // smallest rings at two CTAs per SM, else 1 (the deeper rings and the 80-register budget of three
-  // CTAs per SM spill otherwise).
-  constexpr int kMergeBatch = kMinCtas == 2 && kStages * (kFp8 ? 4 : 8) <= 8 ? 4 : 1;
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -186,17 +170,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
-      if constexpr (kMerge) {  // merged from the attention's records (gemv_split_merge.cuh)
-        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-        const int chunks_per_row = count * (kStepK / 8);
-        for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
-          const int r = i / chunks_per_row;
-          const int ch = i - r * chunks_per_row;
-          *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) =
-              merge_vec<kMaxM, kMergeBatch>(p, merge_range, merge, r, k0 + ch * 8);
-        }
-        return;
-      }
       if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
         const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
@@ -334,15 +307,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
-    if constexpr (kMerge) merge_list_slots<kMaxM>(p, merge);
     chained_kernel_begin();
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
-    if constexpr (kMerge) {
-      merge_range = merge_heads(p, static_cast<int64_t>(s_begin) * kStepK,
-                                static_cast<int64_t>(s_begin + nsteps) * kStepK);
-      merge_weights<kMaxM, kThreads, 2 * kMergeBatch>(p, merge_range, merge);
-    }
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
@@ -419,31 +386,30 @@ struct RingConfig {
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false,
-          GemvInput kInput = GemvInput::kCopy>
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && kInput == GemvInput::kCopy)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>,
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>, grid,
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
                      block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>,
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>, grid,
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
                      block, 0, stream, params);
     }
   }
@@ -461,52 +427,45 @@ bool ring_config_supported(const RingConfig& cfg) {
 // ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
 // bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
 // bytes).
-template <int kMaxM, bool kBalanced, GemvInput kInput = GemvInput::kCopy>
+template <int kMaxM, bool kBalanced, bool kFused = false>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if (three) {
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kInput>(params, grid, cfg, stream);
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused>(params, grid, cfg, stream);
     return;
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kInput>(params, grid, cfg, stream);
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
 }
 
-// launch_tier for a run-time grid form and input (the fused norm and the merged input exist for
-// tiers 1 and 4; the merged input only where merge_variant_reason allows it).
+// launch_tier for a run-time grid form and input (the fused norm exists for tiers 1 and 4).
 template <int kMaxM>
-void launch_tier_of(bool balanced, GemvInput input, const Params& params, dim3 grid, const RingConfig& cfg,
+void launch_tier_of(bool balanced, bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
                     cudaStream_t stream) {
   if constexpr (kMaxM <= 4) {
-    if (input == GemvInput::kNorm) {
-      balanced ? launch_tier<kMaxM, true, GemvInput::kNorm>(params, grid, cfg, stream)
-               : launch_tier<kMaxM, false, GemvInput::kNorm>(params, grid, cfg, stream);
-      return;
-    }
-    if (input == GemvInput::kMerge) {  // the non-balanced ring, 16-step groups, mma.sync only
-      cfg.ctas_per_sm == 3
-          ? launch_ring<kMaxM, false, kWideGroupSteps, 3, false, GemvInput::kMerge>(params, grid, cfg, stream)
-          : launch_ring<kMaxM, false, kWideGroupSteps, 2, false, GemvInput::kMerge>(params, grid, cfg, stream);
+    if (fused) {
+      balanced ? launch_tier<kMaxM, true, true>(params, grid, cfg, stream)
+               : launch_tier<kMaxM, false, true>(params, grid, cfg, stream);
       return;
     }
   }
@@ -614,46 +573,10 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
   return {};
 }
 
-// The merged input's own requirements (GemvProblem::merge), after the shape's and x's.
-std::string merge_input_reason(int tier, const GemvProblem& p) {
-  const SplitRecords& r = p.merge;
-  if (tier != 1 && tier != 4) return "the merged input is built for tiers 1 and 4";
-  if (p.norm.weight != nullptr) return "the merged input and the fused norm are two inputs";
-  if (r.head_dim != 64 && r.head_dim != 128 && r.head_dim != 256) return "merged input: head_dim must be 64, 128 or 256";
-  if (r.num_heads < 1 || p.k != static_cast<int64_t>(r.num_heads) * r.head_dim)
-    return "merged input: k must be num_heads * head_dim";
-  if (r.num_splits < 1 || r.slices < 1 || r.slices > 8 || split_record_slots(r) > kGemvMergeMaxSlots)
-    return "merged input: splits x slices outside 1.." + std::to_string(kGemvMergeMaxSlots);
-  if (p.m > r.num_seqs || r.context_lens == nullptr) return "merged input: a sequence (and its length) per row";
-  if (reinterpret_cast<uintptr_t>(r.records) % 8 != 0) return "merged input: records must be 8-byte aligned";
-  return {};
-}
-
-// The kernels a merged input runs on, and the (row, head) pairs each CTA of that grid merges.
-std::string merge_variant_reason(const GemvVariant& v, const GemvProblem& p) {
-  if (v.kernel != GemvKernel::kRegisterRing || v.bit_trick || v.wgmma_narrow || v.group_steps != kWideGroupSteps)
-    return "the merged input runs on the register ring's own grid with 16-step x groups (no ':bits', ':wgn')";
-  const int want = ring_split_request(v, p.n);
-  const int ksplit = gemv_ring_ksplit(p.n, p.k, want);
-  const int64_t chunk = gemv_ring_chunk_steps(p.n, p.k, want);
-  const int64_t ksteps = p.k / kStepK, hd = p.merge.head_dim;
-  int64_t widest = 0;  // heads one CTA's K range touches
-  for (int64_t y = 0; y < ksplit; ++y) {
-    const int64_t lo = y * chunk * kStepK, hi = std::min((y + 1) * chunk, ksteps) * kStepK;
-    widest = std::max(widest, (hi + hd - 1) / hd - lo / hd);
-  }
-  if (p.m * widest > kGemvMergeMaxPairs || p.m * widest * split_record_slots(p.merge) > kGemvMergeMaxWeights)
-    return "merged input: a CTA would merge more (row, head) pairs or records than its shared memory holds";
-  return {};
-}
-
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
-  }
-  if (p.merge.records != nullptr) {
-    if (std::string why = merge_variant_reason(v, p); !why.empty()) return why;
   }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
@@ -683,9 +606,6 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.y_add && p.y_f32) return "y_add takes a bf16 output";
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_input_reason(tier, p); !why.empty()) return why;
-  }
-  if (p.merge.records != nullptr) {
-    if (std::string why = merge_input_reason(tier, p); !why.empty()) return why;
   }
   if (p.y_stride < p.n) return "output row stride must be >= n";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
@@ -755,12 +675,9 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
   params.y_add = problem.y_add ? 1 : 0;
-  const GemvInput input = problem.merge.records != nullptr ? GemvInput::kMerge
-                          : problem.norm.weight != nullptr  ? GemvInput::kNorm
-                                                            : GemvInput::kCopy;
+  const bool fused = problem.norm.weight != nullptr;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
-  params.merge = problem.merge;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
@@ -797,13 +714,13 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      launch_tier_of<1>(balanced, input, params, grid, cfg, stream);
+      launch_tier_of<1>(balanced, fused, params, grid, cfg, stream);
       break;
     case 4:
-      launch_tier_of<4>(balanced, input, params, grid, cfg, stream);
+      launch_tier_of<4>(balanced, fused, params, grid, cfg, stream);
       break;
     default:
-      launch_tier_of<16>(balanced, GemvInput::kCopy, params, grid, cfg, stream);
+      launch_tier_of<16>(balanced, false, params, grid, cfg, stream);
       break;
   }
 }

@@ -36,8 +36,6 @@
 #include <string>
 #include <vector>
 
-#include "backends/cuda/split_records.h"
-
 namespace lathe::cuda {
 
 enum class GemvWeight { kFp8E4M3, kBf16 };
@@ -58,18 +56,6 @@ struct GemvNormInput {
   const float* weight = nullptr;  // null: x as given
   float eps = 0.0f;
 };
-
-// Tiers 1 and 4 may take their input straight from a decode step's split-K attention records
-// (GemvProblem::merge; launch_paged_decode_splitk's `deferred`) instead of the reduce's output:
-// each CTA merges the (row, head) pairs its own K range covers as it stages x, with the reduce's
-// arithmetic (split_merge.cuh), so the rows are the bytes of the reduce followed by the plain
-// GEMV. Row r is sequence r of the records; k = num_heads * head_dim. Built on the register ring's
-// own grid (not the balanced one), without ':bits' or ':wgn', staging 16 steps of x per buffer
-// (what `auto` picks there). Per CTA at most kGemvMergeMaxPairs (row, head) pairs and
-// kGemvMergeMaxWeights pairs x record slots (gemv_unsupported_reason says when a shape exceeds them).
-inline constexpr int kGemvMergeMaxSlots = 128;  // split slots x slices (16 x kMaxSplitSlices)
-inline constexpr int kGemvMergeMaxPairs = 128;
-inline constexpr int kGemvMergeMaxWeights = 2048;
 
 struct GemvProblem {
   const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
@@ -93,9 +79,6 @@ struct GemvProblem {
   // bf16 y is the residual stream: y = round_bf16(y + round_bf16(result)), the residual update of
   // launch_add_rms_norm bit for bit (residual += the GEMV's bf16 output).
   bool y_add = false;
-  // records non-null: x is merged from these split-K records (tiers 1 and 4; x is then not read).
-  // Not with norm.
-  SplitRecords merge;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at

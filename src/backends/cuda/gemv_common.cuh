@@ -15,14 +15,8 @@
 
 #include "backends/cuda/fp8_convert.cuh"
 #include "backends/cuda/gemv.h"
-#include "backends/cuda/split_records.h"
 
 namespace lathe::cuda::gemv_detail {
-
-// Where a register-ring kernel's x comes from: copied as given, normalised on the way
-// (GemvNormInput, gemv_fused_norm.cuh) or merged from split-K attention records
-// (GemvProblem::merge, gemv_split_merge.cuh).
-enum class GemvInput { kCopy, kNorm, kMerge };
 
 struct Params {
   const uint8_t* w;
@@ -52,8 +46,6 @@ struct Params {
   float norm_eps = 0.0f;
   // bf16 y is the residual stream: y = round(y + round(result)) (GemvProblem::y_add).
   int y_add = 0;
-  // GemvInput::kMerge kernels: the split-K records x is merged from.
-  SplitRecords merge;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

@@ -13,7 +13,6 @@
 #include <cstdint>
 
 #include "backends/cuda/split_length.h"
-#include "backends/cuda/split_records.h"
 
 namespace lathe::cuda {
 
@@ -83,12 +82,8 @@ struct SplitGeometry {
   int32_t slices = 1;             // 1..kMaxSplitSlices; 1 = splits are not sliced
   int32_t min_kv_per_slice = 256;
 };
-// deferred non-null: the reduce is not launched and `out` is not written; *deferred describes the
-// records instead, for a consumer that merges them with split_merge.cuh's arithmetic (the o
-// projection's GEMV, GemvProblem::merge), which gives the reduce's bytes.
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, const SplitGeometry& geometry,
-                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream,
-                                       SplitRecords* deferred = nullptr);
+                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream);
 
 // The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
 // paged_attention_splitk_variants.cuh lists them). Each is deterministic on its own; a query's

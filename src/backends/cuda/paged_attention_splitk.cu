@@ -10,8 +10,6 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
 #include "backends/cuda/paged_attention_splitk_variants.cuh"
-#include "backends/cuda/split_merge.cuh"
-#include "backends/cuda/split_records.h"
 #include "backends/cuda/tensor_map.h"
 
 namespace lathe::cuda {
@@ -33,16 +31,23 @@ int device_sm_count() {
 namespace {
 
 struct ReduceParams {
-  SplitRecords in;
+  const float* workspace;
   __nv_bfloat16* out;
   int64_t out_stride;
+  int32_t num_heads;
+  int32_t num_splits;
+  int32_t slices;  // record slots per split; > 1: only the slices a split used are read
+  int32_t min_per_slice;
+  int32_t min_kv_per_split;
+  int32_t split_rule;
+  const int32_t* context_lens;
 };
 
 // The records of one (sequence, head), in slot order (split-major): every split's record when
-// splits are not sliced, else the slices each split used (split_records.h, from the sequence's
-// own length, as the split kernel computed them; an empty split's neutral record at slice 0).
-// Slots a split leaves unused are never written, so they are skipped; merging their neutral
-// equivalent would change no bit (weight exp2(-inf) = 0 against accumulators that are never -0).
+// splits are not sliced, else the slices each split used (split_length.h, from the sequence's own
+// length, as the split kernel computed them; an empty split's neutral record at slice 0). Slots a
+// split leaves unused are never written, so they are skipped; merging their neutral equivalent
+// would change no bit (weight exp2(-inf) = 0 against accumulators that are never -0).
 //
 // The reduce is a chain of dependent L2 reads after the split kernel, so it is written for few
 // round trips. Which slots a sequence used follows from its length alone, which the split kernel
@@ -51,12 +56,18 @@ struct ReduceParams {
 // it, then its slice index) before the wait for the split kernel, overlapping its tail. After the
 // wait, one round trip brings every used record's max and sum into shared memory and this
 // thread's outputs of the first kChunk records into registers; each next chunk is requested
-// before the current one is summed. The arithmetic and its order are split_merge.cuh's (a plain
-// loop over the used slots), so the bytes are those of any earlier form of this kernel and of the
-// GEMV that merges deferred records itself. More slots than shared memory holds (the legacy
-// rule's split counts, never sliced) read their max and sum in place.
+// before the current one is summed. The arithmetic and its order are those of a plain loop over
+// the used slots, so the bytes are those of any earlier form of this kernel. More slots than
+// shared memory holds (the legacy rule's split counts, never sliced) read their max and sum in
+// place.
 inline constexpr int kMaxReduceSplits = 16;  // the policy's kMaxDecodeSplits (target/levers.h)
 inline constexpr int kMaxReduceSlots = kMaxReduceSplits * kMaxSplitSlices;
+
+__device__ __forceinline__ int slices_of_split(const ReduceParams& rp, int len, int per, int s) {
+  const int64_t first = static_cast<int64_t>(s) * per;
+  const int n = first >= len ? 0 : static_cast<int>(min(static_cast<int64_t>(per), len - first));
+  return max(split_slices_used(n, rp.slices, rp.min_per_slice), 1);
+}
 
 template <int HD>
 __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
@@ -67,30 +78,29 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   __shared__ float max_of[kMaxReduceSlots], sum_of[kMaxReduceSlots];
   __shared__ int32_t slices_of[kMaxReduceSplits];  // used slots of each split
   const int head = blockIdx.x, seq = blockIdx.y, d = threadIdx.x;
-  const SplitRecords& in = rp.in;
-  const bool sliced = in.slices > 1;
-  const int records = split_record_slots(in);
-  int count = in.num_splits;  // used slots
+  const bool sliced = rp.slices > 1;
+  const int records = rp.num_splits * rp.slices;
+  int count = rp.num_splits;  // used slots
   if (sliced) {               // before the wait: the slots follow from the length
-    if (d < in.num_splits) {
-      const int len = in.context_lens[seq];
-      const int per = split_length(len, in.num_splits, in.min_kv_per_split, in.split_rule);
-      slices_of[d] = split_used_slots(in, len, per, d);
+    if (d < rp.num_splits) {
+      const int len = rp.context_lens[seq];
+      const int per = split_length(len, rp.num_splits, rp.min_kv_per_split, rp.split_rule);
+      slices_of[d] = slices_of_split(rp, len, per, d);
     }
     __syncthreads();
     for (int i = d; i < records; i += HD) {
-      const int s = i / in.slices, k = i % in.slices;
+      const int s = i / rp.slices, k = i % rp.slices;
       if (k >= slices_of[s]) continue;
       int at = k;
       for (int t = 0; t < s; ++t) at += slices_of[t];
       slot_of[at] = i;
     }
     count = 0;
-    for (int t = 0; t < in.num_splits; ++t) count += slices_of[t];
+    for (int t = 0; t < rp.num_splits; ++t) count += slices_of[t];
     __syncthreads();  // slot_of
   }
   chained_kernel_begin();
-  const float* recs = in.records + (static_cast<int64_t>(seq) * in.num_heads + head) * records * (HD + 2);
+  const float* recs = rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * records * (HD + 2);
   const bool staged = records <= kMaxReduceSlots;  // always when sliced
   auto slot = [&](int i) { return sliced ? slot_of[i] : i; };
   // Read in place (no shared copy) only past kMaxReduceSlots: the legacy rule's split counts.
@@ -114,9 +124,10 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
     __syncthreads();
   }
   float max_all = -INFINITY;
-  for (int i = 0; i < count; ++i) max_all = split_merge::max_step(max_all, max_at(i));
-  float sum = 0.0f, o = 0.0f;
+  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, max_at(i));
+  float value = 0.0f;
   if (max_all != -INFINITY) {
+    float sum = 0.0f, o = 0.0f;
     for (int base = 0; base < count; base += kChunk) {
       float x[kChunk];
 #pragma unroll
@@ -125,35 +136,21 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
 #pragma unroll
       for (int k = 0; k < kChunk; ++k) {
         if (base + k >= count) break;
-        const float w = split_merge::weight(max_at(base + k), max_all);
-        sum = split_merge::accumulate(sum, sum_at(base + k), w);
-        o = split_merge::accumulate(o, x[k], w);
+        const float w = exp2f(max_at(base + k) - max_all);
+        sum = __fmaf_rn(sum_at(base + k), w, sum);
+        o = __fmaf_rn(x[k], w, o);
       }
     }
+    value = __fdiv_rn(o, sum);
   }
-  const float value = split_merge::finish(o, sum, max_all);
   rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
-}
-
-// The records a split launch leaves (split_records.h).
-SplitRecords records_of(const SplitParams& sp, int32_t num_seqs, int32_t head_dim) {
-  SplitRecords r;
-  r.records = sp.base.workspace;
-  r.context_lens = sp.base.context_lens;
-  r.num_seqs = num_seqs;
-  r.num_heads = sp.base.num_heads;
-  r.head_dim = head_dim;
-  r.num_splits = sp.base.num_splits;
-  r.slices = sp.slices;
-  r.min_kv_per_slice = sp.min_per_slice;
-  r.min_kv_per_split = sp.base.min_kv_per_split;
-  r.split_rule = sp.base.split_rule;
-  return r;
 }
 
 template <int HD>
 cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
-  const ReduceParams rp{records_of(sp, num_seqs, HD), sp.base.out, sp.base.out_stride};
+  const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
+                        sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
+                        sp.base.split_rule, sp.base.context_lens};
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
@@ -308,8 +305,7 @@ bool set_splitk_kernel_variant(int variant) {
 }
 
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, const SplitGeometry& geometry,
-                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream,
-                                       SplitRecords* deferred) {
+                                       int32_t rows_per_cta, float* workspace, cudaStream_t stream) {
   namespace sk = attn::splitk;
   if (rows.num_seqs <= 0) return cudaSuccess;
   const int32_t num_splits = geometry.num_splits, min_kv_per_split = geometry.min_kv_per_split;
@@ -363,10 +359,6 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);
   if (status != cudaSuccess) return status;
-  if (deferred != nullptr) {  // the caller merges the records (no reduce launch)
-    *deferred = sk::records_of(sp, rows.num_seqs, kv.head_dim);
-    return cudaSuccess;
-  }
   switch (kv.head_dim) {
     case 64:
       return sk::launch_reduce<64>(sp, rows.num_seqs, stream);

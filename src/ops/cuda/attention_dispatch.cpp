@@ -70,20 +70,19 @@ int32_t decode_rows_of(const Batch& batch) {
   }
 }
 
-bool run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
               const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-              cudaStream_t stream, kernels::SplitRecords* deferred = nullptr);
+              cudaStream_t stream);
 
 }  // namespace
 
-bool attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
                        const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes,
-                       const AttentionConfig& config, cudaStream_t stream, kernels::SplitRecords* deferred) {
-  if (deferred != nullptr) *deferred = kernels::SplitRecords{};
+                       const AttentionConfig& config, cudaStream_t stream) {
   const int32_t decode_rows = decode_rows_of(batch);
   if (batch.phase != Phase::kPrefill || decode_rows <= 0) {
-    return run_step(batch, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream,
-                    batch.phase == Phase::kDecode ? deferred : nullptr);
+    run_step(batch, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
+    return;
   }
   // A mixed step: its leading decode sequences (one row each, rows 0..decode_rows-1) take the
   // decode arm they would take in a pure decode step, so their bytes do not depend on whether a
@@ -99,21 +98,20 @@ bool attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& sh
   decode.max_query_len = 1;
   run_step(decode, q.slice_rows(0, decode_rows), shape, cache_shape, cache, out.slice_rows(0, decode_rows), workspace,
            workspace_bytes, config, stream);
-  if (decode_rows == batch.num_seqs) return false;
+  if (decode_rows == batch.num_seqs) return;
   DeviceBatch prefill = batch;
   prefill.num_seqs = batch.num_seqs - decode_rows;
   prefill.query_start = batch.query_start + decode_rows;  // absolute row indices: q/out stay whole
   prefill.context_lens = batch.context_lens + decode_rows;
   prefill.block_tables = batch.block_tables + static_cast<int64_t>(decode_rows) * batch.max_blocks_per_seq;
   run_step(prefill, q, shape, cache_shape, cache, out, workspace, workspace_bytes, config, stream);
-  return false;
 }
 
 namespace {
 
-bool run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
+void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
               const KvCacheLayer& cache, Act out, void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-              cudaStream_t stream, kernels::SplitRecords* deferred) {
+              cudaStream_t stream) {
   const AttentionPlan plan = plan_attention(batch.phase, batch.num_seqs, shape, cache_shape, config);
   check_rows("q", q, shape, batch.num_tokens);
   check_rows("out", out, shape, batch.num_tokens);
@@ -165,22 +163,21 @@ bool run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
   switch (plan.arm) {
     case AttentionArm::kPrefill:
       check_launch(kernels::launch_paged_prefill(rows, kv, batch.query_start, batch.max_query_len, stream), plan.arm);
-      return false;
+      return;
     case AttentionArm::kDecode:
       check_launch(kernels::launch_paged_decode(rows, kv, stream), plan.arm);
-      return false;
+      return;
     case AttentionArm::kDecodeGqaPacked:
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
-      return false;
+      return;
     case AttentionArm::kDecodeSplitK:
       check_launch(kernels::launch_paged_decode_splitk(
                        rows, kv,
                        kernels::SplitGeometry{plan.num_splits, min_kv_per_split(), plan.split_slices, min_kv_per_slice()},
-                       plan.gqa_group, static_cast<float*>(workspace), stream, deferred),
+                       plan.gqa_group, static_cast<float*>(workspace), stream),
                    plan.arm);
-      return deferred != nullptr;
+      return;
   }
-  return false;
 }
 
 }  // namespace

@@ -7,7 +7,6 @@
 
 #include <cstddef>
 
-#include "backends/cuda/split_records.h"
 #include "ops/attention_plan.h"
 #include "ops/backend.h"
 #include "ops/batch.h"
@@ -26,14 +25,9 @@ namespace lathe::ops::cuda {
 // sequences through the decode arm (as a pure decode step of those sequences would) and the rest
 // through the prefill kernel, so a decoding sequence's bytes do not depend on prefill chunks
 // sharing its step.
-//
-// deferred non-null (pure decode steps only): when the plan is the split-K arm, the reduce is not
-// launched and `out` is not written; *deferred then describes the records for a consumer that
-// merges them (GemvProblem::merge) and the call returns true. Otherwise it runs as without it
-// (deferred->records stays null) and returns false.
-bool attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape,
+void attention_forward(const DeviceBatch& batch, Act q, const AttentionShape& shape,
                        const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act out,
                        void* workspace, size_t workspace_bytes, const AttentionConfig& config,
-                       cudaStream_t stream, lathe::cuda::SplitRecords* deferred = nullptr);
+                       cudaStream_t stream);
 
 }  // namespace lathe::ops::cuda

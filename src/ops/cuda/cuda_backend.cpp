@@ -263,16 +263,16 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   void attention(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
                  const KvCacheLayer& cache, Act out) override {
-    ensure_attention_workspace(shape);
+    const size_t need = attention_workspace_bytes(shape, attn_config_);
+    if (need > attn_ws_bytes_) {
+      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+      arena_->release(attn_ws_);
+      attn_ws_ = arena_->allocate(need, kc::MemoryPurpose::kWorkspace);
+      attn_ws_bytes_ = need;
+    }
     cuda::attention_forward(batch, q, shape, cache_shape, cache, out, attn_ws_, attn_ws_bytes_, attn_config_, stream_);
     gemv_after_attention_ = true;
   }
-
-  void attention_linear_add_rms_norm_linear(const DeviceBatch& batch, Act q, const AttentionShape& shape,
-                                            const KvCacheShape& cache_shape, const KvCacheLayer& cache, Act attn_out,
-                                            const WeightView& o_proj, Act residual, Act delta,
-                                            const float* norm_weight, float eps, Act normed, const WeightView& next,
-                                            Act out) override;
 
   // FP8 KV-scale calibration (backends/cuda/kv_amax.h).
   void kv_amax(Act k, Act v, float* amax) override {
@@ -342,26 +342,15 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     return ptr;
   }
 
-  void ensure_attention_workspace(const AttentionShape& shape) {
-    const size_t need = attention_workspace_bytes(shape, attn_config_);
-    if (need > attn_ws_bytes_) {
-      LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
-      arena_->release(attn_ws_);
-      attn_ws_ = arena_->allocate(need, kc::MemoryPurpose::kWorkspace);
-      attn_ws_bytes_ = need;
-    }
-  }
-
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
-  // (linear_add_rms_norm_linear, tiers 1 and 4); merge: x is merged from these split-K attention
-  // records (attention_linear_add_rms_norm_linear, tiers 1 and 4).
+  // (linear_add_rms_norm_linear, tiers 1 and 4).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {}, bool y_add = false, const kc::SplitRecords& merge = {});
+                const kc::GemvNormInput& norm = {}, bool y_add = false);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                   const kc::GemvNormInput& norm, bool y_add, const kc::SplitRecords& merge = {});
+                   const kc::GemvNormInput& norm, bool y_add);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -455,13 +444,12 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
 }
 
 int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                              const kc::GemvNormInput& norm, bool y_add, const kc::SplitRecords& merge) {
+                              const kc::GemvNormInput& norm, bool y_add) {
   if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
   if (x.dtype != DType::kBF16 || out.dtype != DType::kBF16) return 0;
   kc::GemvProblem probe = gemv_problem(x, w, out);
   probe.norm = norm;
   probe.y_add = y_add;
-  probe.merge = merge;
   const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
   return kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty() ? tier : 0;
 }
@@ -495,74 +483,8 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
   Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out);
 }
 
-void CudaBackend::attention_linear_add_rms_norm_linear(const DeviceBatch& batch, Act q, const AttentionShape& shape,
-                                                       const KvCacheShape& cache_shape, const KvCacheLayer& cache,
-                                                       Act attn_out, const WeightView& o_proj, Act residual,
-                                                       Act delta, const float* norm_weight, float eps, Act normed,
-                                                       const WeightView& next, Act out) {
-  // Merged where the attention takes the split-K arm and the o projection tier 1 or 4: the split
-  // kernel leaves its records and the o projection's GEMV merges them as it stages its input (no
-  // reduce launch); then, as linear_add_rms_norm_linear would, the GEMV adds into the residual and
-  // the next tier normalises it where that fusion applies too. The same bits either way.
-  const int64_t m = attn_out.rows;
-  ensure_attention_workspace(shape);
-  const bool rows_ok = batch.phase == Phase::kDecode && m >= 1 && m <= levers_.attn_merge_rows &&
-                       batch.num_tokens == m && batch.num_seqs == m && residual.rows == m && delta.rows == m &&
-                       normed.rows == m && out.rows == m && attn_out.cols == o_proj.cols &&
-                       residual.cols == o_proj.rows && delta.cols == residual.cols && normed.cols == residual.cols &&
-                       next.cols == o_proj.rows && out.cols == next.rows;
-  kc::SplitRecords probe;  // what the split launch will describe, for the GEMV's checks
-  if (rows_ok) {
-    const AttentionPlan plan = plan_attention(batch.phase, batch.num_seqs, shape, cache_shape, attn_config_);
-    if (plan.arm == AttentionArm::kDecodeSplitK) {
-      probe.records = static_cast<const float*>(attn_ws_);
-      probe.context_lens = batch.context_lens;
-      probe.num_seqs = static_cast<int32_t>(m);
-      probe.num_heads = shape.num_heads;
-      probe.head_dim = shape.head_dim;
-      probe.num_splits = plan.num_splits;
-      probe.slices = plan.split_slices;
-    }
-  }
-  const bool fuse_norm = m <= levers_.fused_norm_rows;
-  const kc::GemvNormInput norm{norm_weight, eps};
-  const LinearRoute first = plan_linear(Phase::kDecode, attn_out, o_proj, fuse_norm ? residual : delta);
-  const LinearRoute second = plan_linear(Phase::kDecode, residual, next, out);
-  const bool norm_ok = fuse_norm && probe.records != nullptr &&
-                       fusable_tier(first, attn_out, o_proj, residual, {}, true, probe) != 0 &&
-                       fusable_tier(second, residual, next, out, norm, false) != 0;
-  const bool merge_ok =
-      probe.records != nullptr && (norm_ok || fusable_tier(first, attn_out, o_proj, delta, {}, false, probe) != 0);
-  if (!merge_ok) {
-    Backend::attention_linear_add_rms_norm_linear(batch, q, shape, cache_shape, cache, attn_out, o_proj, residual,
-                                                  delta, norm_weight, eps, normed, next, out);
-    return;
-  }
-  kc::SplitRecords records;
-  const bool deferred = cuda::attention_forward(batch, q, shape, cache_shape, cache, attn_out, attn_ws_,
-                                                attn_ws_bytes_, attn_config_, stream_, &records);
-  gemv_after_attention_ = true;
-  if (!deferred) {  // the plan said split-K; should it not have been, the output is written
-    linear_add_rms_norm_linear(Phase::kDecode, attn_out, o_proj, residual, delta, norm_weight, eps, normed, next, out);
-    return;
-  }
-  if (log_once("attention:fused_merge"))
-    spdlog::info(
-        "attention route: decode steps of <= {} rows merge the split-K records inside the o projection's gemv tier "
-        "(no reduce launch, the same bits; attn_fused_merge={})",
-        levers_.attn_merge_rows, levers_.attn_merge_rows);
-  if (norm_ok) {
-    run_gemv(first, attn_out, o_proj, residual, {}, true, records);
-    run_gemv(second, residual, next, out, norm);
-    return;
-  }
-  run_gemv(first, attn_out, o_proj, delta, {}, false, records);
-  add_rms_norm(residual, delta, norm_weight, eps, normed);
-  linear(Phase::kDecode, normed, next, out);
-}
-
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm, bool y_add, const kc::SplitRecords& merge) {
+                           const kc::GemvNormInput& norm, bool y_add) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
@@ -572,7 +494,6 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     if (after_attention && route.arm == LinearArm::kGemvBatch4) p.early_weights = -1;
     p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
     p.y_add = y_add;
-    p.merge = merge;  // tiers 1 and 4 only (attention_linear_add_rms_norm_linear)
     return p;
   };
   switch (route.arm) {

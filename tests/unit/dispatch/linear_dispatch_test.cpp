@@ -189,24 +189,6 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_NORM"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
-  // LATHE_ATTN_FUSED_MERGE: the same widths and rules, default 1.
-  warnings.clear();
-  EXPECT_EQ(linear_levers_from_env(&warnings).attn_merge_rows, 1);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("attn_fused_merge=1"), std::string::npos);
-  for (const char* ok : {"0", "1", "4"}) {
-    setenv("LATHE_ATTN_FUSED_MERGE", ok, 1);
-    l = linear_levers_from_env(&warnings);
-    EXPECT_EQ(l.attn_merge_rows, ok[0] - '0');
-    EXPECT_NE(describe_levers(l).find(std::string("attn_fused_merge=") + ok + " (env)"), std::string::npos);
-  }
-  EXPECT_TRUE(warnings.empty());
-  for (const char* bad : {"2", "16", "on", ""}) {
-    warnings.clear();
-    setenv("LATHE_ATTN_FUSED_MERGE", bad, 1);
-    EXPECT_EQ(linear_levers_from_env(&warnings).attn_merge_rows, 1) << bad;
-    EXPECT_NE(warnings.find("LATHE_ATTN_FUSED_MERGE"), std::string::npos) << bad;
-  }
-  unsetenv("LATHE_ATTN_FUSED_MERGE");
 }
 
 TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
