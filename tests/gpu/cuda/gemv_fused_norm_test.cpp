@@ -4,7 +4,10 @@
 //     followed by the plain GEMV, on every grid the register ring builds, at m = 1..4, and each row
 //     equal to the m = 1 launch of that row;
 //   GemvProblem::y_add: a GEMV adding its bf16 output into the residual stream, byte-equal to the
-//     GEMV into a bf16 delta followed by launch_add_rms_norm's residual update.
+//     GEMV into a bf16 delta followed by launch_add_rms_norm's residual update;
+//   GemvProblem::y_add_block_ss + GemvNormInput::block_ss: the adding GEMV leaves the new rows'
+//     block sums of squares and the next GEMV normalises from them, byte-equal to the GEMV, the
+//     add + norm kernel and the plain GEMV, on every grid that writes them.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -196,6 +199,143 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GemvFusedNormTest,
                                          NormCase{24576, 4096, false}, NormCase{200, 1024, true},
                                          NormCase{1000, 384, false}),
                          norm_case_name);
+
+// The residual's block sums of squares handed from the GEMV that adds into it to the GEMV that
+// normalises it, against the three launches they replace (a GEMV into delta, launch_add_rms_norm,
+// the plain GEMV of the normalised rows): residual and output bytes equal.
+struct BlockSumCase {
+  int64_t n, k;  // the adding GEMV's weight; the next one is [kNextRows, n]
+  bool fp8;
+};
+
+constexpr int64_t kNextRows = 1024;
+
+class GemvNormBlockSumsTest : public testing::TestWithParam<BlockSumCase> {
+ protected:
+  void SetUp() override {
+    const BlockSumCase& c = GetParam();
+    std::mt19937 rng(static_cast<unsigned>(c.n * 17 + c.k));
+    w_ = weight(c.n, c.k, rng, w_scale_);
+    next_ = weight(kNextRows, c.n, rng, next_scale_);
+    x_ = upload(gpu_test::random_bf16(static_cast<size_t>(4 * c.k), rng));
+    residual_host_ = gpu_test::random_bf16(static_cast<size_t>(4 * c.n), rng, 4.0f);
+    norm_weight_ = upload(gpu_test::random_f32(static_cast<size_t>(c.n), rng, 0.5f, 1.5f));
+    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
+    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
+    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
+    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+  }
+
+  template <typename T>
+  static std::unique_ptr<DeviceBuffer> upload(const std::vector<T>& host) {
+    auto buffer = std::make_unique<DeviceBuffer>(host.size() * sizeof(T));
+    buffer->upload(host);
+    return buffer;
+  }
+
+  std::unique_ptr<DeviceBuffer> weight(int64_t n, int64_t k, std::mt19937& rng, std::unique_ptr<DeviceBuffer>& scale) {
+    const size_t count = static_cast<size_t>(n * k);
+    if (!GetParam().fp8) return upload(gpu_test::random_bf16(count, rng, 0.5f));
+    scale = upload(gpu_test::random_f32(static_cast<size_t>((n + 127) / 128 * (k / 128)), rng, 0.25f, 2.0f));
+    return upload(gpu_test::random_fp8(count, rng));
+  }
+
+  cuda::GemvProblem problem(const DeviceBuffer& w, const DeviceBuffer* scale, int64_t n, int64_t k, int m,
+                            const void* x, void* y) const {
+    const bool fp8 = GetParam().fp8;
+    cuda::GemvProblem p;
+    p.w = w.get();
+    p.weight = fp8 ? cuda::GemvWeight::kFp8E4M3 : cuda::GemvWeight::kBf16;
+    p.n = n;
+    p.k = k;
+    p.scale_kind = fp8 ? cuda::GemvScale::kBlock128 : cuda::GemvScale::kNone;
+    p.scale = fp8 ? scale->as<float>() : nullptr;
+    p.x = x;
+    p.x_stride = k;
+    p.y = y;
+    p.y_stride = n;
+    p.m = m;
+    return p;
+  }
+
+  std::vector<uint16_t> residual_host_;
+  std::unique_ptr<DeviceBuffer> w_, w_scale_, next_, next_scale_, x_, norm_weight_, partials_, counters_;
+  cuda::GemvWorkspace ws_;
+};
+
+TEST_P(GemvNormBlockSumsTest, BlockSumsGiveTheAddNormKernelsBytes) {
+  const BlockSumCase& c = GetParam();
+  const size_t res_elems = static_cast<size_t>(4 * c.n);
+  DeviceBuffer residual(res_elems * 2), delta(res_elems * 2), normed(res_elems * 2),
+      sums(static_cast<size_t>(4 * cuda::kGemvNormBlocks) * 4), y(static_cast<size_t>(4 * kNextRows) * 2),
+      y_ref(static_cast<size_t>(4 * kNextRows) * 2);
+  // ring:k1 stores without a K split; the others sum their splits (tier 1 one row a thread, tier 4
+  // in quads) and, with :b3 / :wgn, take the other register budgets and MMA forms.
+  for (const char* name : {"auto", "ring:k1", "ring:b3:g16", "auto:wgn"}) {
+    const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
+    for (const auto& [tier, m] : {std::pair{1, 1}, {4, 1}, {4, 2}, {4, 3}, {4, 4}}) {
+      const std::string where = fmt::format("{} tier {} m={}", name, tier, m);
+      // Reference: the GEMV into delta, the add + norm kernel, the next GEMV of the normalised rows.
+      residual.upload(residual_host_);
+      cuda::gemv_launch(tier, problem(*w_, w_scale_.get(), c.n, c.k, m, x_->get(), delta.get()), ws_, nullptr, v);
+      cuda::launch_add_rms_norm(residual.get(), cuda::RowType::kBf16, c.n, delta.get(), cuda::RowType::kBf16, c.n,
+                                m, c.n, norm_weight_->as<float>(), kEps, normed.get(), cuda::RowType::kBf16, c.n,
+                                nullptr);
+      y_ref.poison();
+      cuda::gemv_launch(tier, problem(*next_, next_scale_.get(), kNextRows, c.n, m, normed.get(), y_ref.get()), ws_,
+                        nullptr);
+      const auto want_residual = residual.download<uint16_t>(static_cast<size_t>(m * c.n));
+      const auto want = y_ref.download<uint16_t>(static_cast<size_t>(m * kNextRows));
+
+      residual.upload(residual_host_);
+      sums.poison();
+      cuda::GemvProblem add = problem(*w_, w_scale_.get(), c.n, c.k, m, x_->get(), residual.get());
+      add.y_add = true;
+      add.y_add_block_ss = sums.as<float>();
+      cuda::gemv_launch(tier, add, ws_, nullptr, v);
+      cuda::GemvProblem next = problem(*next_, next_scale_.get(), kNextRows, c.n, m, residual.get(), y.get());
+      next.norm = {norm_weight_->as<float>(), kEps, sums.as<float>()};
+      ASSERT_EQ(cuda::gemv_unsupported_reason(tier, next, ws_), "") << where;
+      y.poison();
+      cuda::gemv_launch(tier, next, ws_, nullptr);
+      ASSERT_EQ(residual.download<uint16_t>(static_cast<size_t>(m * c.n)), want_residual) << where;
+      ASSERT_EQ(y.download<uint16_t>(static_cast<size_t>(m * kNextRows)), want) << where;
+    }
+  }
+}
+
+// Who may write block sums: y_add launches of tiers 1 and 4 on the register ring's own grid.
+TEST_P(GemvNormBlockSumsTest, RefusesWhatItDoesNotBuild) {
+  const BlockSumCase& c = GetParam();
+  DeviceBuffer residual(static_cast<size_t>(16 * c.n) * 2), sums(static_cast<size_t>(4 * cuda::kGemvNormBlocks) * 4);
+  cuda::GemvProblem add = problem(*w_, w_scale_.get(), c.n, c.k, 1, x_->get(), residual.get());
+  add.y_add = true;
+  add.y_add_block_ss = sums.as<float>();
+  EXPECT_EQ(cuda::gemv_unsupported_reason(1, add, ws_), "");
+  EXPECT_NE(cuda::gemv_unsupported_reason(16, add, ws_), "") << "tiers 1 and 4 only";
+  cuda::GemvProblem no_add = add;
+  no_add.y_add = false;
+  EXPECT_NE(cuda::gemv_unsupported_reason(1, no_add, ws_), "") << "sums of the residual a y_add launch writes";
+  for (const char* name : {"ringbal", "stream"}) {
+    EXPECT_THROW(cuda::gemv_launch(1, add, ws_, nullptr, cuda::gemv_variant_from_name(name)), Error) << name;
+  }
+  cuda::GemvProblem sums_only = problem(*next_, next_scale_.get(), kNextRows, c.n, 1, residual.get(), residual.get());
+  sums_only.norm.block_ss = sums.as<float>();
+  EXPECT_NE(cuda::gemv_unsupported_reason(1, sums_only, ws_), "") << "block sums need the norm weight";
+}
+
+std::string block_sum_case_name(const testing::TestParamInfo<BlockSumCase>& param) {
+  const BlockSumCase& c = param.param;
+  return fmt::format("n{}_k{}_{}", c.n, c.k, c.fp8 ? "fp8" : "bf16");
+}
+
+// The o and down projections of Qwen3-8B (4096 x 4096, 4096 x 12288) and Qwen3-32B's o (5120 x
+// 8192), and a small one.
+INSTANTIATE_TEST_SUITE_P(Shapes, GemvNormBlockSumsTest,
+                         testing::Values(BlockSumCase{4096, 4096, true}, BlockSumCase{4096, 12288, true},
+                                         BlockSumCase{5120, 8192, true}, BlockSumCase{4096, 4096, false},
+                                         BlockSumCase{640, 1024, false}),
+                         block_sum_case_name);
 
 }  // namespace
 }  // namespace lathe
