@@ -257,21 +257,6 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     }
   };
 
-  // The previous layer's MLP: mlp = silu(gate) * up, then the same chain from mlp, as one backend call
-  // per phase (decode rows may compute the SwiGLU inside the down projection).
-  const auto silu_linear_add_norm_linear = [&](const ops::WeightView& down, const float* norm_weight,
-                                               const ops::WeightView& next, ops::Act out) {
-    const auto rows_of = [](ops::Act a, int64_t first, int64_t count) { return a.slice_rows(first, count); };
-    const auto run = [&](ops::Phase phase, int64_t first, int64_t count) {
-      be.silu_mul_linear_add_rms_norm_linear(phase, rows_of(gate_up, first, count), rows_of(mlp, first, count), down,
-                                             rows_of(hidden, first, count), rows_of(delta, first, count),
-                                             norm_weight, eps, rows_of(normed, first, count), next,
-                                             rows_of(out, first, count));
-    };
-    if (decode_rows > 0) run(ops::Phase::kDecode, 0, decode_rows);
-    if (decode_rows < tokens) run(ops::Phase::kPrefill, decode_rows, tokens - decode_rows);
-  };
-
   be.embedding(dev, device_.embed_tokens, hidden);
   for (size_t l = 0; l < device_.layers.size(); ++l) {
     const Qwen3LayerDeviceWeights& w = device_.layers[l];
@@ -280,7 +265,7 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // layer's MLP output (its down projection runs here, with this layer's q | k | v).
     const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
-      silu_linear_add_norm_linear(*prev_down, w.input_layernorm, w.qkv_proj, qkv);  // q | k | v, one stream
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv);  // q | k | v, one stream
     } else {
       if (prev_down == nullptr) {
         be.rms_norm(hidden, w.input_layernorm, eps, normed);
@@ -308,10 +293,7 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
       linear(decode_rows, normed, w.gate_proj, gate);
       linear(decode_rows, normed, w.up_proj, up);
     }
-    // The next layer takes its SwiGLU with its q | k | v (silu_linear_add_norm_linear) where it has
-    // that one weight stream.
-    const bool next_takes_silu = l + 1 < device_.layers.size() && device_.layers[l + 1].qkv_proj.data != nullptr;
-    if (!next_takes_silu) be.silu_mul(gate_up, mlp);
+    be.silu_mul(gate_up, mlp);
   }
   // h += the last layer's MLP output; normed = the final norm.
   linear(decode_rows, mlp, device_.layers.back().down_proj, delta);

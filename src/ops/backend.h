@@ -137,18 +137,6 @@ class Backend {
     linear(phase, normed, next, out);
   }
 
-  // silu_mul(gate_up, mlp); linear_add_rms_norm_linear(phase, mlp, weight, ...): the MLP's
-  // activation and its down projection (with the residual add and the next norm + linear) as one
-  // call, so a backend may compute SwiGLU inside the down projection (the CUDA decode tiers,
-  // LinearLevers::fused_silu_rows) and leave mlp unwritten. residual's and out's bits are those of
-  // the separate calls.
-  virtual void silu_mul_linear_add_rms_norm_linear(Phase phase, Act gate_up, Act mlp, const WeightView& weight,
-                                                   Act residual, Act delta, const float* norm_weight, float eps,
-                                                   Act normed, const WeightView& next, Act out) {
-    silu_mul(gate_up, mlp);
-    linear_add_rms_norm_linear(phase, mlp, weight, residual, delta, norm_weight, eps, normed, next, out);
-  }
-
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.
   // The backend picks the arm from (phase, rows, weight kind) through ops/dispatch.
   virtual void linear(Phase phase, Act x, const WeightView& weight, Act out) = 0;

@@ -105,15 +105,6 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
                        levers.fused_norm_rows));
     }
   }
-  if (const char* v = std::getenv("LATHE_FFN_FUSED_SILU")) {
-    const std::string_view s(v);
-    if (s == "0" || s == "1" || s == "4") {
-      levers.fused_silu_rows = s[0] - '0';
-    } else {
-      warn(fmt::format("LATHE_FFN_FUSED_SILU={:?} is not 0, 1 or 4; keeping ffn_fused_silu={}", s,
-                       levers.fused_silu_rows));
-    }
-  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -133,8 +124,6 @@ std::string describe_levers(const LinearLevers& levers) {
                                 b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
   out += fmt::format(" ffn_fused_norm={}{}", levers.fused_norm_rows,
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
-  out += fmt::format(" ffn_fused_silu={}{}", levers.fused_silu_rows,
-                     std::getenv("LATHE_FFN_FUSED_SILU") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

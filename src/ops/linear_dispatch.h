@@ -62,11 +62,6 @@ struct LinearLevers {
   // (docs/PERFORMANCE.md, "Session 25"; before the block sums each CTA re-read whole rows and
   // batches 2-4 lost, so session 24's default was 1).
   int fused_norm_rows = 4;
-  // LATHE_FFN_FUSED_SILU (0, 1 or 4): decode steps of at most this many rows compute SwiGLU inside
-  // the down projection's GEMV tier as it stages its input (Backend::
-  // silu_mul_linear_add_rms_norm_linear), one launch fewer per layer, the same bits; 0 keeps the
-  // SwiGLU kernel (docs/PERFORMANCE.md, "Session 25").
-  int fused_silu_rows = 4;
 };
 
 struct LinearRoute {

@@ -64,12 +64,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
 // (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
 // group; the same sums, bit for bit.
-// kInput (tiers 1 and 4): x as given (kCopy), normalised here with the norm kernel's bits (kNorm,
-// GemvNormInput, gemv_fused_norm.cuh), or SwiGLU of a gate | up row with launch_silu_mul's bits
-// (kSilu, GemvSiluInput; the non-balanced ring with 16-step groups and mma.sync only).
+// kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
+// with the norm kernel's bits.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, GemvInput kInput = GemvInput::kCopy>
+          bool kWgmma = false, bool kFusedNorm = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
@@ -84,9 +83,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
-  constexpr bool kFusedNorm = kInput == GemvInput::kNorm;
-  static_assert(kInput != GemvInput::kSilu || (kMaxM <= 4 && !kBalanced && !kWgmma && kGroupSteps == kWideGroupSteps),
-                "the SwiGLU input is built for the non-balanced ring's tiers 1 and 4 with 16-step groups");
   // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
   __shared__ float norm_block_ss[kFusedNorm ? kMaxM : 1][norm_row::kMaxBlocks];
@@ -177,16 +173,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
-      if constexpr (kInput == GemvInput::kSilu) {  // SwiGLU of the gate | up row, on the way
-        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-        const int chunks_per_row = count * (kStepK / 8);
-        for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
-          const int r = i / chunks_per_row;
-          const int ch = i - r * chunks_per_row;
-          *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) = silu_vec(p, r, k0 + ch * 8);
-        }
-        return;
-      }
       if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
         const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
@@ -419,31 +405,30 @@ struct RingConfig {
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false,
-          GemvInput kInput = GemvInput::kCopy>
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && kInput == GemvInput::kCopy)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>,
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>, grid,
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
                      block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>,
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kInput>, grid,
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
                      block, 0, stream, params);
     }
   }
@@ -461,52 +446,45 @@ bool ring_config_supported(const RingConfig& cfg) {
 // ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
 // bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
 // bytes).
-template <int kMaxM, bool kBalanced, GemvInput kInput = GemvInput::kCopy>
+template <int kMaxM, bool kBalanced, bool kFused = false>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kInput>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kInput>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
       return;
     }
   }
   if (three) {
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kInput>(params, grid, cfg, stream);
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused>(params, grid, cfg, stream);
     return;
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kInput>(params, grid, cfg, stream);
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
 }
 
-// launch_tier for a run-time grid form and input (the fused norm and the SwiGLU input exist for
-// tiers 1 and 4; the SwiGLU input only where silu_variant_reason allows it).
+// launch_tier for a run-time grid form and input (the fused norm exists for tiers 1 and 4).
 template <int kMaxM>
-void launch_tier_of(bool balanced, GemvInput input, const Params& params, dim3 grid, const RingConfig& cfg,
+void launch_tier_of(bool balanced, bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
                     cudaStream_t stream) {
   if constexpr (kMaxM <= 4) {
-    if (input == GemvInput::kNorm) {
-      balanced ? launch_tier<kMaxM, true, GemvInput::kNorm>(params, grid, cfg, stream)
-               : launch_tier<kMaxM, false, GemvInput::kNorm>(params, grid, cfg, stream);
-      return;
-    }
-    if (input == GemvInput::kSilu) {  // the non-balanced ring, 16-step groups, mma.sync only
-      cfg.ctas_per_sm == 3
-          ? launch_ring<kMaxM, false, kWideGroupSteps, 3, false, GemvInput::kSilu>(params, grid, cfg, stream)
-          : launch_ring<kMaxM, false, kWideGroupSteps, 2, false, GemvInput::kSilu>(params, grid, cfg, stream);
+    if (fused) {
+      balanced ? launch_tier<kMaxM, true, true>(params, grid, cfg, stream)
+               : launch_tier<kMaxM, false, true>(params, grid, cfg, stream);
       return;
     }
   }
@@ -614,23 +592,11 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
   return {};
 }
 
-// The SwiGLU input's own requirements (GemvSiluInput), after the shape's.
-std::string silu_input_reason(int tier, const GemvProblem& p) {
-  if (tier != 1 && tier != 4) return "the SwiGLU input is built for tiers 1 and 4";
-  if (p.norm.weight != nullptr) return "the SwiGLU input and the fused norm are two inputs";
-  if (!aligned16(p.silu.gate_up) || p.silu.stride % 8 != 0 || p.silu.stride < 2 * p.k)
-    return "SwiGLU input: gate | up rows 16-byte aligned, stride a multiple of 8 and >= 2k";
-  return {};
-}
-
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
   }
-  if (p.silu.gate_up != nullptr &&
-      (v.kernel != GemvKernel::kRegisterRing || v.bit_trick || v.wgmma_narrow || v.group_steps != kWideGroupSteps))
-    return "the SwiGLU input runs on the register ring's own grid with 16-step x groups (no ':bits', ':wgn')";
   if (p.y_add_block_ss != nullptr && v.kernel != GemvKernel::kRegisterRing)
     return "the residual's block sums are written by the register ring's own grid only";
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
@@ -663,9 +629,6 @@ std::string problem_reason(int tier, const GemvProblem& p) {
                                       p.n > int64_t{kGemvNormBlocks} * kRowsPerCta))
     return "block sums of squares come from a y_add launch of tier 1 or 4 with n <= 8192";
   if (p.norm.block_ss != nullptr && p.norm.weight == nullptr) return "block sums of squares without a norm weight";
-  if (p.silu.gate_up != nullptr) {
-    if (std::string why = silu_input_reason(tier, p); !why.empty()) return why;
-  }
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_input_reason(tier, p); !why.empty()) return why;
   }
@@ -737,11 +700,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.scale_kind = static_cast<int>(problem.scale_kind);
   params.y_f32 = problem.y_f32 ? 1 : 0;
   params.y_add = problem.y_add ? 1 : 0;
-  const GemvInput input = problem.silu.gate_up != nullptr ? GemvInput::kSilu
-                          : problem.norm.weight != nullptr   ? GemvInput::kNorm
-                                                             : GemvInput::kCopy;
-  params.gate_up = static_cast<const __nv_bfloat16*>(problem.silu.gate_up);
-  params.gate_up_stride = problem.silu.stride;
+  const bool fused = problem.norm.weight != nullptr;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   params.norm_block_ss = problem.norm.block_ss;
@@ -782,13 +741,13 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      launch_tier_of<1>(balanced, input, params, grid, cfg, stream);
+      launch_tier_of<1>(balanced, fused, params, grid, cfg, stream);
       break;
     case 4:
-      launch_tier_of<4>(balanced, input, params, grid, cfg, stream);
+      launch_tier_of<4>(balanced, fused, params, grid, cfg, stream);
       break;
     default:
-      launch_tier_of<16>(balanced, GemvInput::kCopy, params, grid, cfg, stream);
+      launch_tier_of<16>(balanced, false, params, grid, cfg, stream);
       break;
   }
 }

@@ -64,16 +64,6 @@ struct GemvNormInput {
 // GemvProblem::y_add_block_ss): rows of at most 64 blocks of 128 (the fused norm's k <= 8192).
 inline constexpr int kGemvNormBlocks = 64;
 
-// Tiers 1 and 4 may compute their input as SwiGLU of a gate | up activation (one launch of
-// launch_silu_mul fewer): x[r, c] = round_bf16(silu(gate_up[r, c]) * gate_up[r, k + c]), bit for bit
-// what launch_silu_mul stores. gate_up bf16 [m, 2k] (gate then up), 16-byte aligned rows, stride
-// in elements a multiple of 8. Built on the register ring's own grid (not the balanced one), without
-// ':bits' or ':wgn', staging 16 steps of x per buffer (what `auto` picks there); not with a norm.
-struct GemvSiluInput {
-  const void* gate_up = nullptr;  // null: x as given
-  int64_t stride = 0;
-};
-
 struct GemvProblem {
   const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
   GemvWeight weight = GemvWeight::kFp8E4M3;
@@ -100,7 +90,6 @@ struct GemvProblem {
   // non-null: f32 [m][kGemvNormBlocks] receives each new residual row's sum of squares by 128-row
   // block of y, in the norm's order (rms_norm_row.cuh), for the next GEMV's GemvNormInput::block_ss.
   float* y_add_block_ss = nullptr;
-  GemvSiluInput silu;  // tiers 1 and 4: x computed from a gate | up row (x is then not read)
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at

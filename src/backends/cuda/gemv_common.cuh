@@ -18,10 +18,6 @@
 
 namespace lathe::cuda::gemv_detail {
 
-// Where a register-ring kernel's x comes from: copied as given, normalised on the way
-// (GemvNormInput, gemv_fused_norm.cuh) or computed as SwiGLU of a gate | up row (GemvSiluInput).
-enum class GemvInput { kCopy, kNorm, kSilu };
-
 struct Params {
   const uint8_t* w;
   const float* scale;
@@ -54,9 +50,6 @@ struct Params {
   // squares of the new residual rows (written by a y_add GEMV, read by a kFusedNorm one).
   float* y_add_block_ss = nullptr;
   const float* norm_block_ss = nullptr;
-  // GemvInput::kSilu: x[r, c] = silu(gate_up[r, c]) * gate_up[r, k + c].
-  const __nv_bfloat16* gate_up = nullptr;
-  int64_t gate_up_stride = 0;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

@@ -17,7 +17,6 @@
 #include "backends/cuda/gemv_wgmma.cuh"
 #include "backends/cuda/gemv_wgmma_layout.h"
 #include "backends/cuda/rms_norm_row.cuh"
-#include "backends/cuda/silu_mul.cuh"
 
 namespace lathe::cuda::gemv_detail {
 
@@ -117,21 +116,6 @@ __device__ __forceinline__ void wg_stage_x_fused(uint8_t* buf, const Params& p, 
       buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
         *reinterpret_cast<uint32_t*>(dst) = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
       });
-}
-
-// The SwiGLU input (GemvSiluInput): the 8 elements of x row r at column col (a multiple of 8),
-// silu(gate) * up with launch_silu_mul's bits, from the row's gate (columns [0, k)) and up
-// (columns [k, 2k)) halves.
-__device__ __forceinline__ uint4 silu_vec(const Params& p, int r, int64_t col) {
-  const __nv_bfloat16* row = p.gate_up + r * p.gate_up_stride;
-  const norm_row::Bf16x8 g = norm_row::load_vec(row + col);
-  const norm_row::Bf16x8 u = norm_row::load_vec(row + p.k + col);
-  norm_row::Bf16x8 o;
-#pragma unroll
-  for (int i = 0; i < 4; ++i)
-    o.h[i] = __floats2bfloat162_rn(silu_mul_value(__low2float(g.h[i]), __low2float(u.h[i])),
-                                   silu_mul_value(__high2float(g.h[i]), __high2float(u.h[i])));
-  return *reinterpret_cast<const uint4*>(&o);
 }
 
 }  // namespace lathe::cuda::gemv_detail

@@ -229,9 +229,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                   const float* norm_weight, float eps, Act normed, const WeightView& next,
                                   Act out) override;
-  void silu_mul_linear_add_rms_norm_linear(Phase phase, Act gate_up, Act mlp, const WeightView& w, Act residual,
-                                           Act delta, const float* norm_weight, float eps, Act normed,
-                                           const WeightView& next, Act out) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -352,19 +349,11 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
   // (linear_add_rms_norm_linear, tiers 1 and 4).
-  // silu: x is SwiGLU of this gate | up activation (silu_mul_linear_add_rms_norm_linear, tiers 1
-  // and 4).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {}, bool y_add = false, float* y_add_block_ss = nullptr,
-                const kc::GemvSiluInput& silu = {});
-  // linear_add_rms_norm_linear's fused form (the first GEMV's x SwiGLU of `silu` when that is set);
-  // false, launching nothing, where it does not apply.
-  bool add_norm_fused(Phase phase, Act x, const kc::GemvSiluInput& silu, const WeightView& w, Act residual,
-                      Act delta, const float* norm_weight, float eps, Act normed, const WeightView& next, Act out);
+                const kc::GemvNormInput& norm = {}, bool y_add = false, float* y_add_block_ss = nullptr);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                   const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss = nullptr,
-                   const kc::GemvSiluInput& silu = {});
+                   const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss = nullptr);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -462,15 +451,13 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
 }
 
 int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                              const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss,
-                              const kc::GemvSiluInput& silu) {
+                              const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss) {
   if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
   if (x.dtype != DType::kBF16 || out.dtype != DType::kBF16) return 0;
   kc::GemvProblem probe = gemv_problem(x, w, out);
   probe.norm = norm;
   probe.y_add = y_add;
   probe.y_add_block_ss = y_add_block_ss;
-  probe.silu = silu;
   const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
   return kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty() ? tier : 0;
 }
@@ -478,78 +465,38 @@ int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const Weig
 void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                              const float* norm_weight, float eps, Act normed,
                                              const WeightView& next, Act out) {
-  if (!add_norm_fused(phase, x, {}, w, residual, delta, norm_weight, eps, normed, next, out))
-    Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out);
-}
-
-void CudaBackend::silu_mul_linear_add_rms_norm_linear(Phase phase, Act gate_up, Act mlp, const WeightView& w,
-                                                      Act residual, Act delta, const float* norm_weight, float eps,
-                                                      Act normed, const WeightView& next, Act out) {
-  // SwiGLU inside the down projection's tier (GemvSiluInput) where that tier takes it, with the
-  // fused add + norm after it where that applies too; anywhere else the SwiGLU kernel first. The
-  // same bits either way.
-  const int64_t m = mlp.rows;
-  if (phase == Phase::kDecode && m >= 1 && m <= levers_.fused_silu_rows && gate_up.rows == m &&
-      gate_up.dtype == DType::kBF16 && gate_up.cols == 2 * mlp.cols && mlp.cols == w.cols) {
-    const kc::GemvSiluInput silu{gate_up.data, gate_up.stride};
-    const auto log_route = [&] {
-      if (log_once("linear:fused_silu"))
-        spdlog::info(
-            "linear route: decode rows <= {} compute SwiGLU inside the down projection's gemv tier (no SwiGLU "
-            "launch, the same bits; ffn_fused_silu={})",
-            levers_.fused_silu_rows, levers_.fused_silu_rows);
-    };
-    if (add_norm_fused(phase, mlp, silu, w, residual, delta, norm_weight, eps, normed, next, out)) {
-      log_route();
-      return;
-    }
-    const LinearRoute route = plan_linear(phase, mlp, w, delta);
-    if (delta.rows == m && fusable_tier(route, mlp, w, delta, {}, false, nullptr, silu) != 0) {
-      log_route();
-      run_gemv(route, mlp, w, delta, {}, false, nullptr, silu);
-      add_rms_norm(residual, delta, norm_weight, eps, normed);
-      linear(phase, normed, next, out);
-      return;
-    }
-  }
-  Backend::silu_mul_linear_add_rms_norm_linear(phase, gate_up, mlp, w, residual, delta, norm_weight, eps, normed,
-                                               next, out);
-}
-
-bool CudaBackend::add_norm_fused(Phase phase, Act x, const kc::GemvSiluInput& silu, const WeightView& w,
-                                 Act residual, Act delta, const float* norm_weight, float eps, Act normed,
-                                 const WeightView& next, Act out) {
   // Fused where both linears take tier 1 or 4 as they are: the first adds its output into the
   // residual (GemvProblem::y_add) and, where its grid can, leaves the new rows' block sums of
   // squares; the second normalises the residual itself (GemvNormInput), from those sums or from
-  // the whole rows.
+  // the whole rows. Anywhere else the three ops run as themselves (the same bits either way).
   const int64_t m = x.rows;
-  if (phase != Phase::kDecode || m < 1 || m > std::min(levers_.fused_norm_rows, kFusedNormRowsMax) ||
-      residual.rows != m || delta.rows != m || normed.rows != m || out.rows != m || x.cols != w.cols ||
-      residual.cols != w.rows || next.cols != w.rows || out.cols != next.rows || delta.cols != residual.cols ||
-      normed.cols != residual.cols)
-    return false;
-  kc::GemvNormInput norm{norm_weight, eps};
-  const LinearRoute first = plan_linear(phase, x, w, residual);
-  const LinearRoute second = plan_linear(phase, residual, next, out);
-  const bool sums = fusable_tier(first, x, w, residual, {}, true, norm_block_ss_, silu) != 0;
-  if (sums) norm.block_ss = norm_block_ss_;
-  if (!(sums || fusable_tier(first, x, w, residual, {}, true, nullptr, silu) != 0) ||
-      fusable_tier(second, residual, next, out, norm, false) == 0)
-    return false;
-  if (log_once("linear:fused_norm"))
-    spdlog::info(
-        "linear route: decode rows <= {} add the o / down projection into the residual and normalise it "
-        "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
-        levers_.fused_norm_rows, levers_.fused_norm_rows);
-  run_gemv(first, x, w, residual, {}, true, sums ? norm_block_ss_ : nullptr, silu);
-  run_gemv(second, residual, next, out, norm);
-  return true;
+  if (phase == Phase::kDecode && m >= 1 && m <= std::min(levers_.fused_norm_rows, kFusedNormRowsMax) &&
+      residual.rows == m &&
+      delta.rows == m && normed.rows == m && out.rows == m && x.cols == w.cols && residual.cols == w.rows &&
+      next.cols == w.rows && out.cols == next.rows && delta.cols == residual.cols &&
+      normed.cols == residual.cols) {
+    kc::GemvNormInput norm{norm_weight, eps};
+    const LinearRoute first = plan_linear(phase, x, w, residual);
+    const LinearRoute second = plan_linear(phase, residual, next, out);
+    const bool sums = fusable_tier(first, x, w, residual, {}, true, norm_block_ss_) != 0;
+    if (sums) norm.block_ss = norm_block_ss_;
+    if ((sums || fusable_tier(first, x, w, residual, {}, true) != 0) &&
+        fusable_tier(second, residual, next, out, norm, false) != 0) {
+      if (log_once("linear:fused_norm"))
+        spdlog::info(
+            "linear route: decode rows <= {} add the o / down projection into the residual and normalise it "
+            "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
+            levers_.fused_norm_rows, levers_.fused_norm_rows);
+      run_gemv(first, x, w, residual, {}, true, sums ? norm_block_ss_ : nullptr);
+      run_gemv(second, residual, next, out, norm);
+      return;
+    }
+  }
+  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out);
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss,
-                           const kc::GemvSiluInput& silu) {
+                           const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
@@ -560,7 +507,6 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
     p.y_add = y_add;
     p.y_add_block_ss = y_add_block_ss;
-    p.silu = silu;  // tiers 1 and 4 only (silu_mul_linear_add_rms_norm_linear)
     return p;
   };
   switch (route.arm) {

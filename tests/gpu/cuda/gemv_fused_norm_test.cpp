@@ -7,9 +7,7 @@
 //     GEMV into a bf16 delta followed by launch_add_rms_norm's residual update;
 //   GemvProblem::y_add_block_ss + GemvNormInput::block_ss: the adding GEMV leaves the new rows'
 //     block sums of squares and the next GEMV normalises from them, byte-equal to the GEMV, the
-//     add + norm kernel and the plain GEMV, on every grid that writes them;
-//   GemvProblem::silu: the GEMV computes SwiGLU of a gate | up row itself, byte-equal to
-//     launch_silu_mul followed by the plain GEMV, alone and inside the chain above.
+//     add + norm kernel and the plain GEMV, on every grid that writes them.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -303,71 +301,6 @@ TEST_P(GemvNormBlockSumsTest, BlockSumsGiveTheAddNormKernelsBytes) {
       ASSERT_EQ(residual.download<uint16_t>(static_cast<size_t>(m * c.n)), want_residual) << where;
       ASSERT_EQ(y.download<uint16_t>(static_cast<size_t>(m * kNextRows)), want) << where;
     }
-  }
-}
-
-// The down projection computing SwiGLU itself (GemvSiluInput), alone and inside the fused add +
-// norm chain, against launch_silu_mul followed by the launches above.
-TEST_P(GemvNormBlockSumsTest, SiluInputGivesTheSiluKernelsBytes) {
-  const BlockSumCase& c = GetParam();
-  std::mt19937 rng(static_cast<unsigned>(c.k * 5 + 1));
-  const auto gate_up = upload(gpu_test::random_bf16(static_cast<size_t>(4 * 2 * c.k), rng, 3.0f));
-  const size_t res_elems = static_cast<size_t>(4 * c.n);
-  DeviceBuffer mlp(static_cast<size_t>(4 * c.k) * 2), residual(res_elems * 2), delta(res_elems * 2),
-      normed(res_elems * 2), sums(static_cast<size_t>(4 * cuda::kGemvNormBlocks) * 4),
-      y(static_cast<size_t>(4 * kNextRows) * 2), y_ref(static_cast<size_t>(4 * kNextRows) * 2);
-  for (const char* name : {"auto", "ring:k1:g16", "ring:b3:g16"}) {
-    const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
-    for (const auto& [tier, m] : {std::pair{1, 1}, {4, 1}, {4, 2}, {4, 3}, {4, 4}}) {
-      const std::string where = fmt::format("{} tier {} m={}", name, tier, m);
-      // Reference: SwiGLU kernel, the GEMV into delta, the add + norm kernel, the next GEMV.
-      cuda::launch_silu_mul(gate_up->get(), cuda::RowType::kBf16, 2 * c.k, m, c.k, mlp.get(), cuda::RowType::kBf16,
-                            c.k, nullptr);
-      cuda::gemv_launch(tier, problem(*w_, w_scale_.get(), c.n, c.k, m, mlp.get(), delta.get()), ws_, nullptr, v);
-      const auto want_delta = delta.download<uint16_t>(static_cast<size_t>(m * c.n));
-      residual.upload(residual_host_);
-      cuda::launch_add_rms_norm(residual.get(), cuda::RowType::kBf16, c.n, delta.get(), cuda::RowType::kBf16, c.n,
-                                m, c.n, norm_weight_->as<float>(), kEps, normed.get(), cuda::RowType::kBf16, c.n,
-                                nullptr);
-      cuda::gemv_launch(tier, problem(*next_, next_scale_.get(), kNextRows, c.n, m, normed.get(), y_ref.get()), ws_,
-                        nullptr);
-      const auto want_residual = residual.download<uint16_t>(static_cast<size_t>(m * c.n));
-      const auto want = y_ref.download<uint16_t>(static_cast<size_t>(m * kNextRows));
-
-      // Alone: SwiGLU inside the GEMV into delta.
-      mlp.poison();
-      delta.poison();
-      cuda::GemvProblem down = problem(*w_, w_scale_.get(), c.n, c.k, m, mlp.get(), delta.get());
-      down.silu = {gate_up->get(), 2 * c.k};
-      ASSERT_EQ(cuda::gemv_unsupported_reason(tier, down, ws_), "") << where;
-      cuda::gemv_launch(tier, down, ws_, nullptr, v);
-      ASSERT_EQ(delta.download<uint16_t>(static_cast<size_t>(m * c.n)), want_delta) << where;
-      // The whole chain: SwiGLU in, added into the residual with its block sums, the next GEMV's norm.
-      residual.upload(residual_host_);
-      down.y = residual.get();
-      down.y_add = true;
-      down.y_add_block_ss = sums.as<float>();
-      cuda::gemv_launch(tier, down, ws_, nullptr, v);
-      cuda::GemvProblem next = problem(*next_, next_scale_.get(), kNextRows, c.n, m, residual.get(), y.get());
-      next.norm = {norm_weight_->as<float>(), kEps, sums.as<float>()};
-      y.poison();
-      cuda::gemv_launch(tier, next, ws_, nullptr);
-      ASSERT_EQ(residual.download<uint16_t>(static_cast<size_t>(m * c.n)), want_residual) << where;
-      ASSERT_EQ(y.download<uint16_t>(static_cast<size_t>(m * kNextRows)), want) << where;
-    }
-  }
-  // What the SwiGLU input refuses (the backend then launches the SwiGLU kernel).
-  cuda::GemvProblem down = problem(*w_, w_scale_.get(), c.n, c.k, 1, mlp.get(), delta.get());
-  down.silu = {gate_up->get(), 2 * c.k};
-  EXPECT_NE(cuda::gemv_unsupported_reason(16, down, ws_), "") << "tiers 1 and 4 only";
-  cuda::GemvProblem short_stride = down;
-  short_stride.silu.stride = 2 * c.k - 8;
-  EXPECT_NE(cuda::gemv_unsupported_reason(1, short_stride, ws_), "") << "a gate | up row holds 2k";
-  cuda::GemvProblem with_norm = down;
-  with_norm.norm = {norm_weight_->as<float>(), kEps};
-  EXPECT_NE(cuda::gemv_unsupported_reason(1, with_norm, ws_), "") << "one input form";
-  for (const char* name : {"ring", "ringbal", "stream", "auto:wgn"}) {
-    EXPECT_THROW(cuda::gemv_launch(1, down, ws_, nullptr, cuda::gemv_variant_from_name(name)), Error) << name;
   }
 }
 

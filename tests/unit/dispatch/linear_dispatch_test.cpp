@@ -189,24 +189,6 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_NORM"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
-  // LATHE_FFN_FUSED_SILU: the same widths and rules, default 4.
-  warnings.clear();
-  EXPECT_EQ(linear_levers_from_env(&warnings).fused_silu_rows, 4);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_fused_silu=4"), std::string::npos);
-  for (const char* ok : {"0", "1", "4"}) {
-    setenv("LATHE_FFN_FUSED_SILU", ok, 1);
-    l = linear_levers_from_env(&warnings);
-    EXPECT_EQ(l.fused_silu_rows, ok[0] - '0');
-    EXPECT_NE(describe_levers(l).find(std::string("ffn_fused_silu=") + ok + " (env)"), std::string::npos);
-  }
-  EXPECT_TRUE(warnings.empty());
-  for (const char* bad : {"2", "16", "on", ""}) {
-    warnings.clear();
-    setenv("LATHE_FFN_FUSED_SILU", bad, 1);
-    EXPECT_EQ(linear_levers_from_env(&warnings).fused_silu_rows, 4) << bad;
-    EXPECT_NE(warnings.find("LATHE_FFN_FUSED_SILU"), std::string::npos) << bad;
-  }
-  unsetenv("LATHE_FFN_FUSED_SILU");
 }
 
 TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
