@@ -22,22 +22,20 @@ namespace lathe::cuda::gemv_detail {
 
 // Step 1: row_inv[r] = 1 / rms(x[r]) for r < m (kMaxM rows at most), visible to the whole CTA on
 // return: from the row's block sums when the GEMV that added into x left them
-// (GemvNormInput::block_ss; one small load per block), else summed here over every whole row (the
-// norm kernel's order). block_ss: shared scratch.
+// (GemvNormInput::block_ss; a warp per row, one load per block), else summed here over every whole
+// row (the norm kernel's order). block_ss: shared scratch.
 template <int kMaxM, int kThreads>
 __device__ __forceinline__ void fused_norm_rows(const Params& p, float* row_inv,
                                                 float (*block_ss)[norm_row::kMaxBlocks]) {
   static_assert(kThreads == norm_row::kNormThreads, "the norm kernel's block order");
   const int blocks = (p.k + norm_row::kBlockElems - 1) / norm_row::kBlockElems;
-  if (p.norm_block_ss != nullptr) {
-    for (int i = threadIdx.x; i < p.m * blocks; i += kThreads) {
-      const int r = i / blocks, b = i - r * blocks;
-      block_ss[r][b] = __ldcg(p.norm_block_ss + r * kGemvNormBlocks + b);
-    }
-    __syncthreads();
-    if (threadIdx.x < p.m) {
-      const int r = threadIdx.x;
-      row_inv[r] = norm_row::inv_rms(norm_row::row_sum_of_blocks(block_ss[r], blocks), p.k, p.norm_eps);
+  if (p.norm_block_ss != nullptr) {  // warp r: row r's block sums, one load each, then the tree
+    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
+    if (warp < p.m) {
+      const float* sums = p.norm_block_ss + warp * kGemvNormBlocks;
+      const float total = norm_row::row_sum_of_blocks(lane < blocks ? __ldcg(sums + lane) : 0.0f,
+                                                      lane + 32 < blocks ? __ldcg(sums + lane + 32) : 0.0f);
+      if (lane == 0) row_inv[warp] = norm_row::inv_rms(total, p.k, p.norm_eps);
     }
     __syncthreads();
     return;

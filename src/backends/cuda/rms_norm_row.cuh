@@ -5,7 +5,8 @@
 // h = round_bf16(residual + delta); ss = the sum of h^2 in a fixed order: each 128-element block
 // of the row (16 vectors of 8) as the squares of each vector in element order (fused multiply-
 // adds from 0), then the 16 vector sums by an xor butterfly (offsets 8, 4, 2, 1), then the block
-// sums added in block order; inv = 1 / sqrt(ss / cols + eps); out = round_bf16((h * inv) * weight).
+// sums by row_sum_of_blocks' tree; inv = 1 / sqrt(ss / cols + eps); out = round_bf16((h * inv) *
+// weight).
 // A block's sum needs only that block's 128 values, so a kernel that produces them can hand the
 // block sums on (row_sum_of_blocks finishes the row).
 #include <cuda_bf16.h>
@@ -89,11 +90,21 @@ __device__ __forceinline__ float block_sum_of_vectors(float vec_ss) {
   return vec_ss;
 }
 
-// The row's sum of squares from its blocks' sums, in block order.
+// The row's sum of squares from its blocks' sums (at most kMaxBlocks), by a fixed tree: lane l
+// adds blocks l and l + 32 (lo, hi: 0 past the row's blocks), then an xor butterfly over the warp
+// (offsets 16, 8, 4, 2, 1). Called by a whole warp; every lane gets the total.
+__device__ __forceinline__ float row_sum_of_blocks(float lo, float hi) {
+  static_assert(kMaxBlocks == 64, "two blocks a lane");
+  float t = __fadd_rn(lo, hi);
+#pragma unroll
+  for (int off = 16; off > 0; off >>= 1) t = __fadd_rn(t, __shfl_xor_sync(0xffffffffu, t, off));
+  return t;
+}
+
+// The same from block sums in shared memory.
 __device__ __forceinline__ float row_sum_of_blocks(const float* block_ss, int blocks) {
-  float total = 0.0f;
-  for (int b = 0; b < blocks; ++b) total = __fadd_rn(total, block_ss[b]);
-  return total;
+  const int lane = threadIdx.x & 31;
+  return row_sum_of_blocks(lane < blocks ? block_ss[lane] : 0.0f, lane + 32 < blocks ? block_ss[lane + 32] : 0.0f);
 }
 
 // The sums of squares of kRows rows held by a kNormThreads block as vectors (vector
