@@ -478,7 +478,9 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
     kc::GemvNormInput norm{norm_weight, eps};
     const LinearRoute first = plan_linear(phase, x, w, residual);
     const LinearRoute second = plan_linear(phase, residual, next, out);
-    const bool sums = fusable_tier(first, x, w, residual, {}, true, norm_block_ss_) != 0;
+    // One row: the next GEMV sums the row itself (8-10 KB per CTA), cheaper in the step than the
+    // block sums' extra barrier in the adding GEMV's epilogue (session 25, calls 5-6).
+    const bool sums = m >= 2 && fusable_tier(first, x, w, residual, {}, true, norm_block_ss_) != 0;
     if (sums) norm.block_ss = norm_block_ss_;
     if ((sums || fusable_tier(first, x, w, residual, {}, true) != 0) &&
         fusable_tier(second, residual, next, out, norm, false) != 0) {
