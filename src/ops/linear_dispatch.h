@@ -55,13 +55,11 @@ struct LinearLevers {
   bool decode_wide_gemv = false;
   // LATHE_FFN_FUSED_NORM (0, 1 or 4): decode steps of at most this many rows fuse the residual add
   // + RMS norm between two GEMVs (Backend::linear_add_rms_norm_linear: the o / down projection adds
-  // into the residual and leaves the new rows' sums of squares by 128-element block, the next GEMV
-  // tier normalises from them), one norm launch fewer per site, the same bits; 0 keeps the separate
-  // norm kernel. Default 4: on the H200 the Qwen3-8B-FP8 steps at batch 1-4 are 0.9-2.1% shorter
-  // fused, Qwen3-32B-FP8 batch 1 0.8% and batch 4 level, Qwen3-8B BF16 batch 1 level to 1% longer
-  // (docs/PERFORMANCE.md, "Session 25"; before the block sums each CTA re-read whole rows and
-  // batches 2-4 lost, so session 24's default was 1).
-  int fused_norm_rows = 4;
+  // into the residual, the next GEMV tier normalises it itself), one norm launch fewer per site,
+  // the same bits; 0 keeps the separate norm kernel. Default 1: on the H200 the Qwen3-8B-FP8 step
+  // at batch 1 is 1.9% shorter fused, those at batch 2-4 1.2-2.2% longer (each CTA sums the squares
+  // of every row it multiplies; docs/PERFORMANCE.md, "Session 24").
+  int fused_norm_rows = 1;
 };
 
 struct LinearRoute {

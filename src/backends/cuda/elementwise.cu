@@ -51,19 +51,13 @@ __device__ __forceinline__ float rounded(RowType type, float v) {
   }
 }
 
-// Deterministic block sum of the scalar norm kernels (a butterfly inside each warp, then the
-// warps' totals in warp order); the vector kernels sum rows in rms_norm_row.cuh's block order.
+// Deterministic block sum (the fixed tree of rms_norm_row.cuh).
 __device__ float block_sum(float v) {
-  __shared__ float partial[kThreads / 32];
-#pragma unroll
-  for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-  __syncthreads();
-  if ((threadIdx.x & 31) == 0) partial[threadIdx.x >> 5] = v;
-  __syncthreads();
-  float total = 0.0f;
-#pragma unroll
-  for (int w = 0; w < kThreads / 32; ++w) total += partial[w];
-  return total;
+  static_assert(kThreads == norm_row::kNormThreads);
+  __shared__ float partial[1][kThreads / 32];
+  float vals[1] = {v};
+  norm_row::block_sums<1>(vals, partial);
+  return vals[0];
 }
 
 __global__ void embedding_kernel(const int32_t* ids, const void* table, RowType table_type, int64_t vocab,
@@ -119,7 +113,7 @@ __global__ void add_rms_norm_kernel(void* residual, RowType res_type, int64_t re
 // 8-element vectors of the row in registers, so every global load of the row is issued before
 // the first use (the scalar kernels above serialise a load round trip per element stride, which
 // made a batch-1 norm cost ~16 us on the H200). Same maths and one rounding per store; the sum of
-// squares in rms_norm_row.cuh's block order (which the GEMVs that fuse the norm reproduce).
+// squares is per thread in element order, then the fixed block tree.
 using norm_row::Bf16x8;
 using norm_row::kMaxVecs;
 using norm_row::kVecElems;
@@ -130,15 +124,12 @@ using norm_row::store_vec;
 // by 1 / sqrt(mean of squares over the row + eps) and by the weight, stored to out_row.
 __device__ __forceinline__ void normalize_row_vectors(const float (&v)[kMaxVecs][kVecElems], int vecs, int cols,
                                                       const float* weight, float eps, __nv_bfloat16* out_row) {
-  static_assert(kThreads == norm_row::kNormThreads);
-  __shared__ float block_ss[1][norm_row::kMaxBlocks];
-  float vec_ss[1][kMaxVecs];
+  float ss = 0.0f;
 #pragma unroll
-  for (int j = 0; j < kMaxVecs; ++j)
-    vec_ss[0][j] = threadIdx.x + j * kThreads < vecs ? norm_row::add_squares(v[j], 0.0f) : 0.0f;
-  float total[1];
-  norm_row::row_sums<1>(vec_ss, vecs, block_ss, total);
-  const float inv = norm_row::inv_rms(total[0], cols, eps);
+  for (int j = 0; j < kMaxVecs; ++j) {
+    if (threadIdx.x + j * kThreads < vecs) ss = norm_row::add_squares(v[j], ss);
+  }
+  const float inv = norm_row::inv_rms(block_sum(ss), cols, eps);
 #pragma unroll
   for (int j = 0; j < kMaxVecs; ++j) {
     const int vi = threadIdx.x + j * kThreads;

@@ -85,10 +85,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __shared__ int last_arrival;
   // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
-  __shared__ float norm_block_ss[kFusedNorm ? kMaxM : 1][norm_row::kMaxBlocks];
-  // y_add_block_ss (tiers 1 and 4): the block's stored residual rows, for their sums of squares.
-  __shared__ float y_block[kMaxM <= 4 ? kMaxM : 1][kRowsPerCta];
-  static_assert(kRowsPerCta == norm_row::kBlockElems, "a row block is one block of the norm's sum");
+  __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
 
   const int lane = threadIdx.x & 31;
@@ -293,7 +290,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
     chained_kernel_begin();
     if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
-    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_block_ss);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     for (int64_t f = begin; f < end;) {
       segment_at(f, blk, s0, cnt);
       if (f != begin) prime(blk, s0, cnt, 0);
@@ -312,14 +309,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
     chained_kernel_begin();
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
-    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_block_ss);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
-  // Tiers 1 and 4 adding into the residual may leave its block sums of squares for the next GEMV's
-  // norm (GemvProblem::y_add_block_ss): every stored value also lands in y_block.
-  float* const y_keep = kMaxM <= 4 && p.y_add_block_ss != nullptr ? &y_block[0][0] : nullptr;
   if (p.ksplit == 1) {
 #pragma unroll
     for (int cg = 0; cg < kColGroups; ++cg) {
@@ -327,14 +321,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       for (int i = 0; i < 4; ++i) {
         const int row = n_base + g + (i >= 2 ? 8 : 0);
         const int col = cg * 8 + 2 * c + (i & 1);
-        if (row < p.n && col < m) {
-          const float stored = store_output(p, row, col, acc[cg][i]);
-          if (y_keep != nullptr) y_keep[col * kRowsPerCta + row - blockIdx.x * kRowsPerCta] = stored;
-        }
+        if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
       }
-    }
-    if constexpr (kMaxM <= 4) {
-      if (y_keep != nullptr) store_block_sums<kMaxM>(p, y_block, blockIdx.x);
     }
     return;
   }
@@ -366,11 +354,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
     sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
         p, row_first, p.ksplit, p.n,
-        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; }, y_keep);
+        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; });
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
-    if constexpr (kMaxM <= 4) {
-      if (y_keep != nullptr) store_block_sums<kMaxM>(p, y_block, blockIdx.x);
-    }
     return;
   }
   for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
@@ -381,13 +366,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     float sum = __ldcg(p.partials + idx);
     for (int j = 1; j < p.ksplit; ++j)
       sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
-    const float stored = store_output(p, row, col, sum);
-    if (y_keep != nullptr) y_keep[col * kRowsPerCta + row - row_first] = stored;
+    store_output(p, row, col, sum);
   }
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
-  if constexpr (kMaxM <= 4) {
-    if (y_keep != nullptr) store_block_sums<kMaxM>(p, y_block, blockIdx.x);
-  }
 }
 
 // A register-ring launch, resolved from the variant (gemv_launch).
@@ -597,8 +578,6 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
   }
-  if (p.y_add_block_ss != nullptr && v.kernel != GemvKernel::kRegisterRing)
-    return "the residual's block sums are written by the register ring's own grid only";
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
     if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
@@ -625,10 +604,6 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.x_stride % 8 != 0 || p.x_stride < p.k)
     return "activation row stride must be a multiple of 8 and >= k";
   if (p.y_add && p.y_f32) return "y_add takes a bf16 output";
-  if (p.y_add_block_ss != nullptr && (!p.y_add || (tier != 1 && tier != 4) ||
-                                      p.n > int64_t{kGemvNormBlocks} * kRowsPerCta))
-    return "block sums of squares come from a y_add launch of tier 1 or 4 with n <= 8192";
-  if (p.norm.block_ss != nullptr && p.norm.weight == nullptr) return "block sums of squares without a norm weight";
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_input_reason(tier, p); !why.empty()) return why;
   }
@@ -703,8 +678,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const bool fused = problem.norm.weight != nullptr;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
-  params.norm_block_ss = problem.norm.block_ss;
-  params.y_add_block_ss = problem.y_add_block_ss;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {

@@ -55,14 +55,7 @@ inline constexpr int kGemvEarlyInherit = -2;
 struct GemvNormInput {
   const float* weight = nullptr;  // null: x as given
   float eps = 0.0f;
-  // Non-null: each row's sums of squares by 128-element block, as the y_add GEMV that produced x
-  // left them (GemvProblem::y_add_block_ss): the CTAs add up these instead of reading whole rows.
-  const float* block_ss = nullptr;
 };
-
-// Row stride (floats) of the block sums of squares (GemvNormInput::block_ss,
-// GemvProblem::y_add_block_ss): rows of at most 64 blocks of 128 (the fused norm's k <= 8192).
-inline constexpr int kGemvNormBlocks = 64;
 
 struct GemvProblem {
   const void* w = nullptr;  // [n, k] row-major (fp8 codes or bf16)
@@ -86,10 +79,6 @@ struct GemvProblem {
   // bf16 y is the residual stream: y = round_bf16(y + round_bf16(result)), the residual update of
   // launch_add_rms_norm bit for bit (residual += the GEMV's bf16 output).
   bool y_add = false;
-  // With y_add, tiers 1 and 4 on the register ring's own grid (not the balanced one or the stream):
-  // non-null: f32 [m][kGemvNormBlocks] receives each new residual row's sum of squares by 128-row
-  // block of y, in the norm's order (rms_norm_row.cuh), for the next GEMV's GemvNormInput::block_ss.
-  float* y_add_block_ss = nullptr;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at

@@ -46,10 +46,6 @@ struct Params {
   float norm_eps = 0.0f;
   // bf16 y is the residual stream: y = round(y + round(result)) (GemvProblem::y_add).
   int y_add = 0;
-  // GemvProblem::y_add_block_ss / GemvNormInput::block_ss: [m][kGemvNormBlocks] f32 block sums of
-  // squares of the new residual rows (written by a y_add GEMV, read by a kFusedNorm one).
-  float* y_add_block_ss = nullptr;
-  const float* norm_block_ss = nullptr;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -66,8 +62,8 @@ __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
 }
 
 // Final value of (row, col) from its fp32 sum; explicit _rn intrinsics so no instantiation
-// contracts differently. Returns the value as stored (as it reads back).
-__device__ __forceinline__ float store_output(const Params& p, int row, int col, float sum) {
+// contracts differently.
+__device__ __forceinline__ void store_output(const Params& p, int row, int col, float sum) {
   float v = sum;
   if (p.scale_kind == static_cast<int>(GemvScale::kPerTensor)) v = __fmul_rn(v, __ldg(p.scale));
   if (p.scale_kind == static_cast<int>(GemvScale::kPerChannel)) v = __fmul_rn(v, __ldg(p.scale + row));
@@ -75,17 +71,12 @@ __device__ __forceinline__ float store_output(const Params& p, int row, int col,
   const int64_t offset = static_cast<int64_t>(col) * p.y_stride + row;
   if (p.y_f32) {
     static_cast<float*>(p.y)[offset] = v;
-    return v;
-  }
-  __nv_bfloat16 out;
-  if (p.y_add) {  // the residual add of launch_add_rms_norm, bit for bit
+  } else if (p.y_add) {  // the residual add of launch_add_rms_norm, bit for bit
     __nv_bfloat16* y = static_cast<__nv_bfloat16*>(p.y) + offset;
-    out = __float2bfloat16_rn(__bfloat162float(*y) + __bfloat162float(__float2bfloat16_rn(v)));
+    *y = __float2bfloat16_rn(__bfloat162float(*y) + __bfloat162float(__float2bfloat16_rn(v)));
   } else {
-    out = __float2bfloat16_rn(v);
+    static_cast<__nv_bfloat16*>(p.y)[offset] = __float2bfloat16_rn(v);
   }
-  static_cast<__nv_bfloat16*>(p.y)[offset] = out;
-  return __bfloat162float(out);
 }
 
 // The A fragment (m16n8k16 layout: a0 row g, a1 row g + 8, a2 / a3 the same rows 8 logical k
@@ -170,11 +161,9 @@ __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
 // balanced kernels keep their scalar sum (flush_segment): it runs inside their segment loop, and
 // this one made the 16-row balanced instantiations spill 136-336 bytes inline and more out of
 // line (ptxas -v, CUDA 13.0).
-// y_block (shared, [col][128], or null): also receives each stored value at [col][row - row_base].
 template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt>
 __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
-                                                      int64_t col_stride, SourceAt source_at,
-                                                      float* y_block = nullptr) {
+                                                      int64_t col_stride, SourceAt source_at) {
   constexpr int kQuadsPerCol = 128 / 4;  // a block's 128 rows (kRowsPerCta, kBalancedRows) as quads
   constexpr int kQuads = (kQuadsPerCol * kMaxCols + kSumThreads - 1) / kSumThreads;
 #pragma unroll
@@ -216,10 +205,7 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
       const float lanes[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if (row + e < p.n) {
-          const float stored = store_output(p, row + e, col, lanes[e]);
-          if (y_block != nullptr) y_block[col * 128 + row + e - row_base] = stored;
-        }
+        if (row + e < p.n) store_output(p, row + e, col, lanes[e]);
       }
     }
   }

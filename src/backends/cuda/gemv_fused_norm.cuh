@@ -4,9 +4,8 @@
 // pieces, rms_norm_row.cuh), so a fused launch's rows are byte-equal to the norm kernel followed
 // by the plain GEMV. x_raw is the residual stream after the previous GEMV added its output into it
 // (GemvProblem::y_add), so the pair replaces the add + norm launch between two GEMVs. Each CTA:
-//   1. after the chained-launch wait, takes each row's sum of x^2 from the block sums the GEMV
-//      before it left (GemvProblem::y_add_block_ss), or sums it over the whole row (the norm
-//      kernel's order either way), and keeps 1 / rms per row in shared memory;
+//   1. after the chained-launch wait, sums x^2 over every whole row (m block sums, the norm
+//      kernel's per-thread order and block tree) and keeps 1 / rms per row in shared memory;
 //   2. stages its own K range of x normalised instead of copying it (the same shared-memory
 //      layouts: 16-byte rows of the mma.sync tiers, 4-byte words of :wgn).
 #include <cuda_bf16.h>
@@ -21,72 +20,35 @@
 namespace lathe::cuda::gemv_detail {
 
 // Step 1: row_inv[r] = 1 / rms(x[r]) for r < m (kMaxM rows at most), visible to the whole CTA on
-// return: from the row's block sums when the GEMV that added into x left them
-// (GemvNormInput::block_ss; a warp per row, one load per block), else summed here over every whole
-// row (the norm kernel's order). block_ss: shared scratch.
+// return. partial: shared scratch for the block sums.
 template <int kMaxM, int kThreads>
 __device__ __forceinline__ void fused_norm_rows(const Params& p, float* row_inv,
-                                                float (*block_ss)[norm_row::kMaxBlocks]) {
-  static_assert(kThreads == norm_row::kNormThreads, "the norm kernel's block order");
-  const int blocks = (p.k + norm_row::kBlockElems - 1) / norm_row::kBlockElems;
-  if (p.norm_block_ss != nullptr) {  // warp r: row r's block sums, one load each, then the tree
-    const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-    if (warp < p.m) {
-      const float* sums = p.norm_block_ss + warp * kGemvNormBlocks;
-      const float total = norm_row::row_sum_of_blocks(lane < blocks ? __ldcg(sums + lane) : 0.0f,
-                                                      lane + 32 < blocks ? __ldcg(sums + lane + 32) : 0.0f);
-      if (lane == 0) row_inv[warp] = norm_row::inv_rms(total, p.k, p.norm_eps);
-    }
-    __syncthreads();
-    return;
-  }
+                                                float (*partial)[norm_row::kNormThreads / 32]) {
+  static_assert(kThreads == norm_row::kNormThreads, "the norm kernel's block tree");
   const int vecs = p.k / norm_row::kVecElems;
-  float vec_ss[kMaxM][norm_row::kMaxVecs];
+  float ss[kMaxM];
 #pragma unroll
   for (int r = 0; r < kMaxM; ++r) {
+    ss[r] = 0.0f;
+    if (r < p.m) {
 #pragma unroll
-    for (int j = 0; j < norm_row::kMaxVecs; ++j) {
-      vec_ss[r][j] = 0.0f;
-      const int vi = threadIdx.x + j * kThreads;
-      if (r < p.m && vi < vecs) {
-        float v[norm_row::kVecElems];
-        norm_row::to_floats(
-            norm_row::load_vec(p.x + r * p.x_stride + static_cast<int64_t>(vi) * norm_row::kVecElems), v);
-        vec_ss[r][j] = norm_row::add_squares(v, 0.0f);
+      for (int j = 0; j < norm_row::kMaxVecs; ++j) {
+        const int vi = threadIdx.x + j * kThreads;
+        if (vi < vecs) {
+          float v[norm_row::kVecElems];
+          norm_row::to_floats(
+              norm_row::load_vec(p.x + r * p.x_stride + static_cast<int64_t>(vi) * norm_row::kVecElems), v);
+          ss[r] = norm_row::add_squares(v, ss[r]);
+        }
       }
     }
   }
-  float total[kMaxM];
-  norm_row::row_sums<kMaxM>(vec_ss, vecs, block_ss, total);
+  norm_row::block_sums<kMaxM>(ss, partial);
   if (threadIdx.x == 0) {
 #pragma unroll
-    for (int r = 0; r < kMaxM; ++r) row_inv[r] = norm_row::inv_rms(total[r], p.k, p.norm_eps);
+    for (int r = 0; r < kMaxM; ++r) row_inv[r] = norm_row::inv_rms(ss[r], p.k, p.norm_eps);
   }
   __syncthreads();
-}
-
-// The other side, in the GEMV that adds into the residual (GemvProblem::y_add_block_ss): once the
-// CTA has stored every row of 128-row block `blk` of the new residual (as floats in
-// y_block[col][row % 128]), the block's sum of squares for each column, in the norm's order (16
-// lanes of warp `col` take 8 consecutive rows each). Every thread of the CTA calls it.
-template <int kMaxM>
-__device__ __forceinline__ void store_block_sums(const Params& p, const float (*y_block)[norm_row::kBlockElems],
-                                                 int blk) {
-  __syncthreads();  // y_block
-  const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
-  if (warp >= p.m || warp >= kMaxM) return;
-  float vec_ss = 0.0f;
-  if (lane < norm_row::kBlockVecs) {
-    float v[norm_row::kVecElems];
-#pragma unroll
-    for (int e = 0; e < norm_row::kVecElems; ++e) {
-      const int r = lane * norm_row::kVecElems + e;
-      v[e] = blk * norm_row::kBlockElems + r < p.n ? y_block[warp][r] : 0.0f;
-    }
-    vec_ss = norm_row::add_squares(v, 0.0f);
-  }
-  const float b = norm_row::block_sum_of_vectors(vec_ss);  // lanes 16-31 sum their zeros apart
-  if (lane == 0) p.y_add_block_ss[warp * kGemvNormBlocks + blk] = b;
 }
 
 // Step 2, the mma.sync layout: the 8 normalised elements of x row r at column col (a multiple of 8).

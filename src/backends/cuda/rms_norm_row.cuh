@@ -1,14 +1,10 @@
 #pragma once
 // The residual add + RMS norm of one bf16 row, as device pieces shared by the norm kernels
-// (elementwise.cu), the GEMV that normalises its own input (gemv_fused_norm.cuh) and the GEMV that
-// adds into the residual (GemvProblem::y_add_block_ss), so all give the same bits:
-// h = round_bf16(residual + delta); ss = the sum of h^2 in a fixed order: each 128-element block
-// of the row (16 vectors of 8) as the squares of each vector in element order (fused multiply-
-// adds from 0), then the 16 vector sums by an xor butterfly (offsets 8, 4, 2, 1), then the block
-// sums by row_sum_of_blocks' tree; inv = 1 / sqrt(ss / cols + eps); out = round_bf16((h * inv) *
-// weight).
-// A block's sum needs only that block's 128 values, so a kernel that produces them can hand the
-// block sums on (row_sum_of_blocks finishes the row).
+// (elementwise.cu) and the GEMV that normalises its own input (gemv_fused_norm.cuh), so both give
+// the same bits: h = round_bf16(residual + delta); ss = the sum of h^2, per thread over its
+// 8-element vectors (vector t + j * kNormThreads for thread t, elements in order, fused
+// multiply-adds), then the fixed block tree of block_sums; inv = 1 / sqrt(ss / cols + eps);
+// out = round_bf16((h * inv) * weight).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -78,58 +74,30 @@ __device__ __forceinline__ Bf16x8 normed_vec(const float (&v)[kVecElems], float 
   return o;
 }
 
-inline constexpr int kBlockElems = 128;                                      // elements per block sum
-inline constexpr int kBlockVecs = kBlockElems / kVecElems;                   // 16
-inline constexpr int kMaxBlocks = kNormThreads * kMaxVecs / kBlockVecs;      // cols <= 8192: 64 blocks
-
-// The sum of one block's 16 vector sums, held by 16 consecutive lanes (lanes 0-15 or 16-31 of a
-// warp; every lane of the warp takes part); every lane of the 16 gets the block's sum.
-__device__ __forceinline__ float block_sum_of_vectors(float vec_ss) {
+// Block sums of kCount values at once, each by the same fixed tree (a butterfly inside each warp,
+// then the warps' totals in warp order), so a value's sum does not depend on kCount. Every thread
+// of the kNormThreads gets the totals. `partial` is shared scratch; the call synchronises the block
+// on entry (earlier readers of partial are done) and before the totals are read.
+template <int kCount>
+__device__ __forceinline__ void block_sums(float (&v)[kCount], float (*partial)[kNormThreads / 32]) {
 #pragma unroll
-  for (int off = kBlockVecs / 2; off > 0; off >>= 1) vec_ss += __shfl_xor_sync(0xffffffffu, vec_ss, off);
-  return vec_ss;
-}
-
-// The row's sum of squares from its blocks' sums (at most kMaxBlocks), by a fixed tree: lane l
-// adds blocks l and l + 32 (lo, hi: 0 past the row's blocks), then an xor butterfly over the warp
-// (offsets 16, 8, 4, 2, 1). Called by a whole warp; every lane gets the total.
-__device__ __forceinline__ float row_sum_of_blocks(float lo, float hi) {
-  static_assert(kMaxBlocks == 64, "two blocks a lane");
-  float t = __fadd_rn(lo, hi);
+  for (int i = 0; i < kCount; ++i) {
 #pragma unroll
-  for (int off = 16; off > 0; off >>= 1) t = __fadd_rn(t, __shfl_xor_sync(0xffffffffu, t, off));
-  return t;
-}
-
-// The same from block sums in shared memory.
-__device__ __forceinline__ float row_sum_of_blocks(const float* block_ss, int blocks) {
-  const int lane = threadIdx.x & 31;
-  return row_sum_of_blocks(lane < blocks ? block_ss[lane] : 0.0f, lane + 32 < blocks ? block_ss[lane + 32] : 0.0f);
-}
-
-// The sums of squares of kRows rows held by a kNormThreads block as vectors (vector
-// threadIdx.x + j * kNormThreads of each row; vec_ss[r][j] its sum of squares, 0 past `vecs`), in
-// the order above. `block_ss` is shared scratch; the call synchronises the block on entry (earlier
-// readers are done) and before the totals are read. Every thread gets every row's total.
-template <int kRows>
-__device__ __forceinline__ void row_sums(const float (&vec_ss)[kRows][kMaxVecs], int vecs,
-                                         float (*block_ss)[kMaxBlocks], float (&total)[kRows]) {
-  static_assert(kNormThreads % kBlockVecs == 0, "a block's vectors are 16 consecutive threads");
-  __syncthreads();
-#pragma unroll
-  for (int r = 0; r < kRows; ++r) {
-#pragma unroll
-    for (int j = 0; j < kMaxVecs; ++j) {
-      if (j * kNormThreads >= vecs) break;  // uniform: every lane joins each butterfly it takes
-      const float b = block_sum_of_vectors(vec_ss[r][j]);
-      const int vi = threadIdx.x + j * kNormThreads;
-      if (threadIdx.x % kBlockVecs == 0 && vi < vecs) block_ss[r][vi / kBlockVecs] = b;
-    }
+    for (int off = 16; off > 0; off >>= 1) v[i] += __shfl_xor_sync(0xffffffffu, v[i], off);
   }
   __syncthreads();
-  const int blocks = (vecs + kBlockVecs - 1) / kBlockVecs;
+  if ((threadIdx.x & 31) == 0) {
 #pragma unroll
-  for (int r = 0; r < kRows; ++r) total[r] = row_sum_of_blocks(block_ss[r], blocks);
+    for (int i = 0; i < kCount; ++i) partial[i][threadIdx.x >> 5] = v[i];
+  }
+  __syncthreads();
+#pragma unroll
+  for (int i = 0; i < kCount; ++i) {
+    float total = 0.0f;
+#pragma unroll
+    for (int w = 0; w < kNormThreads / 32; ++w) total += partial[i][w];
+    v[i] = total;
+  }
 }
 
 }  // namespace lathe::cuda::norm_row

@@ -6,7 +6,6 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -77,8 +76,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     gemv_ws_.counters = static_cast<int*>(
         arena_->allocate(kc::kGemvCounterCount * sizeof(int), kc::MemoryPurpose::kWorkspace));
     gemv_ws_.counter_count = kc::kGemvCounterCount;
-    norm_block_ss_ = static_cast<float*>(
-        arena_->allocate(kFusedNormRowsMax * kc::kGemvNormBlocks * sizeof(float), kc::MemoryPurpose::kWorkspace));
     LATHE_CUDA_CHECK(cudaMemsetAsync(gemv_ws_.counters, 0, kc::kGemvCounterCount * sizeof(int), stream_));
     std::string warnings;
     levers_ = linear_levers_from_env(&warnings);
@@ -350,10 +347,10 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
   // (linear_add_rms_norm_linear, tiers 1 and 4).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {}, bool y_add = false, float* y_add_block_ss = nullptr);
+                const kc::GemvNormInput& norm = {}, bool y_add = false);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                   const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss = nullptr);
+                   const kc::GemvNormInput& norm, bool y_add);
   void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
 
   kc::DeviceInfo info_;
@@ -363,10 +360,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void* lt_workspace_ = nullptr;
   std::unique_ptr<kc::LtGemm> lt_;
   kc::GemvWorkspace gemv_ws_;
-  // The residual rows' block sums of squares a fused linear_add_rms_norm_linear hands from its first
-  // GEMV to its second (GemvProblem::y_add_block_ss, GemvNormInput::block_ss).
-  static constexpr int kFusedNormRowsMax = 4;
-  float* norm_block_ss_ = nullptr;
   LinearLevers levers_;
   AttentionConfig attn_config_;
   bool gemv_after_attention_ = false;  // the next GEMV follows decode attention (run_gemv)
@@ -451,13 +444,12 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
 }
 
 int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
-                              const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss) {
+                              const kc::GemvNormInput& norm, bool y_add) {
   if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
   if (x.dtype != DType::kBF16 || out.dtype != DType::kBF16) return 0;
   kc::GemvProblem probe = gemv_problem(x, w, out);
   probe.norm = norm;
   probe.y_add = y_add;
-  probe.y_add_block_ss = y_add_block_ss;
   const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
   return kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty() ? tier : 0;
 }
@@ -466,30 +458,24 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
                                              const float* norm_weight, float eps, Act normed,
                                              const WeightView& next, Act out) {
   // Fused where both linears take tier 1 or 4 as they are: the first adds its output into the
-  // residual (GemvProblem::y_add) and, where its grid can, leaves the new rows' block sums of
-  // squares; the second normalises the residual itself (GemvNormInput), from those sums or from
-  // the whole rows. Anywhere else the three ops run as themselves (the same bits either way).
+  // residual (GemvProblem::y_add), the second normalises the residual itself (GemvNormInput);
+  // anywhere else the three ops run as themselves (the same bits either way).
   const int64_t m = x.rows;
-  if (phase == Phase::kDecode && m >= 1 && m <= std::min(levers_.fused_norm_rows, kFusedNormRowsMax) &&
-      residual.rows == m &&
+  if (phase == Phase::kDecode && m >= 1 && m <= levers_.fused_norm_rows && residual.rows == m &&
       delta.rows == m && normed.rows == m && out.rows == m && x.cols == w.cols && residual.cols == w.rows &&
       next.cols == w.rows && out.cols == next.rows && delta.cols == residual.cols &&
       normed.cols == residual.cols) {
-    kc::GemvNormInput norm{norm_weight, eps};
+    const kc::GemvNormInput norm{norm_weight, eps};
     const LinearRoute first = plan_linear(phase, x, w, residual);
     const LinearRoute second = plan_linear(phase, residual, next, out);
-    // One row: the next GEMV sums the row itself (8-10 KB per CTA), cheaper in the step than the
-    // block sums' extra barrier in the adding GEMV's epilogue (session 25, calls 5-6).
-    const bool sums = m >= 2 && fusable_tier(first, x, w, residual, {}, true, norm_block_ss_) != 0;
-    if (sums) norm.block_ss = norm_block_ss_;
-    if ((sums || fusable_tier(first, x, w, residual, {}, true) != 0) &&
+    if (fusable_tier(first, x, w, residual, {}, true) != 0 &&
         fusable_tier(second, residual, next, out, norm, false) != 0) {
       if (log_once("linear:fused_norm"))
         spdlog::info(
             "linear route: decode rows <= {} add the o / down projection into the residual and normalise it "
             "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
             levers_.fused_norm_rows, levers_.fused_norm_rows);
-      run_gemv(first, x, w, residual, {}, true, sums ? norm_block_ss_ : nullptr);
+      run_gemv(first, x, w, residual, {}, true);
       run_gemv(second, residual, next, out, norm);
       return;
     }
@@ -498,7 +484,7 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm, bool y_add, float* y_add_block_ss) {
+                           const kc::GemvNormInput& norm, bool y_add) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
@@ -508,7 +494,6 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     if (after_attention && route.arm == LinearArm::kGemvBatch4) p.early_weights = -1;
     p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
     p.y_add = y_add;
-    p.y_add_block_ss = y_add_block_ss;
     return p;
   };
   switch (route.arm) {

@@ -171,10 +171,10 @@ TEST(LinearDispatch, LeversFromEnvironment) {
   EXPECT_FALSE(linear_levers_from_env(&warnings).decode_wide_gemv);
   EXPECT_NE(warnings.find("LATHE_FFN_DECODE_WIDE"), std::string::npos);
   unsetenv("LATHE_FFN_DECODE_WIDE");
-  // LATHE_FFN_FUSED_NORM: the widths the fused tiers exist for, anything else warns and keeps 4.
+  // LATHE_FFN_FUSED_NORM: the widths the fused tiers exist for, anything else warns and keeps 1.
   warnings.clear();
-  EXPECT_EQ(linear_levers_from_env(&warnings).fused_norm_rows, 4);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_fused_norm=4"), std::string::npos);
+  EXPECT_EQ(linear_levers_from_env(&warnings).fused_norm_rows, 1);
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_fused_norm=1"), std::string::npos);
   for (const char* ok : {"0", "1", "4"}) {
     setenv("LATHE_FFN_FUSED_NORM", ok, 1);
     l = linear_levers_from_env(&warnings);
@@ -185,7 +185,7 @@ TEST(LinearDispatch, LeversFromEnvironment) {
   for (const char* bad : {"2", "16", "on", ""}) {
     warnings.clear();
     setenv("LATHE_FFN_FUSED_NORM", bad, 1);
-    EXPECT_EQ(linear_levers_from_env(&warnings).fused_norm_rows, 4) << bad;
+    EXPECT_EQ(linear_levers_from_env(&warnings).fused_norm_rows, 1) << bad;
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_NORM"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
