@@ -239,21 +239,24 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
 
   // delta = x . W; h += delta; normed = norm(h); out = normed . next, as one backend call per
   // phase (decode rows may be fused there) when `next` is one weight stream.
+  // silu_out (data not null): next is gate|up, out its scratch, and silu_out = SwiGLU(out).
   const auto linear_add_norm_linear = [&](ops::Act x, const ops::WeightView& weight, const float* norm_weight,
-                                          const ops::WeightView& next, ops::Act out) {
-    const auto rows_of = [](ops::Act a, int64_t first, int64_t count) { return a.slice_rows(first, count); };
+                                          const ops::WeightView& next, ops::Act out, ops::Act silu_out) {
+    const auto rows_of = [](ops::Act a, int64_t first, int64_t count) {
+      return a.data == nullptr ? a : a.slice_rows(first, count);
+    };
     if (decode_rows > 0) {
       be.linear_add_rms_norm_linear(ops::Phase::kDecode, rows_of(x, 0, decode_rows), weight,
                                     rows_of(hidden, 0, decode_rows), rows_of(delta, 0, decode_rows),
                                     norm_weight, eps, rows_of(normed, 0, decode_rows), next,
-                                    rows_of(out, 0, decode_rows));
+                                    rows_of(out, 0, decode_rows), rows_of(silu_out, 0, decode_rows));
     }
     if (decode_rows < tokens) {
       const int64_t rest = tokens - decode_rows;
       be.linear_add_rms_norm_linear(ops::Phase::kPrefill, rows_of(x, decode_rows, rest), weight,
                                     rows_of(hidden, decode_rows, rest), rows_of(delta, decode_rows, rest),
                                     norm_weight, eps, rows_of(normed, decode_rows, rest), next,
-                                    rows_of(out, decode_rows, rest));
+                                    rows_of(out, decode_rows, rest), rows_of(silu_out, decode_rows, rest));
     }
   };
 
@@ -265,7 +268,7 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // layer's MLP output (its down projection runs here, with this layer's q | k | v).
     const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
-      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv);  // q | k | v, one stream
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv, {});  // q | k | v, one stream
     } else {
       if (prev_down == nullptr) {
         be.rms_norm(hidden, w.input_layernorm, eps, normed);
@@ -285,15 +288,16 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed.
+    // MLP: mlp = SwiGLU(gate | up) (one call with the gate|up projection where the weight is one stream).
     if (w.gate_up_proj.data != nullptr) {
-      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up);
+      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp);
     } else {
       linear(decode_rows, attn, w.o_proj, delta);
       be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);
       linear(decode_rows, normed, w.gate_proj, gate);
       linear(decode_rows, normed, w.up_proj, up);
+      be.silu_mul(gate_up, mlp);
     }
-    be.silu_mul(gate_up, mlp);
   }
   // h += the last layer's MLP output; normed = the final norm.
   linear(decode_rows, mlp, device_.layers.back().down_proj, delta);

@@ -128,13 +128,28 @@ class Backend {
   // linear(phase, normed, next): the three ops from one GEMV to the next across a residual add and
   // norm, as one call so a backend may fuse them (the CUDA decode tiers add into the residual and
   // normalise their own input, LinearLevers::fused_norm_rows, and then leave delta and normed
-  // unwritten). residual's and out's bits are those of the three calls.
+  // unwritten). residual's and out's bits are those of the three calls. With silu_out (data not
+  // null) `next` is a gate|up weight and the last step is linear_silu_mul(phase, normed, next, out,
+  // silu_out) instead.
   virtual void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& weight, Act residual,
                                           Act delta, const float* norm_weight, float eps, Act normed,
-                                          const WeightView& next, Act out) {
+                                          const WeightView& next, Act out, Act silu_out) {
     linear(phase, x, weight, delta);
     add_rms_norm(residual, delta, norm_weight, eps, normed);
-    linear(phase, normed, next, out);
+    if (silu_out.data != nullptr) {
+      linear_silu_mul(phase, normed, next, out, silu_out);
+    } else {
+      linear(phase, normed, next, out);
+    }
+  }
+
+  // gate_up = linear(phase, x, weight); silu_mul(gate_up, out): a gate|up projection ([gate; up],
+  // 2I rows) and its SwiGLU as one call so a backend may fuse them (the CUDA decode tiers compute
+  // the SwiGLU in the GEMV's epilogue, LinearLevers::fused_silu, and then leave gate_up unwritten).
+  // out's bits are those of the two calls.
+  virtual void linear_silu_mul(Phase phase, Act x, const WeightView& weight, Act gate_up, Act out) {
+    linear(phase, x, weight, gate_up);
+    silu_mul(gate_up, out);
   }
 
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.

@@ -105,6 +105,17 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
                        levers.fused_norm_rows));
     }
   }
+  if (const char* v = std::getenv("LATHE_FFN_FUSED_SILU")) {
+    const std::string_view s(v);
+    if (s == "on" || s == "1") {
+      levers.fused_silu = true;
+    } else if (s == "off" || s == "0") {
+      levers.fused_silu = false;
+    } else {
+      warn(fmt::format("LATHE_FFN_FUSED_SILU={:?} is not on or off; keeping ffn_fused_silu={}", s,
+                       levers.fused_silu ? "on" : "off"));
+    }
+  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -124,6 +135,8 @@ std::string describe_levers(const LinearLevers& levers) {
                                 b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
   out += fmt::format(" ffn_fused_norm={}{}", levers.fused_norm_rows,
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
+  out += fmt::format(" ffn_fused_silu={}{}", levers.fused_silu ? "on" : "off",
+                     std::getenv("LATHE_FFN_FUSED_SILU") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

@@ -60,6 +60,10 @@ struct LinearLevers {
   // at batch 1 is 1.9% shorter fused, those at batch 2-4 1.2-2.2% longer (each CTA sums the squares
   // of every row it multiplies; docs/PERFORMANCE.md, "Session 24").
   int fused_norm_rows = 1;
+  // LATHE_FFN_FUSED_SILU (on | off): decode gate|up projections on the GEMV tiers compute the
+  // SwiGLU in their epilogue (Backend::linear_silu_mul; one silu_mul launch fewer per layer, the
+  // same bits); off keeps the separate kernel.
+  bool fused_silu = true;
 };
 
 struct LinearRoute {

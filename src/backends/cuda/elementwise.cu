@@ -8,6 +8,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/rms_norm_row.cuh"
+#include "backends/cuda/silu_mul.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -197,7 +198,7 @@ __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const float g = load(gate_up, in_type, r * in_stride + i);
     const float u = load(gate_up, in_type, r * in_stride + inter + i);
-    store(out, out_type, r * out_stride + i, g / (1.0f + expf(-g)) * u);
+    store(out, out_type, r * out_stride + i, silu_mul_value(g, u));
   }
 }
 

@@ -25,6 +25,7 @@
 #include "backends/cuda/gemv_stream.cuh"
 #include "backends/cuda/gemv_wgmma.cuh"
 #include "backends/cuda/rms_norm_row.cuh"
+#include "backends/cuda/silu_mul.cuh"
 
 namespace lathe::cuda {
 namespace {
@@ -42,6 +43,17 @@ constexpr int kDefaultGroupSteps = 4;
 // (32 KB of the 48 KB a CTA may declare statically).
 constexpr int kWgNarrowGroupSteps = 8;
 constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
+
+// kSilu (GemvProblem::silu_inter, the SwiGLU epilogue): row block `blk` is 64 gate rows [blk * 64,
+// blk * 64 + 64) in warps 0-3 and the same 64 up rows, silu_inter further on, in warps 4-7, so
+// one CTA sums both halves of each of its 64 outputs. Local row lr (0..127) of the block is weight
+// row silu_row(p, blk, lr); otherwise the block is rows [blk * 128, blk * 128 + 128).
+constexpr int kSiluOutputs = kRowsPerCta / 2;  // outputs per row block under kSilu
+template <bool kSilu>
+__device__ __forceinline__ int block_row(const Params& p, int blk, int lr) {
+  if constexpr (kSilu) return (lr < kSiluOutputs ? 0 : p.silu_inter - kSiluOutputs) + blk * kSiluOutputs + lr;
+  return blk * kRowsPerCta + lr;
+}
 
 __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
   uint4 v;
@@ -66,9 +78,12 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // group; the same sums, bit for bit.
 // kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
 // with the norm kernel's bits.
+// kSilu (one CTA per row block only): rows as block_row says, and y = SwiGLU of the gate and up
+// values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the silu_mul
+// kernel's bits).
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, bool kFusedNorm = false>
+          bool kWgmma = false, bool kFusedNorm = false, bool kSilu = false>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
@@ -87,6 +102,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
+  static_assert(!kSilu || !kBalanced, "the SwiGLU epilogue is built for one CTA per row block");
+  static_assert(!kSilu || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
+                "the SwiGLU epilogue stages its values in the x buffers");
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -112,7 +130,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const uint8_t* w1;
   };
   auto segment_rows = [&](int blk, int s_begin) {
-    const int n_base = blk * kRowsPerCta + warp * 16;
+    const int n_base = block_row<kSilu>(p, blk, warp * 16);
     const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
     const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
     return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
@@ -153,7 +171,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
     for (int u = 0; u < kStages; ++u) load_step(ring[u], r, u, nsteps);
     if (extra > 0) {
-      const int row = min(blk * kRowsPerCta + warp * 16 + (lane & 15), p.n - 1);
+      const int row = min(block_row<kSilu>(p, blk, warp * 16 + (lane & 15)), p.n - 1);
       const uint8_t* base = p.w + row * (static_cast<int64_t>(p.k) * kElem) + static_cast<int64_t>(s_begin) * kStepK * kElem;
       const int last = min(nsteps, kStages + extra);
       for (int line = (lane >> 4) + kStages * kElem; line < last * kElem; line += 2)
@@ -165,6 +183,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // segment's first steps (prime).
   auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
     const Rows rows = segment_rows(blk, s_begin);
+    // This warp's 128x128 scale row (under kSilu its rows' own block, gate or up).
+    const int scale_block = kSilu ? block_row<kSilu>(p, blk, warp * 16) / kRowsPerCta : blk;
 
     // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
@@ -261,7 +281,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
           }
           if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
-              block_scale ? __ldg(p.scale + static_cast<int64_t>(blk) * ksteps + s_begin + s) : 1.0f;
+              block_scale ? __ldg(p.scale + static_cast<int64_t>(scale_block) * ksteps + s_begin + s) : 1.0f;
           accumulate_step<kColGroups>(acc, part, sc);
         }
       }
@@ -313,15 +333,55 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     run_segment(blockIdx.x, s_begin, nsteps, acc);
   }
 
+  // kSilu: each output's two values (rounded to bf16 as a stored gate|up output) wait in the x
+  // buffers, free after the last step, as [column][local row], until silu_finish pairs them.
+  float* const silu_vals = reinterpret_cast<float*>(&xs[0][0]);
+  auto silu_stash = [&](int lr, int col, float sum) {
+    const float v = output_value(p, block_row<kSilu>(p, blockIdx.x, lr), sum);
+    silu_vals[col * kRowsPerCta + lr] = __bfloat162float(__float2bfloat16_rn(v));
+  };
+  auto silu_finish = [&]() {
+    __syncthreads();
+    auto* const y = static_cast<__nv_bfloat16*>(p.y);
+    for (int i = threadIdx.x; i < kSiluOutputs * m; i += kThreads) {
+      const int r = i % kSiluOutputs;
+      const int col = i / kSiluOutputs;
+      const float gate = silu_vals[col * kRowsPerCta + r];
+      const float up = silu_vals[col * kRowsPerCta + kSiluOutputs + r];
+      y[static_cast<int64_t>(col) * p.y_stride + blockIdx.x * kSiluOutputs + r] =
+          __float2bfloat16_rn(silu_mul_value(gate, up));
+    }
+  };
+  // Where the block's fp32 sum of local row lr, column col goes.
+  auto finish_output = [&](int lr, int col, float sum) {
+    if constexpr (kSilu) {
+      silu_stash(lr, col, sum);
+    } else {
+      store_output(p, blockIdx.x * kRowsPerCta + lr, col, sum);
+    }
+  };
+
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
   if (p.ksplit == 1) {
+    if constexpr (kSilu) {
 #pragma unroll
-    for (int cg = 0; cg < kColGroups; ++cg) {
+      for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int row = n_base + g + (i >= 2 ? 8 : 0);
-        const int col = cg * 8 + 2 * c + (i & 1);
-        if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
+        for (int i = 0; i < 4; ++i) {
+          const int col = cg * 8 + 2 * c + (i & 1);
+          if (col < m) silu_stash(warp * 16 + g + (i >= 2 ? 8 : 0), col, acc[cg][i]);
+        }
+      }
+      silu_finish();
+    } else {
+#pragma unroll
+      for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int row = n_base + g + (i >= 2 ? 8 : 0);
+          const int col = cg * 8 + 2 * c + (i & 1);
+          if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
+        }
       }
     }
     return;
@@ -353,8 +413,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const float* block_partials = p.partials + row_first;
     constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
     sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
-        p, row_first, p.ksplit, p.n,
-        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; });
+        p, row_first, p.ksplit, p.n, [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+        [&](int row, int col, float sum) { finish_output(row - row_first, col, sum); });
+    if constexpr (kSilu) silu_finish();
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
     return;
   }
@@ -366,8 +427,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     float sum = __ldcg(p.partials + idx);
     for (int j = 1; j < p.ksplit; ++j)
       sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
-    store_output(p, row, col, sum);
+    finish_output(row - row_first, col, sum);
   }
+  if constexpr (kSilu) silu_finish();
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 
@@ -386,30 +448,31 @@ struct RingConfig {
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false>
+template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
+          bool kSilu = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
-      // launch_tier never asks for bits with :g16 or :wg
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused)
+      // launch_tier never asks for bits with :g16 or :wg, gemv_launch never with a fused input or SwiGLU
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && !kSilu)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
+        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
                      block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>,
+        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
                        grid, block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused>, grid,
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
                      block, 0, stream, params);
     }
   }
@@ -427,41 +490,52 @@ bool ring_config_supported(const RingConfig& cfg) {
 // ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
 // bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
 // bytes).
-template <int kMaxM, bool kBalanced, bool kFused = false>
+template <int kMaxM, bool kBalanced, bool kFused = false, bool kSilu = false>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg, stream);
       return;
     }
   }
   if (three) {
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused>(params, grid, cfg, stream);
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream);
     return;
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused>(params, grid, cfg, stream);
+  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
 }
 
-// launch_tier for a run-time grid form and input (the fused norm exists for tiers 1 and 4).
+// launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
+// 4, the SwiGLU epilogue for one CTA per row block).
 template <int kMaxM>
-void launch_tier_of(bool balanced, bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
+void launch_tier_of(bool balanced, bool fused, bool silu, const Params& params, dim3 grid, const RingConfig& cfg,
                     cudaStream_t stream) {
+  if (silu) {
+    if constexpr (kMaxM <= 4) {
+      if (fused) {
+        launch_tier<kMaxM, false, true, true>(params, grid, cfg, stream);
+        return;
+      }
+    }
+    launch_tier<kMaxM, false, false, true>(params, grid, cfg, stream);
+    return;
+  }
   if constexpr (kMaxM <= 4) {
     if (fused) {
       balanced ? launch_tier<kMaxM, true, true>(params, grid, cfg, stream)
@@ -573,10 +647,22 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
   return {};
 }
 
+// The kernels the SwiGLU epilogue runs on: the register ring with one CTA per row block, without
+// the bit trick.
+std::string silu_variant_reason(const GemvVariant& resolved) {
+  if (resolved.kernel != GemvKernel::kRegisterRing)
+    return "the SwiGLU epilogue runs on the register ring with one CTA per row block only";
+  if (resolved.bit_trick) return "the SwiGLU epilogue is not built with ':bits'";
+  return {};
+}
+
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
+  }
+  if (p.silu_inter != 0) {
+    if (std::string why = silu_variant_reason(v); !why.empty()) return why;
   }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
@@ -607,7 +693,12 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_input_reason(tier, p); !why.empty()) return why;
   }
-  if (p.y_stride < p.n) return "output row stride must be >= n";
+  if (p.silu_inter != 0) {
+    if (p.silu_inter < 0 || p.silu_inter % 64 != 0 || p.n != 2 * p.silu_inter)
+      return "SwiGLU epilogue: n must be 2 * silu_inter with silu_inter a positive multiple of 64";
+    if (p.y_f32 || p.y_add) return "SwiGLU epilogue: y is a plain bf16 output";
+  }
+  if (p.y_stride < (p.silu_inter != 0 ? p.silu_inter : p.n)) return "output row stride must cover a row of y";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
   return {};
@@ -676,6 +767,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.y_f32 = problem.y_f32 ? 1 : 0;
   params.y_add = problem.y_add ? 1 : 0;
   const bool fused = problem.norm.weight != nullptr;
+  const bool silu = problem.silu_inter > 0;
+  params.silu_inter = static_cast<int>(problem.silu_inter);
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
@@ -714,13 +807,13 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      launch_tier_of<1>(balanced, fused, params, grid, cfg, stream);
+      launch_tier_of<1>(balanced, fused, silu, params, grid, cfg, stream);
       break;
     case 4:
-      launch_tier_of<4>(balanced, fused, params, grid, cfg, stream);
+      launch_tier_of<4>(balanced, fused, silu, params, grid, cfg, stream);
       break;
     default:
-      launch_tier_of<16>(balanced, false, params, grid, cfg, stream);
+      launch_tier_of<16>(balanced, false, silu, params, grid, cfg, stream);
       break;
   }
 }

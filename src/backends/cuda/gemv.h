@@ -79,6 +79,14 @@ struct GemvProblem {
   // bf16 y is the residual stream: y = round_bf16(y + round_bf16(result)), the residual update of
   // launch_add_rms_norm bit for bit (residual += the GEMV's bf16 output).
   bool y_add = false;
+  // > 0: the SwiGLU epilogue. W is gate|up ([gate; up], silu_inter rows each, n = 2 * silu_inter,
+  // silu_inter % 64 == 0) and y is bf16 [m, silu_inter] with y[r, i] = silu(g) * u for g, u the
+  // gate|up output's bf16 values at columns i and silu_inter + i: bit for bit what this GEMV
+  // followed by launch_silu_mul stores, with no gate|up output written. Each 128-row block of the
+  // register ring then holds 64 gate rows and the same 64 up rows, so the K split, and with it
+  // every sum, is the plain GEMV's. One CTA per row block only (not ringbal or stream; not
+  // ':bits'): gemv_unsupported_reason says when not.
+  int64_t silu_inter = 0;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at

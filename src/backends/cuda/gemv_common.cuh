@@ -46,6 +46,9 @@ struct Params {
   float norm_eps = 0.0f;
   // bf16 y is the residual stream: y = round(y + round(result)) (GemvProblem::y_add).
   int y_add = 0;
+  // > 0: W is [gate; up] with this many rows each and y the SwiGLU of the two, [m, silu_inter]
+  // (GemvProblem::silu_inter; register-ring kernel, one CTA per row block).
+  int silu_inter = 0;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,
@@ -61,13 +64,19 @@ __device__ __forceinline__ uint32_t word(const uint4& v, int i) {
   return i == 0 ? v.x : i == 1 ? v.y : i == 2 ? v.z : v.w;
 }
 
-// Final value of (row, col) from its fp32 sum; explicit _rn intrinsics so no instantiation
-// contracts differently.
-__device__ __forceinline__ void store_output(const Params& p, int row, int col, float sum) {
+// The fp32 value of weight row `row` from its fp32 sum (the scale, then the bias); explicit _rn
+// intrinsics so no instantiation contracts differently.
+__device__ __forceinline__ float output_value(const Params& p, int row, float sum) {
   float v = sum;
   if (p.scale_kind == static_cast<int>(GemvScale::kPerTensor)) v = __fmul_rn(v, __ldg(p.scale));
   if (p.scale_kind == static_cast<int>(GemvScale::kPerChannel)) v = __fmul_rn(v, __ldg(p.scale + row));
   if (p.bias != nullptr) v = __fadd_rn(v, __ldg(p.bias + row));
+  return v;
+}
+
+// Final value of (row, col) from its fp32 sum, stored to y.
+__device__ __forceinline__ void store_output(const Params& p, int row, int col, float sum) {
+  const float v = output_value(p, row, sum);
   const int64_t offset = static_cast<int64_t>(col) * p.y_stride + row;
   if (p.y_f32) {
     static_cast<float*>(p.y)[offset] = v;
@@ -151,7 +160,7 @@ __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
 
 // The split-K sum of one 128-row block, run by the last CTA to arrive (threads [0, kSumThreads)):
 // output (row_base + r, col) = partial 0 + partial 1 + ... + partial count-1, in that order, where
-// partial j of (r, col) is at source_at(j)[col * col_stride + r]. A thread takes quads of 4
+// partial j of (r, col) is at source_at(j)[col * col_stride + r], handed to store(row, col, sum). A thread takes quads of 4
 // consecutive rows of one column (32 per column; m = 16 gives 512, two per thread of 256), and
 // requests the float4s of kInFlight quads from kBatch partials before adding any: one L2 round
 // trip per kBatch partials and kInFlight quads, where one output at a time cost a round trip per
@@ -161,9 +170,9 @@ __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
 // balanced kernels keep their scalar sum (flush_segment): it runs inside their segment loop, and
 // this one made the 16-row balanced instantiations spill 136-336 bytes inline and more out of
 // line (ptxas -v, CUDA 13.0).
-template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt>
+template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt, typename Store>
 __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
-                                                      int64_t col_stride, SourceAt source_at) {
+                                                      int64_t col_stride, SourceAt source_at, Store store) {
   constexpr int kQuadsPerCol = 128 / 4;  // a block's 128 rows (kRowsPerCta, kBalancedRows) as quads
   constexpr int kQuads = (kQuadsPerCol * kMaxCols + kSumThreads - 1) / kSumThreads;
 #pragma unroll
@@ -205,7 +214,7 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
       const float lanes[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
 #pragma unroll
       for (int e = 0; e < 4; ++e) {
-        if (row + e < p.n) store_output(p, row + e, col, lanes[e]);
+        if (row + e < p.n) store(row + e, col, lanes[e]);
       }
     }
   }

@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
 #include <utility>
@@ -225,7 +226,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void linear(Phase phase, Act x, const WeightView& w, Act out) override;
   void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                   const float* norm_weight, float eps, Act normed, const WeightView& next,
-                                  Act out) override;
+                                  Act out, Act silu_out) override;
+  void linear_silu_mul(Phase phase, Act x, const WeightView& w, Act gate_up, Act out) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -346,8 +348,13 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
   // (linear_add_rms_norm_linear, tiers 1 and 4).
+  // silu_inter > 0: w is gate|up and out the SwiGLU [rows, silu_inter] (GemvProblem::silu_inter).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {}, bool y_add = false);
+                const kc::GemvNormInput& norm = {}, bool y_add = false, int64_t silu_inter = 0);
+  // Runs gate|up's route with the SwiGLU in the GEMV epilogue (and norm, if set) when every launch
+  // of the route supports it (LinearLevers::fused_silu); false (nothing launched) otherwise.
+  bool try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up, const Act& out,
+                     const kc::GemvNormInput& norm);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
                    const kc::GemvNormInput& norm, bool y_add);
@@ -456,7 +463,7 @@ int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const Weig
 
 void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                              const float* norm_weight, float eps, Act normed,
-                                             const WeightView& next, Act out) {
+                                             const WeightView& next, Act out, Act silu_out) {
   // Fused where both linears take tier 1 or 4 as they are: the first adds its output into the
   // residual (GemvProblem::y_add), the second normalises the residual itself (GemvNormInput);
   // anywhere else the three ops run as themselves (the same bits either way).
@@ -476,15 +483,61 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
             "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
             levers_.fused_norm_rows, levers_.fused_norm_rows);
       run_gemv(first, x, w, residual, {}, true);
-      run_gemv(second, residual, next, out, norm);
+      if (silu_out.data == nullptr) {
+        run_gemv(second, residual, next, out, norm);
+      } else if (!try_gemv_silu(phase, residual, next, out, silu_out, norm)) {
+        run_gemv(second, residual, next, out, norm);
+        silu_mul(out, silu_out);
+      }
       return;
     }
   }
-  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out);
+  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out, silu_out);
+}
+
+void CudaBackend::linear_silu_mul(Phase phase, Act x, const WeightView& w, Act gate_up, Act out) {
+  if (!try_gemv_silu(phase, x, w, gate_up, out, {})) Backend::linear_silu_mul(phase, x, w, gate_up, out);
+}
+
+bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up, const Act& out,
+                                const kc::GemvNormInput& norm) {
+  if (!levers_.fused_silu || phase != Phase::kDecode || x.rows < 1 || x.dtype != DType::kBF16 ||
+      out.dtype != DType::kBF16 || w.rows % 2 != 0 || x.cols != w.cols || gate_up.rows != x.rows ||
+      gate_up.cols != w.rows || out.rows != x.rows || out.cols != w.rows / 2)
+    return false;
+  const LinearRoute route = plan_linear(phase, x, w, gate_up);
+  int tier = 0;
+  int64_t widest = x.rows;  // the widest launch of the route
+  switch (route.arm) {
+    case LinearArm::kGemv:
+      tier = 1;
+      break;
+    case LinearArm::kGemvBatch4:
+      tier = 4;
+      break;
+    case LinearArm::kGemvBatch16:
+      tier = 16;
+      break;
+    case LinearArm::kGemvBatch16Halves:
+      tier = 16;
+      widest = std::max(route.first_half, x.rows - route.first_half);
+      break;
+    default:
+      return false;
+  }
+  kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, out.slice_rows(0, widest));
+  probe.norm = norm;
+  probe.silu_inter = w.rows / 2;
+  if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
+  if (log_once("linear:fused_silu"))
+    spdlog::info("linear route: decode gate|up tiers compute the SwiGLU in their epilogue (no silu_mul launch, the "
+                 "same bits; ffn_fused_silu=on)");
+  run_gemv(route, x, w, out, norm, false, w.rows / 2);
+  return true;
 }
 
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm, bool y_add) {
+                           const kc::GemvNormInput& norm, bool y_add, int64_t silu_inter) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
@@ -494,6 +547,7 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     if (after_attention && route.arm == LinearArm::kGemvBatch4) p.early_weights = -1;
     p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
     p.y_add = y_add;
+    p.silu_inter = silu_inter;
     return p;
   };
   switch (route.arm) {

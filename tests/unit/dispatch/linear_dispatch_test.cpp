@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <utility>
 
 namespace lathe::ops {
 namespace {
@@ -189,6 +191,25 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_NORM"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
+  // LATHE_FFN_FUSED_SILU: on / off (or 1 / 0); anything else warns and keeps on.
+  warnings.clear();
+  EXPECT_TRUE(linear_levers_from_env(&warnings).fused_silu);
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_fused_silu=on"), std::string::npos);
+  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
+    setenv("LATHE_FFN_FUSED_SILU", text, 1);
+    l = linear_levers_from_env(&warnings);
+    EXPECT_EQ(l.fused_silu, on) << text;
+    EXPECT_NE(describe_levers(l).find(std::string("ffn_fused_silu=") + (on ? "on" : "off") + " (env)"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(warnings.empty());
+  for (const char* bad : {"yes", "OFF!", ""}) {
+    warnings.clear();
+    setenv("LATHE_FFN_FUSED_SILU", bad, 1);
+    EXPECT_TRUE(linear_levers_from_env(&warnings).fused_silu) << bad;
+    EXPECT_NE(warnings.find("LATHE_FFN_FUSED_SILU"), std::string::npos) << bad;
+  }
+  unsetenv("LATHE_FFN_FUSED_SILU");
 }
 
 TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
