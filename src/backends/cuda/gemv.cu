@@ -15,6 +15,7 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
+#include <cstdlib>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
@@ -327,10 +328,18 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
-    chained_kernel_begin();
+    if constexpr (kSilu) {
+      chained_kernel_wait();
+      if (!p.diag_late_release) chained_kernel_release();
+    } else {
+      chained_kernel_begin();
+    }
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
+    if constexpr (kSilu) {
+      if (p.diag_late_release) chained_kernel_release();
+    }
   }
 
   // kSilu: each output's two values (rounded to bf16 as a stored gate|up output) wait in the x
@@ -352,12 +361,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
           __float2bfloat16_rn(silu_mul_value(gate, up));
     }
   };
-  // Where the block's fp32 sum of local row lr, column col goes.
-  auto finish_output = [&](int lr, int col, float sum) {
+  // Where the fp32 sum of the split sum's row `row` (of the grid's 128-row blocks), column col goes.
+  auto finish_output = [&](int row, int col, float sum) {
     if constexpr (kSilu) {
-      silu_stash(lr, col, sum);
+      silu_stash(row - static_cast<int>(blockIdx.x) * kRowsPerCta, col, sum);
     } else {
-      store_output(p, blockIdx.x * kRowsPerCta + lr, col, sum);
+      store_output(p, row, col, sum);
     }
   };
 
@@ -414,7 +423,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
     sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
         p, row_first, p.ksplit, p.n, [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
-        [&](int row, int col, float sum) { finish_output(row - row_first, col, sum); });
+        [&](int row, int col, float sum) { finish_output(row, col, sum); });
     if constexpr (kSilu) silu_finish();
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
     return;
@@ -427,7 +436,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     float sum = __ldcg(p.partials + idx);
     for (int j = 1; j < p.ksplit; ++j)
       sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
-    finish_output(row - row_first, col, sum);
+    finish_output(row, col, sum);
   }
   if constexpr (kSilu) silu_finish();
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
@@ -769,6 +778,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const bool fused = problem.norm.weight != nullptr;
   const bool silu = problem.silu_inter > 0;
   params.silu_inter = static_cast<int>(problem.silu_inter);
+  static const bool diag_late = std::getenv("LATHE_DIAG_SILU_LATE_RELEASE") != nullptr;
+  params.diag_late_release = diag_late ? 1 : 0;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
