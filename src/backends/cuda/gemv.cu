@@ -15,7 +15,6 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
@@ -330,7 +329,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
     if constexpr (kSilu) {
       chained_kernel_wait();
-      if (!p.diag_late_release) chained_kernel_release();
+      if (!p.release_after_loop) chained_kernel_release();
     } else {
       chained_kernel_begin();
     }
@@ -338,7 +337,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
     if constexpr (kSilu) {
-      if (p.diag_late_release) chained_kernel_release();
+      if (p.release_after_loop) chained_kernel_release();
     }
   }
 
@@ -778,8 +777,12 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const bool fused = problem.norm.weight != nullptr;
   const bool silu = problem.silu_inter > 0;
   params.silu_inter = static_cast<int>(problem.silu_inter);
-  static const bool diag_late = std::getenv("LATHE_DIAG_SILU_LATE_RELEASE") != nullptr;
-  params.diag_late_release = diag_late ? 1 : 0;
+  // The 1-row tier's SwiGLU epilogue lets the next kernel (the down projection) launch only after
+  // its main loop: released at the start, that GEMV's CTAs took the slots of the finishing
+  // gate|up CTAs and the Qwen3-8B-FP8 batch-1 step was 0.9-2.3% longer than with the silu_mul
+  // kernel between them; released after the loop, 1.3% shorter. Tiers 4 and 16 gained more with
+  // the release at the start (batch 4: 2.4 against 1.3% shorter; docs/PERFORMANCE.md, "Session 26").
+  params.release_after_loop = silu && tier == 1 ? 1 : 0;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
