@@ -467,7 +467,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
-      if constexpr (kMinCtas == 2)
+      if constexpr (kMinCtas == 2 && !kSilu)
         launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
                        grid, block, 0, stream, params);
     } else {
@@ -476,7 +476,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      if constexpr (kMinCtas == 2)
+      if constexpr (kMinCtas == 2 && !kSilu)
         launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
                        grid, block, 0, stream, params);
     } else {
@@ -522,11 +522,22 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
       return;
     }
   }
-  if (three) {
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream);
-    return;
+  if constexpr (!kSilu || kMaxM == 16) {  // tiers 1 and 4 build the SwiGLU epilogue with :g16 or :wgn only
+    if (three) {
+      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream);
+      return;
+    }
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
   }
-  launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
+}
+
+// Whether launch_tier builds the SwiGLU epilogue for this (effective) configuration: the ring
+// depths `auto` takes (fp8 s2, bf16 s1) and, in tiers 1 and 4, the x staging it takes there
+// (:g16 or :wgn). Other configurations would only add kernels nobody runs (each is a copy of
+// every tier); gemv_launch refuses them, and the backend then runs the GEMV and silu_mul.
+bool silu_built(int tier, const RingConfig& cfg) {
+  if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
+  return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
 // launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
@@ -655,22 +666,10 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
   return {};
 }
 
-// The kernels the SwiGLU epilogue runs on: the register ring with one CTA per row block, without
-// the bit trick.
-std::string silu_variant_reason(const GemvVariant& resolved) {
-  if (resolved.kernel != GemvKernel::kRegisterRing)
-    return "the SwiGLU epilogue runs on the register ring with one CTA per row block only";
-  if (resolved.bit_trick) return "the SwiGLU epilogue is not built with ':bits'";
-  return {};
-}
-
 std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
-  }
-  if (p.silu_inter != 0) {
-    if (std::string why = silu_variant_reason(v); !why.empty()) return why;
   }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
@@ -728,6 +727,26 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   return cfg;
 }
 
+// The register-ring configuration a launch of `resolved` runs here: without wgmma on this device,
+// ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
+RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
+  RingConfig cfg = ring_config(resolved, fp8);
+  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = false;
+  return cfg;
+}
+
+// Why `tier` cannot run p's SwiGLU epilogue (p.silu_inter > 0) under `variant`; empty when it can.
+std::string silu_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
+  const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
+  const GemvVariant v = resolve(variant, fp8, p.n, p.k);
+  if (v.kernel != GemvKernel::kRegisterRing)
+    return "the SwiGLU epilogue runs on the register ring with one CTA per row block only";
+  if (!silu_built(tier, effective_ring_config(v, fp8)))
+    return "the SwiGLU epilogue is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, in "
+           "tiers 1 and 4, for ':g16' or ':wgn' only";
+  return {};
+}
+
 std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant& resolved, bool fp8) {
   return "gemv variant '" + gemv_variant_name(requested) + "' (" + gemv_variant_name(resolved) +
          ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights";
@@ -747,6 +766,7 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
 std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
   std::string why = problem_reason(tier, p);
   if (why.empty()) why = workspace_reason(p, ws, GemvVariant{});
+  if (why.empty() && p.silu_inter != 0) why = silu_reason(tier, p, GemvVariant{});
   return why;
 }
 
@@ -754,6 +774,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                  const GemvVariant& variant) {
   std::string why = problem_reason(tier, problem);
   if (why.empty()) why = workspace_reason(problem, workspace, variant);
+  if (why.empty() && problem.silu_inter != 0) why = silu_reason(tier, problem, variant);
   if (!why.empty()) {
     throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) +
                 " k=" + std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
@@ -793,10 +814,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                   stream);
     return;
   }
-  RingConfig cfg = ring_config(v, fp8);
-  if (!ring_config_supported(cfg)) throw_error(unbuilt_ring_message(variant, v, fp8));
-  // Without wgmma here ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
-  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = false;
+  if (!ring_config_supported(ring_config(v, fp8))) throw_error(unbuilt_ring_message(variant, v, fp8));
+  const RingConfig cfg = effective_ring_config(v, fp8);
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

@@ -115,11 +115,11 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
   cuda::GemvWorkspace ws_;
 };
 
-// The register-ring grids the epilogue runs on: auto's choice for the shape (where it is not the
-// balanced grid), the K split forced to 1 (the direct store), 3 and 8 (the split-K sum), three
-// CTAs per SM, a deeper ring, and the warpgroup-MMA tiers.
-constexpr const char* kVariants[] = {"auto", "ring", "ring:k1", "ring:k3", "ring:k8", "ring:b3",
-                                     "ring:s4", "ring:b3:wg:wgn", "ring:wg:wgn"};
+// The register-ring grids the epilogue is built for: auto's choice for the shape (where it is not
+// the balanced grid), the K split forced to 1 (the direct store), 3 and 8 (the split-K sum), three
+// CTAs per SM, and the warpgroup-MMA tiers; x staged 16 steps a buffer in tiers 1 and 4.
+constexpr const char* kVariants[] = {"auto",       "ring:g16",   "ring:k1:g16",    "ring:k3:g16",
+                                     "ring:k8:g16", "ring:b3:g16", "ring:b3:wg:wgn", "ring:wg:wgn"};
 
 bool runs_here(const SiluCase& c, const char* name) {
   const bool fp8 = c.scale != cuda::GemvScale::kNone;
@@ -197,7 +197,12 @@ TEST_P(GemvSiluTest, RefusesWhatItDoesNotBuild) {
   EXPECT_THROW(cuda::gemv_launch(4, p, ws_, nullptr, cuda::gemv_variant_from_name("stream")), Error);
   if (c.scale != cuda::GemvScale::kNone) {
     EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:bits")), Error);
+    EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:s4:g16")), Error)
+        << "built for the ring depth auto takes";
   }
+  // Tiers 1 and 4 build it with 16 steps of x a buffer (or :wgn) only; tier 16 with its own staging.
+  EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("ring")), Error);
+  EXPECT_THROW(cuda::gemv_launch(4, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:k1")), Error);
 }
 
 // A gate|up of more row blocks than one wave takes the balanced grid by default: the epilogue says
