@@ -158,7 +158,7 @@ TEST_P(GemvSiluTest, EpilogueAfterFusedNormIsByteEqualToNormGemvSiluMul) {
   const SiluCase& c = GetParam();
   const size_t out_bytes = static_cast<size_t>(4 * c.inter) * 2;
   DeviceBuffer want(out_bytes), got(out_bytes);
-  for (const char* name : {"auto", "ring:k1", "ring:b3:wg:wgn"}) {
+  for (const char* name : {"auto", "ring:k1:g16", "ring:b3:wg:wgn"}) {
     if (!runs_here(c, name)) continue;
     const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
     for (const auto& [tier, m] : {std::pair{1, 1}, {4, 3}, {4, 4}}) {
