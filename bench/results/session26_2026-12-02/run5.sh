@@ -6,4 +6,6 @@
 set -uo pipefail
 GOLDEN_TIMEOUT=420 scripts/device-perf.sh --steps "golden determinism" >$OUT/device_perf.txt 2>&1
 echo "device-perf rc=$?"
-grep -E "bundle commit|golden|determinism|PASS|FAIL|passed|preempt|IDENTICAL|DIFFER" $OUT/summary.txt | head -30
+# As run, the last line grepped $OUT/summary.txt, which device-perf.sh does not write (rc 2, no
+# output); its summary is $OUT/device-perf-summary.txt, kept in call5/:
+grep -E "bundle commit|golden|determinism|PASS|FAIL|passed|preempt|IDENTICAL|DIFFER" $OUT/device-perf-summary.txt | head -30
