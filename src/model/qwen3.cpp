@@ -268,7 +268,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // layer's MLP output (its down projection runs here, with this layer's q | k | v).
     const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
-      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv, {});  // q | k | v, one stream
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv,
+                             {});  // q | k | v, one stream
     } else {
       if (prev_down == nullptr) {
         be.rms_norm(hidden, w.input_layernorm, eps, normed);

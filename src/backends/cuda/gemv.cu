@@ -421,7 +421,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const float* block_partials = p.partials + row_first;
     constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
     sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
-        p, row_first, p.ksplit, p.n, [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+        p, row_first, p.ksplit, p.n,
+        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
         [&](int row, int col, float sum) { finish_output(row, col, sum); });
     if constexpr (kSilu) silu_finish();
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
@@ -468,20 +469,23 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
                        stream, params);
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2 && !kSilu)
-        launch_chained(gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
-                       grid, block, 0, stream, params);
+        launch_chained(
+            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+            block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
-                     block, 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
+                     grid, block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2 && !kSilu)
-        launch_chained(gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
-                       grid, block, 0, stream, params);
+        launch_chained(
+            gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+            block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
-                     block, 0, stream, params);
+      launch_chained(
+          gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+          block, 0, stream, params);
     }
   }
 }
@@ -503,22 +507,28 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg,
+                                                                                         stream)
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg,
+                                                                                         stream);
       return;
     }
   }
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
+      three
+          ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream)
+          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg,
+                                                                                    stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg, stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg, stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg,
+                                                                                        stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg,
+                                                                                        stream);
       return;
     }
   }
@@ -543,8 +553,8 @@ bool silu_built(int tier, const RingConfig& cfg) {
 // launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
 // 4, the SwiGLU epilogue for one CTA per row block).
 template <int kMaxM>
-void launch_tier_of(bool balanced, bool fused, bool silu, const Params& params, dim3 grid, const RingConfig& cfg,
-                    cudaStream_t stream) {
+void launch_tier_of(bool balanced, bool fused, bool silu, const Params& params, dim3 grid,
+                    const RingConfig& cfg, cudaStream_t stream) {
   if (silu) {
     if constexpr (kMaxM <= 4) {
       if (fused) {

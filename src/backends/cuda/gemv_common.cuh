@@ -163,16 +163,15 @@ __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
 
 // The split-K sum of one 128-row block, run by the last CTA to arrive (threads [0, kSumThreads)):
 // output (row_base + r, col) = partial 0 + partial 1 + ... + partial count-1, in that order, where
-// partial j of (r, col) is at source_at(j)[col * col_stride + r], handed to store(row, col, sum). A thread takes quads of 4
-// consecutive rows of one column (32 per column; m = 16 gives 512, two per thread of 256), and
-// requests the float4s of kInFlight quads from kBatch partials before adding any: one L2 round
-// trip per kBatch partials and kInFlight quads, where one output at a time cost a round trip per
-// output (eight per thread at m = 16). The adds are the plain loop's in the plain order, so the
-// bytes are too. kInFlight and kBatch trade registers for round trips. col_stride and every
-// source_at(j) must keep quads 16-byte aligned (the register ring's n when n % 4 == 0). The
-// balanced kernels keep their scalar sum (flush_segment): it runs inside their segment loop, and
-// this one made the 16-row balanced instantiations spill 136-336 bytes inline and more out of
-// line (ptxas -v, CUDA 13.0).
+// partial j of (r, col) is at source_at(j)[col * col_stride + r], handed to store(row, col, sum). A thread
+// takes quads of 4 consecutive rows of one column (32 per column; m = 16 gives 512, two per thread of 256),
+// and requests the float4s of kInFlight quads from kBatch partials before adding any: one L2 round trip per
+// kBatch partials and kInFlight quads, where one output at a time cost a round trip per output (eight per
+// thread at m = 16). The adds are the plain loop's in the plain order, so the bytes are too. kInFlight and
+// kBatch trade registers for round trips. col_stride and every source_at(j) must keep quads 16-byte aligned
+// (the register ring's n when n % 4 == 0). The balanced kernels keep their scalar sum (flush_segment): it
+// runs inside their segment loop, and this one made the 16-row balanced instantiations spill 136-336 bytes
+// inline and more out of line (ptxas -v, CUDA 13.0).
 template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt, typename Store>
 __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
                                                       int64_t col_stride, SourceAt source_at, Store store) {

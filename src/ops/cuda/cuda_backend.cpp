@@ -492,15 +492,16 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
       return;
     }
   }
-  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out, silu_out);
+  Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out,
+                                      silu_out);
 }
 
 void CudaBackend::linear_silu_mul(Phase phase, Act x, const WeightView& w, Act gate_up, Act out) {
   if (!try_gemv_silu(phase, x, w, gate_up, out, {})) Backend::linear_silu_mul(phase, x, w, gate_up, out);
 }
 
-bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up, const Act& out,
-                                const kc::GemvNormInput& norm) {
+bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up,
+                                const Act& out, const kc::GemvNormInput& norm) {
   if (!levers_.fused_silu || phase != Phase::kDecode || x.rows < 1 || x.dtype != DType::kBF16 ||
       out.dtype != DType::kBF16 || w.rows % 2 != 0 || x.cols != w.cols || gate_up.rows != x.rows ||
       gate_up.cols != w.rows || out.rows != x.rows || out.cols != w.rows / 2)
@@ -530,8 +531,9 @@ bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, 
   probe.silu_inter = w.rows / 2;
   if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
   if (log_once("linear:fused_silu"))
-    spdlog::info("linear route: decode gate|up tiers compute the SwiGLU in their epilogue (no silu_mul launch, the "
-                 "same bits; ffn_fused_silu=on)");
+    spdlog::info(
+        "linear route: decode gate|up tiers compute the SwiGLU in their epilogue (no silu_mul launch, the "
+        "same bits; ffn_fused_silu=on)");
   run_gemv(route, x, w, out, norm, false, w.rows / 2);
   return true;
 }

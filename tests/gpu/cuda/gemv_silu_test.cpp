@@ -47,8 +47,9 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
     if (fp8) {
       w_->upload(gpu_test::random_fp8(count, rng));
       // Small scales keep gate values where silu is neither 0 nor the identity.
-      const size_t scales = c.scale == cuda::GemvScale::kBlock128 ? static_cast<size_t>((n + 127) / 128 * (c.k / 128))
-                                                                  : static_cast<size_t>(n);
+      const size_t scales = c.scale == cuda::GemvScale::kBlock128
+                                ? static_cast<size_t>((n + 127) / 128 * (c.k / 128))
+                                : static_cast<size_t>(n);
       scale_ = std::make_unique<DeviceBuffer>(scales * 4);
       scale_->upload(gpu_test::random_f32(scales, rng, 0.0005f, 0.002f));
     } else {
@@ -101,14 +102,14 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
   // launch_silu_mul of gate_up_'s m rows into out.
   void silu_mul(int m, void* out) const {
     const int64_t inter = GetParam().inter;
-    cuda::launch_silu_mul(gate_up_->get(), cuda::RowType::kBf16, 2 * inter, m, inter, out, cuda::RowType::kBf16,
-                          inter, nullptr);
+    cuda::launch_silu_mul(gate_up_->get(), cuda::RowType::kBf16, 2 * inter, m, inter, out,
+                          cuda::RowType::kBf16, inter, nullptr);
   }
 
   void norm_rows(int m) const {
     const int64_t k = GetParam().k;
-    cuda::launch_rms_norm(x_->get(), cuda::RowType::kBf16, k, m, k, norm_weight_->as<float>(), kEps, normed_->get(),
-                          cuda::RowType::kBf16, k, nullptr);
+    cuda::launch_rms_norm(x_->get(), cuda::RowType::kBf16, k, m, k, norm_weight_->as<float>(), kEps,
+                          normed_->get(), cuda::RowType::kBf16, k, nullptr);
   }
 
   std::unique_ptr<DeviceBuffer> w_, scale_, bias_, x_, normed_, norm_weight_, gate_up_, partials_, counters_;
@@ -118,7 +119,7 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
 // The register-ring grids the epilogue is built for: auto's choice for the shape (where it is not
 // the balanced grid), the K split forced to 1 (the direct store), 3 and 8 (the split-K sum), three
 // CTAs per SM, and the warpgroup-MMA tiers; x staged 16 steps a buffer in tiers 1 and 4.
-constexpr const char* kVariants[] = {"auto",       "ring:g16",   "ring:k1:g16",    "ring:k3:g16",
+constexpr const char* kVariants[] = {"auto",        "ring:g16",    "ring:k1:g16",    "ring:k3:g16",
                                      "ring:k8:g16", "ring:b3:g16", "ring:b3:wg:wgn", "ring:wg:wgn"};
 
 bool runs_here(const SiluCase& c, const char* name) {
@@ -148,7 +149,8 @@ TEST_P(GemvSiluTest, EpilogueIsByteEqualToGemvThenSiluMul) {
       const cuda::GemvProblem p = silu_problem(m, x_->get(), got.get());
       ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_), "") << name;
       cuda::gemv_launch(tier, p, ws_, nullptr, v);
-      ASSERT_EQ(got.download<uint8_t>(bytes), want.download<uint8_t>(bytes)) << name << " tier " << tier << " m=" << m;
+      ASSERT_EQ(got.download<uint8_t>(bytes), want.download<uint8_t>(bytes))
+          << name << " tier " << tier << " m=" << m;
     }
   }
   EXPECT_GT(ran, 0) << "no variant of the list runs this shape";
@@ -171,7 +173,8 @@ TEST_P(GemvSiluTest, EpilogueAfterFusedNormIsByteEqualToNormGemvSiluMul) {
       cuda::GemvProblem p = silu_problem(m, x_->get(), got.get());
       p.norm = {norm_weight_->as<float>(), kEps};
       cuda::gemv_launch(tier, p, ws_, nullptr, v);
-      ASSERT_EQ(got.download<uint8_t>(bytes), want.download<uint8_t>(bytes)) << name << " tier " << tier << " m=" << m;
+      ASSERT_EQ(got.download<uint8_t>(bytes), want.download<uint8_t>(bytes))
+          << name << " tier " << tier << " m=" << m;
     }
   }
 }
@@ -222,7 +225,8 @@ TEST(GemvSiluShapeTest, BalancedDefaultIsRefused) {
   p.y_stride = 25600;
   p.m = 1;
   p.silu_inter = 25600;
-  cuda::GemvWorkspace ws{dummy.as<float>(), cuda::kGemvWorkspaceFloats, dummy.as<int>(), cuda::kGemvCounterCount};
+  cuda::GemvWorkspace ws{dummy.as<float>(), cuda::kGemvWorkspaceFloats, dummy.as<int>(),
+                         cuda::kGemvCounterCount};
   EXPECT_NE(cuda::gemv_unsupported_reason(1, p, ws).find("SwiGLU"), std::string::npos);
 }
 
