@@ -1,0 +1,438 @@
+#pragma once
+// The register-ring decode GEMV kernel (gemv.cu launches it; with kBalanced, the ringbal variant).
+//
+// Register-ring work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
+// K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
+// c = lane % 4) loads, with 16-byte loads, bytes [c*16, c*16+16) of both 64-k halves of its two
+// rows g and g + 8 (fp8: 4 loads; bf16: 8 loads), keeping `kStages` steps of loads in flight in
+// a register ring. The 16 k it holds per half and row are fed to four m16n8k16 MMAs under a K
+// permutation (MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}),
+// and the activations x (bf16, staged in shared memory 512 k at a time with cp.async, double
+// buffered) are read with the same permutation, so the dot products are exact sums over the
+// right pairs. The permutation is the same in every tier.
+#include <cuda_bf16.h>
+
+#include <cstdint>
+
+#include "backends/cuda/chained_launch.cuh"
+#include "backends/cuda/gemv.h"
+#include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_fused_norm.cuh"
+#include "backends/cuda/gemv_policy.h"
+#include "backends/cuda/gemv_wgmma.cuh"
+#include "backends/cuda/rms_norm_row.cuh"
+#include "backends/cuda/silu_mul.cuh"
+
+namespace lathe::cuda::gemv_detail {
+
+constexpr int kWarps = 8;
+constexpr int kThreads = kWarps * 32;
+static_assert(kWarps * 16 == kRowsPerCta, "a warp owns 16 rows of the CTA's block");
+// Steps of x staged per shared-memory buffer (a CTA-wide barrier pair per group): 4 by default;
+// `:g16` (kWideGroupSteps, what `auto` picks) stages 16 (fewer barriers) in the tiers of at most
+// 4 rows, where 16 steps of x still fit two CTAs per SM. The staging depth changes no row's arithmetic.
+constexpr int kDefaultGroupSteps = 4;
+// Steps of x per buffer in tiers 1 and 4 under ":wgn": 8 columns x 8 steps is 16 KB a buffer
+// (32 KB of the 48 KB a CTA may declare statically).
+constexpr int kWgNarrowGroupSteps = 8;
+constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
+
+// kSilu (GemvProblem::silu_inter, the SwiGLU epilogue): row block `blk` is 64 gate rows [blk * 64,
+// blk * 64 + 64) in warps 0-3 and the same 64 up rows, silu_inter further on, in warps 4-7, so
+// one CTA sums both halves of each of its 64 outputs. Local row lr (0..127) of the block is weight
+// row block_row<true>(p, blk, lr); otherwise the block is rows [blk * 128, blk * 128 + 128).
+constexpr int kSiluOutputs = kRowsPerCta / 2;  // outputs per row block under kSilu
+template <bool kSilu>
+__device__ __forceinline__ int block_row(const Params& p, int blk, int lr) {
+  if constexpr (kSilu) return (lr < kSiluOutputs ? 0 : p.silu_inter - kSiluOutputs) + blk * kSiluOutputs + lr;
+  return blk * kRowsPerCta + lr;
+}
+
+__device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
+  uint4 v;
+  asm volatile("ld.global.nc.L1::no_allocate.L2::256B.v4.u32 {%0, %1, %2, %3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(ptr));
+  return v;
+}
+
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
+}
+
+// kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
+// one CTA per (row block, K split).
+// Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
+// s1..s2 (the compiler then has 128 registers a thread).
+// kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
+// kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
+// (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
+// group; the same sums, bit for bit.
+// kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
+// with the norm kernel's bits.
+// kSilu (one CTA per row block only): rows as block_row says, and y = SwiGLU of the gate and up
+// values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the silu_mul
+// kernel's bits).
+template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
+          int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
+          bool kWgmma = false, bool kFusedNorm = false, bool kSilu = false>
+__global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
+  constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
+  constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
+  constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
+  constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
+  static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
+  constexpr int kXPitch = x_pitch(kGroupSteps);
+  // Tiers 1 and 4, every tier at three CTAs per SM and every warpgroup-MMA tier compute each step
+  // straight from its ring slot and refill the slot afterwards (see "The register ring" below); the
+  // 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
+  constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3 || kWgmma;
+  constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
+  __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
+  __shared__ int last_arrival;
+  // kFusedNorm: 1 / rms of each row, the block sums' scratch.
+  __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
+  __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
+  static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
+  static_assert(!kSilu || !kBalanced, "the SwiGLU epilogue is built for one CTA per row block");
+  static_assert(!kSilu || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
+                "the SwiGLU epilogue stages its values in the x buffers");
+
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int g = lane >> 2;
+  const int c = lane & 3;
+  const int ksteps = p.k / kStepK;
+  const int m = p.m;
+  if constexpr (kWgmma) {
+    // The wgmma reads all kWgCols columns of B: zero those past m once (stage_x never writes them).
+    if (m < kWgCols) {
+      for (int i = threadIdx.x; i < 2 * kXBufferBytes / 16; i += kThreads) {
+        if (wg_row_column<kWgCols>(i) >= m)
+          *reinterpret_cast<uint4*>(&xs[0][0] + i * 16) = make_uint4(0, 0, 0, 0);
+      }
+    }
+  }
+  const bool block_scale = p.scale_kind == static_cast<int>(GemvScale::kBlock128);
+
+  // This thread's weight bytes of segment (blk, s_begin): rows g and g + 8 of the warp's 16,
+  // at k offset c * 16 of the segment's first step.
+  struct Rows {
+    const uint8_t* w0;
+    const uint8_t* w1;
+  };
+  auto segment_rows = [&](int blk, int s_begin) {
+    const int n_base = block_row<kSilu>(p, blk, warp * 16);
+    const int64_t row_bytes = static_cast<int64_t>(p.k) * kElem;
+    const int64_t k_offset = static_cast<int64_t>(s_begin) * kStepK * kElem + c * 16 * kElem;
+    return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
+                p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
+  };
+  // Loads step s (< nsteps) of the segment. Order: [half][row] (fp8) or [half][row][2] (bf16).
+  auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
+    if (s < nsteps) {
+      const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        if constexpr (kFp8) {
+          dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
+          dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
+        } else {
+          dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
+          dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
+          dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
+          dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
+        }
+      }
+    }
+  };
+  // The register ring: kStages slots holding steps s .. s + kStages - 1 of the segment.
+  // With kRefillAfter a step computes straight from its slot and then refills it with step
+  // s + kStages, so kStages - 1 steps are in flight while a step computes and no slot is copied.
+  // The 16-row tier at two CTAs per SM copies its slot out and refills it before computing; as compiled
+  // (CUDA 13.0, sm_90a) ptxas issues that refill into spare registers and moves the data into the
+  // slot right after the step's MMAs, so each step waits for its own refill (Nsight Compute,
+  // session 15: 48% of the stall samples at m = 1 on those moves), yet that form measured faster
+  // at m = 16 than the refill-after one (docs/PERFORMANCE.md, "Session 15";
+  // bench/kernels/ldg_use_distance.py reads how far ahead the loads are from the SASS).
+  uint4 ring[kStages][kLoads];
+  // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
+  // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
+  auto prime = [&](int blk, int s_begin, int nsteps, int extra) {
+    const Rows r = segment_rows(blk, s_begin);
+#pragma unroll
+    for (int u = 0; u < kStages; ++u) load_step(ring[u], r, u, nsteps);
+    if (extra > 0) {
+      const int row = min(block_row<kSilu>(p, blk, warp * 16 + (lane & 15)), p.n - 1);
+      const uint8_t* base = p.w + row * (static_cast<int64_t>(p.k) * kElem) + static_cast<int64_t>(s_begin) * kStepK * kElem;
+      const int last = min(nsteps, kStages + extra);
+      for (int line = (lane >> 4) + kStages * kElem; line < last * kElem; line += 2)
+        asm volatile("prefetch.global.L2::evict_normal [%0];" ::"l"(base + static_cast<int64_t>(line) * kStepK));
+    }
+  };
+
+  // Sums steps [s_begin, s_begin + nsteps) of row block `blk` into acc; the ring must hold the
+  // segment's first steps (prime).
+  auto run_segment = [&](int blk, int s_begin, int nsteps, float(&acc)[kColGroups][4]) {
+    const Rows rows = segment_rows(blk, s_begin);
+    // This warp's 128x128 scale row (under kSilu its rows' own block, gate or up).
+    const int scale_block = kSilu ? block_row<kSilu>(p, blk, warp * 16) / kRowsPerCta : blk;
+
+    // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
+    auto stage_x = [&](int grp, int buf) {
+      const int first = grp * kGroupSteps;
+      const int count = min(kGroupSteps, nsteps - first);
+      if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
+        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+        if constexpr (kWgmma) {
+          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads>(xs[buf], p, k0, count, row_inv,
+                                                                  threadIdx.x);
+        } else {
+          const int chunks_per_row = count * (kStepK / 8);
+          for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
+            const int r = i / chunks_per_row;
+            const int ch = i - r * chunks_per_row;
+            *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) =
+                fused_norm_vec(p, r, k0 + ch * 8, row_inv[r]);
+          }
+        }
+        return;
+      }
+      if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
+        wg_stage_x<kWgCols, kWgCols, kGroupSteps, kThreads>(
+            xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
+        return;
+      }
+      const int chunks_per_row = count * (kStepK * 2 / 16);
+      const int total = m * chunks_per_row;
+      const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+      for (int i = threadIdx.x; i < total; i += kThreads) {
+        const int r = i / chunks_per_row;
+        const int ch = i - r * chunks_per_row;
+        cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
+      }
+    };
+
+    const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
+    stage_x(0, 0);
+    asm volatile("cp.async.commit_group;");
+    for (int grp = 0; grp < groups; ++grp) {
+      if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
+      asm volatile("cp.async.commit_group;");
+      asm volatile("cp.async.wait_group 1;");
+      if constexpr (kWgmma) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+        fence_shared_for_wgmma();
+#endif
+      }
+      __syncthreads();
+      const uint8_t* xb = xs[grp & 1];
+#pragma unroll
+      for (int t = 0; t < kGroupSteps; ++t) {
+        const int s = grp * kGroupSteps + t;
+        if (s < nsteps) {
+          uint4 cur[kLoads];
+          if constexpr (!kRefillAfter) {
+#pragma unroll
+            for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
+            load_step(ring[t % kStages], rows, s + kStages, nsteps);
+          }
+
+          float part[kColGroups][4];
+#pragma unroll
+          for (int cg = 0; cg < kColGroups; ++cg)
+            part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
+          // This thread's weight vectors of each 64-k half: its ring slot, or the copy taken before
+          // the refill.
+          const uint4* const w_half[2] = {kRefillAfter ? &ring[t % kStages][0] : &cur[0],
+                                          kRefillAfter ? &ring[t % kStages][kLoads / 2] : &cur[kLoads / 2]};
+          if constexpr (kWgmma) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+            wg_step<kWgCols, kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes<kWgCols>);
+#else
+            __trap();  // unreachable: gemv_launch runs :wg only where device_has_wgmma()
+#endif
+          } else {
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              uint4 xv[kColGroups][2];
+#pragma unroll
+              for (int cg = 0; cg < kColGroups; ++cg) {
+                const int col = cg * 8 + g;
+                if (col < m) {
+                  const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
+                  xv[cg][0] = *reinterpret_cast<const uint4*>(src);
+                  xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
+                } else {
+                  xv[cg][0] = make_uint4(0, 0, 0, 0);
+                  xv[cg][1] = make_uint4(0, 0, 0, 0);
+                }
+              }
+              gemv_half<kColGroups, kFp8, kBitTrick>(part, w_half[h], xv);
+            }
+          }
+          if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
+          const float sc =
+              block_scale ? __ldg(p.scale + static_cast<int64_t>(scale_block) * ksteps + s_begin + s) : 1.0f;
+          accumulate_step<kColGroups>(acc, part, sc);
+        }
+      }
+      __syncthreads();
+    }
+  };
+
+  float acc[kColGroups][4];
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
+
+  // The weights are written only when the model loads, so their first steps may be requested
+  // before the wait for the previous kernel (p.early_steps >= 0, chained launches): they stream
+  // in while that kernel finishes. x, the workspace and the counters are touched only after it.
+  if constexpr (kBalanced) {
+    const int64_t begin = static_cast<int64_t>(blockIdx.x) * p.cta_units;
+    const int64_t end = min(begin + p.cta_units, p.total_units);
+    auto segment_at = [&](int64_t f, int& blk, int& s0, int& cnt) {
+      blk = static_cast<int>(f / ksteps);
+      s0 = static_cast<int>(f - static_cast<int64_t>(blk) * ksteps);
+      cnt = static_cast<int>(min(static_cast<int64_t>(ksteps - s0), end - f));
+    };
+    int blk = 0, s0 = 0, cnt = 0;
+    const bool has_work = begin < end;
+    if (has_work) segment_at(begin, blk, s0, cnt);
+    if (has_work && p.early_steps >= 0) prime(blk, s0, cnt, p.early_steps);
+    chained_kernel_begin();
+    if (has_work && p.early_steps < 0) prime(blk, s0, cnt, 0);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
+    for (int64_t f = begin; f < end;) {
+      segment_at(f, blk, s0, cnt);
+      if (f != begin) prime(blk, s0, cnt, 0);
+      run_segment(blk, s0, cnt, acc);
+      flush_segment<kColGroups, kThreads>(p, acc, blk, begin, end, warp, lane, &last_arrival);
+#pragma unroll
+      for (int cg = 0; cg < kColGroups; ++cg) acc[cg][0] = acc[cg][1] = acc[cg][2] = acc[cg][3] = 0.0f;
+      f += cnt;
+    }
+    return;
+  }
+  const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
+  {
+    const int s_begin = blockIdx.y * p.chunk_steps;
+    const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
+    if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
+    if constexpr (kSilu) {
+      chained_kernel_wait();
+      if (!p.release_after_loop) chained_kernel_release();
+    } else {
+      chained_kernel_begin();
+    }
+    if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
+    if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
+    run_segment(blockIdx.x, s_begin, nsteps, acc);
+    if constexpr (kSilu) {
+      if (p.release_after_loop) chained_kernel_release();
+    }
+  }
+
+  // kSilu: each output's two values (rounded to bf16 as a stored gate|up output) wait in the x
+  // buffers, free after the last step, as [column][local row], until silu_finish pairs them.
+  float* const silu_vals = reinterpret_cast<float*>(&xs[0][0]);
+  auto silu_stash = [&](int lr, int col, float sum) {
+    const float v = output_value(p, block_row<kSilu>(p, blockIdx.x, lr), sum);
+    silu_vals[col * kRowsPerCta + lr] = __bfloat162float(__float2bfloat16_rn(v));
+  };
+  auto silu_finish = [&]() {
+    __syncthreads();
+    auto* const y = static_cast<__nv_bfloat16*>(p.y);
+    for (int i = threadIdx.x; i < kSiluOutputs * m; i += kThreads) {
+      const int r = i % kSiluOutputs;
+      const int col = i / kSiluOutputs;
+      const float gate = silu_vals[col * kRowsPerCta + r];
+      const float up = silu_vals[col * kRowsPerCta + kSiluOutputs + r];
+      y[static_cast<int64_t>(col) * p.y_stride + blockIdx.x * kSiluOutputs + r] =
+          __float2bfloat16_rn(silu_mul_value(gate, up));
+    }
+  };
+  // Where the fp32 sum of the split sum's row `row` (of the grid's 128-row blocks), column col goes.
+  auto finish_output = [&](int row, int col, float sum) {
+    if constexpr (kSilu) {
+      silu_stash(row - static_cast<int>(blockIdx.x) * kRowsPerCta, col, sum);
+    } else {
+      store_output(p, row, col, sum);
+    }
+  };
+
+  // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
+  if (p.ksplit == 1) {
+    if constexpr (kSilu) {
+#pragma unroll
+      for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int col = cg * 8 + 2 * c + (i & 1);
+          if (col < m) silu_stash(warp * 16 + g + (i >= 2 ? 8 : 0), col, acc[cg][i]);
+        }
+      }
+      silu_finish();
+    } else {
+#pragma unroll
+      for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int row = n_base + g + (i >= 2 ? 8 : 0);
+          const int col = cg * 8 + 2 * c + (i & 1);
+          if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
+        }
+      }
+    }
+    return;
+  }
+
+  float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int row = n_base + g + (i >= 2 ? 8 : 0);
+      const int col = cg * 8 + 2 * c + (i & 1);
+      if (row < p.n && col < m) __stcg(part + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
+    }
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
+  __syncthreads();
+  if (!last_arrival) return;
+  // The last CTA of this row block sums the splits in index order. Tiers 4 and 16 take quads of
+  // rows with their loads batched (sum_partials_in_order) where n keeps the quads aligned: the
+  // 16-row tier two quads of four splits in flight per thread (two quads of eight spill at three
+  // CTAs per SM), tier 4 one quad of eight splits. Measured in context on the H200 (session 17,
+  // docs/PERFORMANCE.md): 7-17% off the split shapes at m = 16; the 1-row tier was 3-4% slower on
+  // the Qwen3-8B shapes that way, so it keeps one output per thread (128 threads). The adds and
+  // their order are the same in every form, so the bytes are.
+  const int row_first = blockIdx.x * kRowsPerCta;
+  if (kMaxM > 1 && p.n % 4 == 0) {
+    const float* block_partials = p.partials + row_first;
+    constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
+    sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
+        p, row_first, p.ksplit, p.n,
+        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+        [&](int row, int col, float sum) { finish_output(row, col, sum); });
+    if constexpr (kSilu) silu_finish();
+    if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
+    return;
+  }
+  for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
+    const int row = row_first + (i % kRowsPerCta);
+    const int col = i / kRowsPerCta;
+    if (row >= p.n) continue;
+    const int64_t idx = static_cast<int64_t>(col) * p.n + row;
+    float sum = __ldcg(p.partials + idx);
+    for (int j = 1; j < p.ksplit; ++j)
+      sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
+    finish_output(row, col, sum);
+  }
+  if constexpr (kSilu) silu_finish();
+  if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
+}
+
+}  // namespace lathe::cuda::gemv_detail
