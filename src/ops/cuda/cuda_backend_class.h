@@ -382,6 +382,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 };
 
 // The GEMV problem of x . W^T -> out (all rows from row 0).
-cuda::GemvProblem gemv_problem(const Act& x, const WeightView& w, const Act& out);
+kc::GemvProblem gemv_problem(const Act& x, const WeightView& w, const Act& out);
 
 }  // namespace lathe::ops::cuda_detail
