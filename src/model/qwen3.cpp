@@ -268,8 +268,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // layer's MLP output (its down projection runs here, with this layer's q | k | v).
     const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
-      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv,
-                             {});  // q | k | v, one stream
+      // q | k | v, one stream.
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv, {});
     } else {
       if (prev_down == nullptr) {
         be.rms_norm(hidden, w.input_layernorm, eps, normed);
@@ -288,8 +288,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
-    // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed.
-    // MLP: mlp = SwiGLU(gate | up) (one call with the gate|up projection where the weight is one stream).
+    // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed; mlp =
+    // SwiGLU(gate | up). With one gate|up weight stream, one call from the o projection to the SwiGLU.
     if (w.gate_up_proj.data != nullptr) {
       linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp);
     } else {
