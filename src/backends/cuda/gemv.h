@@ -84,8 +84,11 @@ struct GemvProblem {
   // gate|up output's bf16 values at columns i and silu_inter + i: bit for bit what this GEMV
   // followed by launch_silu_mul stores, with no gate|up output written. Each 128-row block of the
   // register ring then holds 64 gate rows and the same 64 up rows, so the K split, and with it
-  // every sum, is the plain GEMV's. One CTA per row block only (not ringbal or stream; not
-  // ':bits'): gemv_unsupported_reason says when not.
+  // every sum, is the plain GEMV's. Built for the register ring with one CTA per row block in the
+  // configurations `auto` takes (fp8 s2, bf16 s1; ':g16' or ':wgn' in tiers 1 and 4), not for
+  // ringbal (its K segments depend on the block's place in the grid, so the remapped blocks would
+  // sum rows in another order), the stream kernel, ':bits' or deeper rings:
+  // gemv_unsupported_reason says when not.
   int64_t silu_inter = 0;
 };
 
