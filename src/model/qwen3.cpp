@@ -240,8 +240,11 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
   // delta = x . W; h += delta; normed = norm(h); out = normed . next, as one backend call per
   // phase (decode rows may be fused there) when `next` is one weight stream.
   // silu_out (data not null): next is gate|up, out its scratch, and silu_out = SwiGLU(out).
+  // rope (not null, pure decode steps only): next is q | k | v and the call also runs its QK-norm /
+  // RoPE / KV write.
   const auto linear_add_norm_linear = [&](ops::Act x, const ops::WeightView& weight, const float* norm_weight,
-                                          const ops::WeightView& next, ops::Act out, ops::Act silu_out) {
+                                          const ops::WeightView& next, ops::Act out, ops::Act silu_out,
+                                          const ops::QkNormRopeStep* rope) {
     const auto rows_of = [](ops::Act a, int64_t first, int64_t count) {
       return a.data == nullptr ? a : a.slice_rows(first, count);
     };
@@ -249,14 +252,16 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
       be.linear_add_rms_norm_linear(ops::Phase::kDecode, rows_of(x, 0, decode_rows), weight,
                                     rows_of(hidden, 0, decode_rows), rows_of(delta, 0, decode_rows),
                                     norm_weight, eps, rows_of(normed, 0, decode_rows), next,
-                                    rows_of(out, 0, decode_rows), rows_of(silu_out, 0, decode_rows));
+                                    rows_of(out, 0, decode_rows), rows_of(silu_out, 0, decode_rows),
+                                    decode_rows == tokens ? rope : nullptr);
     }
     if (decode_rows < tokens) {
       const int64_t rest = tokens - decode_rows;
       be.linear_add_rms_norm_linear(ops::Phase::kPrefill, rows_of(x, decode_rows, rest), weight,
                                     rows_of(hidden, decode_rows, rest), rows_of(delta, decode_rows, rest),
                                     norm_weight, eps, rows_of(normed, decode_rows, rest), next,
-                                    rows_of(out, decode_rows, rest), rows_of(silu_out, decode_rows, rest));
+                                    rows_of(out, decode_rows, rest), rows_of(silu_out, decode_rows, rest),
+                                    nullptr);
     }
   };
 
@@ -267,9 +272,15 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // Attention block: normed = input_layernorm(h), after the first layer once h += the previous
     // layer's MLP output (its down projection runs here, with this layer's q | k | v).
     const ops::WeightView* prev_down = l == 0 ? nullptr : &device_.layers[l - 1].down_proj;
+    // A pure decode step hands the QK-norm / RoPE / KV write to the q | k | v projection's call (a
+    // backend may run it in the GEMV's epilogue; the same bits). Mixed steps run it over every
+    // token afterwards, as does the FP8 KV calibration step.
+    const ops::QkNormRopeStep rope_step{&dev, w.q_norm, w.k_norm, eps, &rope_, &attn_shape_, &kv_shape, &cache};
+    const bool rope_with_qkv = w.qkv_proj.data != nullptr && decode_rows == tokens && !calibrate;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
       // q | k | v, one stream.
-      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv, {});
+      linear_add_norm_linear(mlp, *prev_down, w.input_layernorm, w.qkv_proj, qkv, {},
+                             rope_with_qkv ? &rope_step : nullptr);
     } else {
       if (prev_down == nullptr) {
         be.rms_norm(hidden, w.input_layernorm, eps, normed);
@@ -277,7 +288,9 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
         linear(decode_rows, mlp, *prev_down, delta);
         be.add_rms_norm(hidden, delta, w.input_layernorm, eps, normed);
       }
-      if (w.qkv_proj.data != nullptr) {
+      if (rope_with_qkv) {
+        be.linear_qk_norm_rope_kv_write(ops::Phase::kDecode, normed, w.qkv_proj, qkv, rope_step);
+      } else if (w.qkv_proj.data != nullptr) {
         linear(decode_rows, normed, w.qkv_proj, qkv);
       } else {
         linear(decode_rows, normed, w.q_proj, q);
@@ -285,13 +298,15 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
         linear(decode_rows, normed, w.v_proj, v);
       }
     }
-    be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
+    if (!rope_with_qkv) {
+      be.qk_norm_rope_kv_write(dev, q, k, v, w.q_norm, w.k_norm, eps, rope_, attn_shape_, kv_shape, cache);
+    }
     if (calibrate) calibrate_kv_layer(dev, static_cast<int64_t>(l), k, v);  // sets cache's scales, re-stores k, v
     be.attention(dev, q, attn_shape_, kv_shape, cache, attn);
     // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed; mlp =
     // SwiGLU(gate | up). With one gate|up weight stream, one call from the o projection to the SwiGLU.
     if (w.gate_up_proj.data != nullptr) {
-      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp);
+      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp, nullptr);
     } else {
       linear(decode_rows, attn, w.o_proj, delta);
       be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);

@@ -35,6 +35,20 @@ struct AttentionShape {
   float scale = 1.0f;  // usually head_dim^-0.5
 };
 
+// What qk_norm_rope_kv_write takes besides q, k and v, so that a q | k | v projection can carry
+// it (Backend::linear_qk_norm_rope_kv_write); every pointer is the caller's and must stay valid for
+// the call.
+struct QkNormRopeStep {
+  const DeviceBatch* batch = nullptr;
+  const float* q_norm = nullptr;
+  const float* k_norm = nullptr;
+  float eps = 0.0f;
+  const RopeParams* rope = nullptr;
+  const AttentionShape* shape = nullptr;
+  const KvCacheShape* cache_shape = nullptr;
+  const KvCacheLayer* cache = nullptr;
+};
+
 // A recorded sequence of ops (a CUDA graph) that replays with the pointers and sizes it was
 // recorded with; the contents of the buffers it reads may change between replays.
 class OpGraph {
@@ -130,14 +144,18 @@ class Backend {
   // normalise their own input, LinearLevers::fused_norm_rows, and then leave delta and normed
   // unwritten). residual's and out's bits are those of the three calls. With silu_out (data not
   // null) `next` is a gate|up weight and the last step is linear_silu_mul(phase, normed, next, out,
-  // silu_out) instead.
+  // silu_out) instead; with rope (not null) `next` is a q | k | v weight and the last step is
+  // linear_qk_norm_rope_kv_write(phase, normed, next, out, *rope).
   virtual void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& weight, Act residual,
                                           Act delta, const float* norm_weight, float eps, Act normed,
-                                          const WeightView& next, Act out, Act silu_out) {
+                                          const WeightView& next, Act out, Act silu_out,
+                                          const QkNormRopeStep* rope) {
     linear(phase, x, weight, delta);
     add_rms_norm(residual, delta, norm_weight, eps, normed);
     if (silu_out.data != nullptr) {
       linear_silu_mul(phase, normed, next, out, silu_out);
+    } else if (rope != nullptr) {
+      linear_qk_norm_rope_kv_write(phase, normed, next, out, *rope);
     } else {
       linear(phase, normed, next, out);
     }
@@ -150,6 +168,26 @@ class Backend {
   virtual void linear_silu_mul(Phase phase, Act x, const WeightView& weight, Act gate_up, Act out) {
     linear(phase, x, weight, gate_up);
     silu_mul(gate_up, out);
+  }
+
+  // qkv = linear(phase, x, weight) for a q | k | v weight ([num_heads; num_kv_heads; num_kv_heads]
+  // heads of head_dim rows), then qk_norm_rope_kv_write(*step.batch, q, k, v, ...) on its column
+  // ranges: one call so a backend may fuse them (the CUDA decode tiers run the QK-norm, RoPE and
+  // KV write in the GEMV's epilogue, LinearLevers::fused_rope). x's rows must be every token of
+  // step.batch. qkv's and the cache's bits are those of the two calls.
+  virtual void linear_qk_norm_rope_kv_write(Phase phase, Act x, const WeightView& weight, Act qkv,
+                                            const QkNormRopeStep& step) {
+    linear(phase, x, weight, qkv);
+    qk_norm_rope_kv_write_cols(qkv, step);
+  }
+
+  // qk_norm_rope_kv_write on the q, k and v column ranges of a q | k | v output.
+  void qk_norm_rope_kv_write_cols(Act qkv, const QkNormRopeStep& step) {
+    const int64_t q_cols = int64_t{step.shape->num_heads} * step.shape->head_dim;
+    const int64_t kv_cols = int64_t{step.shape->num_kv_heads} * step.shape->head_dim;
+    qk_norm_rope_kv_write(*step.batch, qkv.slice_cols(0, q_cols), qkv.slice_cols(q_cols, kv_cols),
+                          qkv.slice_cols(q_cols + kv_cols, kv_cols), step.q_norm, step.k_norm, step.eps, *step.rope,
+                          *step.shape, *step.cache_shape, *step.cache);
   }
 
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.

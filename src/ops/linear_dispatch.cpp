@@ -105,17 +105,21 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
                        levers.fused_norm_rows));
     }
   }
-  if (const char* v = std::getenv("LATHE_FFN_FUSED_SILU")) {
+  // on | off (or 1 | 0) into `value`; anything else warns and keeps it.
+  auto on_off = [&](const char* name, const char* label, bool& value) {
+    const char* v = std::getenv(name);
+    if (v == nullptr) return;
     const std::string_view s(v);
     if (s == "on" || s == "1") {
-      levers.fused_silu = true;
+      value = true;
     } else if (s == "off" || s == "0") {
-      levers.fused_silu = false;
+      value = false;
     } else {
-      warn(fmt::format("LATHE_FFN_FUSED_SILU={:?} is not on or off; keeping ffn_fused_silu={}", s,
-                       levers.fused_silu ? "on" : "off"));
+      warn(fmt::format("{}={:?} is not on or off; keeping {}={}", name, s, label, value ? "on" : "off"));
     }
-  }
+  };
+  on_off("LATHE_FFN_FUSED_SILU", "ffn_fused_silu", levers.fused_silu);
+  on_off("LATHE_QKV_FUSED_ROPE", "qkv_fused_rope", levers.fused_rope);
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -137,6 +141,8 @@ std::string describe_levers(const LinearLevers& levers) {
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
   out += fmt::format(" ffn_fused_silu={}{}", levers.fused_silu ? "on" : "off",
                      std::getenv("LATHE_FFN_FUSED_SILU") != nullptr ? " (env)" : "");
+  out += fmt::format(" qkv_fused_rope={}{}", levers.fused_rope ? "on" : "off",
+                     std::getenv("LATHE_QKV_FUSED_ROPE") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

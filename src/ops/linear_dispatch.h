@@ -64,6 +64,10 @@ struct LinearLevers {
   // SwiGLU in their epilogue (Backend::linear_silu_mul; one silu_mul launch fewer per layer, the
   // same bits); off keeps the separate kernel.
   bool fused_silu = true;
+  // LATHE_QKV_FUSED_ROPE (on | off): decode q|k|v projections on the GEMV tiers run the QK-norm,
+  // RoPE and KV write in their epilogue (Backend::linear_qk_norm_rope_kv_write; one launch fewer per
+  // layer, the same bits); off keeps the separate kernel.
+  bool fused_rope = true;
 };
 
 struct LinearRoute {

@@ -37,33 +37,33 @@ struct RingConfig {
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
-          bool kSilu = false>
+          int kEpi = kEpiNone>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg, gemv_launch never with a fused input or SwiGLU
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && !kSilu)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
-      if constexpr (kMinCtas == 2 && !kSilu)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
-            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>,
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
                      grid, block, 0, stream, params);
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      if constexpr (kMinCtas == 2 && !kSilu)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
-            gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+            gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
     } else {
       launch_chained(
-          gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kSilu>, grid,
+          gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
           block, 0, stream, params);
     }
   }
@@ -81,14 +81,14 @@ bool ring_config_supported(const RingConfig& cfg) {
 // ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
 // bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
 // bytes).
-template <int kMaxM, bool kBalanced, bool kFused = false, bool kSilu = false>
+template <int kMaxM, bool kBalanced, bool kFused = false, int kEpi = kEpiNone>
 void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg,
+      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
                                                                                          stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg,
+            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
                                                                                          stream);
       return;
     }
@@ -96,52 +96,63 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   if constexpr (kMaxM <= 4 && !kBalanced) {
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
       three
-          ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream)
-          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg,
+          ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream)
+          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg,
                                                                                     stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kSilu>(params, grid, cfg,
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
                                                                                         stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kSilu>(params, grid, cfg,
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
                                                                                         stream);
       return;
     }
   }
-  if constexpr (!kSilu || kMaxM == 16) {  // tiers 1 and 4 build the SwiGLU epilogue with :g16 or :wgn only
+  if constexpr (kEpi == kEpiNone || kMaxM == 16) {  // tiers 1 and 4 build the epilogues with :g16 or :wgn only
     if (three) {
-      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kSilu>(params, grid, cfg, stream);
+      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream);
       return;
     }
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kSilu>(params, grid, cfg, stream);
+    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
   }
 }
 
-// Whether launch_tier builds the SwiGLU epilogue for this (effective) configuration: the ring
-// depths `auto` takes (fp8 s2, bf16 s1) and, in tiers 1 and 4, the x staging it takes there
-// (:g16 or :wgn). Other configurations would only add kernels nobody runs (each is a copy of
-// every tier); gemv_launch refuses them, and the backend then runs the GEMV and silu_mul.
-bool silu_built(int tier, const RingConfig& cfg) {
+// Whether launch_tier builds the epilogues (SwiGLU, QK-norm/RoPE) for this (effective)
+// configuration: the ring depths `auto` takes (fp8 s2, bf16 s1) and, in tiers 1 and 4, the x
+// staging it takes there (:g16 or :wgn). Other configurations would only add kernels nobody runs
+// (each is a copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and
+// the separate kernel.
+bool epilogue_built(int tier, const RingConfig& cfg) {
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
   return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
-// launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
-// 4, the SwiGLU epilogue for one CTA per row block).
-template <int kMaxM>
-void launch_tier_of(bool balanced, bool fused, bool silu, const Params& params, dim3 grid,
-                    const RingConfig& cfg, cudaStream_t stream) {
-  if (silu) {
-    if constexpr (kMaxM <= 4) {
-      if (fused) {
-        launch_tier<kMaxM, false, true, true>(params, grid, cfg, stream);
-        return;
-      }
+// An epilogue's launch_tier (one CTA per row block), with or without the fused norm (tiers 1, 4).
+template <int kMaxM, int kEpi>
+void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+  if constexpr (kMaxM <= 4) {
+    if (fused) {
+      launch_tier<kMaxM, false, true, kEpi>(params, grid, cfg, stream);
+      return;
     }
-    launch_tier<kMaxM, false, false, true>(params, grid, cfg, stream);
+  }
+  launch_tier<kMaxM, false, false, kEpi>(params, grid, cfg, stream);
+}
+
+// launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
+// 4, the epilogues for one CTA per row block).
+template <int kMaxM>
+void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& params, dim3 grid,
+                    const RingConfig& cfg, cudaStream_t stream) {
+  if (epilogue == kEpiSilu) {
+    launch_epilogue_tier<kMaxM, kEpiSilu>(fused, params, grid, cfg, stream);
+    return;
+  }
+  if (epilogue == kEpiRope) {
+    launch_epilogue_tier<kMaxM, kEpiRope>(fused, params, grid, cfg, stream);
     return;
   }
   if constexpr (kMaxM <= 4) {
@@ -294,6 +305,19 @@ std::string problem_reason(int tier, const GemvProblem& p) {
       return "SwiGLU epilogue: n must be 2 * silu_inter with silu_inter a positive multiple of 64";
     if (p.y_f32 || p.y_add) return "SwiGLU epilogue: y is a plain bf16 output";
   }
+  if (p.rope != nullptr) {
+    const QkNormRopeArgs& r = *p.rope;
+    if (p.silu_inter != 0) return "QK-norm/RoPE epilogue: not with the SwiGLU epilogue";
+    if (p.y_f32 || p.y_add) return "QK-norm/RoPE epilogue: y is a plain bf16 output";
+    if (r.head_dim != kRowsPerCta) return "QK-norm/RoPE epilogue: head_dim must be 128 (one head per row block)";
+    if (r.num_heads < 1 || r.num_kv_heads < 1 || p.n != int64_t{r.num_heads + 2 * r.num_kv_heads} * r.head_dim)
+      return "QK-norm/RoPE epilogue: n must be (num_heads + 2 num_kv_heads) x head_dim";
+    if (r.rotary_dim < 0 || r.rotary_dim % 2 != 0 || r.rotary_dim > r.head_dim)
+      return "QK-norm/RoPE epilogue: rotary_dim must be even and <= head_dim";
+    if (r.positions == nullptr || r.slot_mapping == nullptr || r.cache_k == nullptr || r.cache_v == nullptr ||
+        r.block_size < 1 || (r.rotary_dim > 0 && r.inv_freq == nullptr))
+      return "QK-norm/RoPE epilogue: positions, slots, cache and inv_freq are required";
+  }
   if (p.y_stride < (p.silu_inter != 0 ? p.silu_inter : p.n)) return "output row stride must cover a row of y";
   if (p.weight == GemvWeight::kBf16 && p.scale_kind != GemvScale::kNone) return "bf16 weights take no scale";
   if (p.scale_kind != GemvScale::kNone && p.scale == nullptr) return "missing scale";
@@ -324,15 +348,19 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
   return cfg;
 }
 
-// Why `tier` cannot run p's SwiGLU epilogue (p.silu_inter > 0) under `variant`; empty when it can.
-std::string silu_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
+// Why `tier` cannot run p's epilogue (SwiGLU: p.silu_inter > 0; QK-norm/RoPE: p.rope) under
+// `variant`; empty when it can (or p has none).
+std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
+  if (p.silu_inter == 0 && p.rope == nullptr) return {};
+  const char* what = p.silu_inter != 0 ? "the SwiGLU epilogue" : "the QK-norm/RoPE epilogue";
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, p.n, p.k);
   if (v.kernel != GemvKernel::kRegisterRing)
-    return "the SwiGLU epilogue runs on the register ring with one CTA per row block only";
-  if (!silu_built(tier, effective_ring_config(v, fp8)))
-    return "the SwiGLU epilogue is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, in "
-           "tiers 1 and 4, for ':g16' or ':wgn' only";
+    return std::string(what) + " runs on the register ring with one CTA per row block only";
+  if (!epilogue_built(tier, effective_ring_config(v, fp8)))
+    return std::string(what) +
+           " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, in tiers 1 and 4, for "
+           "':g16' or ':wgn' only";
   return {};
 }
 
@@ -355,7 +383,7 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
 std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
   std::string why = problem_reason(tier, p);
   if (why.empty()) why = workspace_reason(p, ws, GemvVariant{});
-  if (why.empty() && p.silu_inter != 0) why = silu_reason(tier, p, GemvVariant{});
+  if (why.empty()) why = epilogue_reason(tier, p, GemvVariant{});
   return why;
 }
 
@@ -363,7 +391,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                  const GemvVariant& variant) {
   std::string why = problem_reason(tier, problem);
   if (why.empty()) why = workspace_reason(problem, workspace, variant);
-  if (why.empty() && problem.silu_inter != 0) why = silu_reason(tier, problem, variant);
+  if (why.empty()) why = epilogue_reason(tier, problem, variant);
   if (!why.empty()) {
     throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) +
                 " k=" + std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
@@ -387,12 +415,23 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const bool fused = problem.norm.weight != nullptr;
   const bool silu = problem.silu_inter > 0;
   params.silu_inter = static_cast<int>(problem.silu_inter);
+  const int epilogue = silu ? kEpiSilu : problem.rope != nullptr ? kEpiRope : kEpiNone;
+  if (problem.rope != nullptr) {  // q | k | v are this launch's output rows
+    params.rope = *problem.rope;
+    params.rope.tokens = problem.m;
+    auto* y = static_cast<__nv_bfloat16*>(problem.y);
+    params.rope.q = y;
+    params.rope.k = y + int64_t{problem.rope->num_heads} * problem.rope->head_dim;
+    params.rope.v = y + int64_t{problem.rope->num_heads + problem.rope->num_kv_heads} * problem.rope->head_dim;
+    params.rope.q_stride = params.rope.k_stride = params.rope.v_stride = problem.y_stride;
+  }
   // The 1-row tier's SwiGLU epilogue lets the next kernel (the down projection) launch only after
   // its main loop: released at the start, that GEMV's CTAs took the slots of the finishing
   // gate|up CTAs and the Qwen3-8B-FP8 batch-1 step was 0.9-2.3% longer than with the silu_mul
   // kernel between them; released after the loop, 1.3% shorter. Tiers 4 and 16 gained more with
   // the release at the start (batch 4: 2.4 against 1.3% shorter; docs/PERFORMANCE.md, "Session 26").
-  params.release_after_loop = silu && tier == 1 ? 1 : 0;
+  // The QK-norm/RoPE epilogue does the same (its next kernel is split-K attention; session 27).
+  params.release_after_loop = epilogue != kEpiNone && tier == 1 ? 1 : 0;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;
@@ -429,13 +468,13 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      launch_tier_of<1>(balanced, fused, silu, params, grid, cfg, stream);
+      launch_tier_of<1>(balanced, fused, epilogue, params, grid, cfg, stream);
       break;
     case 4:
-      launch_tier_of<4>(balanced, fused, silu, params, grid, cfg, stream);
+      launch_tier_of<4>(balanced, fused, epilogue, params, grid, cfg, stream);
       break;
     default:
-      launch_tier_of<16>(balanced, false, silu, params, grid, cfg, stream);
+      launch_tier_of<16>(balanced, false, epilogue, params, grid, cfg, stream);
       break;
   }
 }

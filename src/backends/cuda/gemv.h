@@ -36,6 +36,8 @@
 #include <string>
 #include <vector>
 
+#include "backends/cuda/rope_kv.h"
+
 namespace lathe::cuda {
 
 enum class GemvWeight { kFp8E4M3, kBf16 };
@@ -90,6 +92,16 @@ struct GemvProblem {
   // sum rows in another order), the stream kernel, ':bits' or deeper rings:
   // gemv_unsupported_reason says when not.
   int64_t silu_inter = 0;
+  // Not null: the QK-norm + RoPE + paged KV write epilogue of a q | k | v projection (W is
+  // [q heads; k heads; v heads] of head_dim 128 rows each, y bf16 [m, (num_heads + 2 num_kv_heads)
+  // * 128]). The caller fills everything but tokens, q, k, v and their strides (this launch's m
+  // and output rows), with positions and slot_mapping at this launch's first row. A 128-row block is
+  // one head; the CTA that sums it keeps the block's bf16-rounded values in shared memory and runs
+  // launch_qk_norm_rope_kv_write's per-head step (rope_kv.cuh) on them, storing q and k normalised
+  // and rotated, v as computed, and k and v into the cache: bit for bit what this GEMV followed by
+  // launch_qk_norm_rope_kv_write stores. Built for the configurations the SwiGLU epilogue is
+  // (above); gemv_unsupported_reason says when not.
+  const QkNormRopeArgs* rope = nullptr;
 };
 
 // Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at

@@ -49,9 +49,12 @@ struct Params {
   // > 0: W is [gate; up] with this many rows each and y the SwiGLU of the two, [m, silu_inter]
   // (GemvProblem::silu_inter; register-ring kernel, one CTA per row block).
   int silu_inter = 0;
-  // kSilu launches: 1 = release the next chained kernel after the main loop instead of at the
-  // start (gemv_launch: the 1-row tier).
+  // Epilogue launches (SwiGLU, QK-norm/RoPE): 1 = release the next chained kernel after the main
+  // loop instead of at the start (gemv_launch: the 1-row tier).
   int release_after_loop = 0;
+  // The q|k|v epilogue (GemvProblem::rope; register-ring kernel, one CTA per row block = one
+  // head): the QK-norm + RoPE + KV write of each block's head, q, k and v pointing into y.
+  QkNormRopeArgs rope;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

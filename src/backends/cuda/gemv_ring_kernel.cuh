@@ -21,6 +21,7 @@
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_wgmma.cuh"
 #include "backends/cuda/rms_norm_row.cuh"
+#include "backends/cuda/rope_kv.cuh"
 #include "backends/cuda/silu_mul.cuh"
 
 namespace lathe::cuda::gemv_detail {
@@ -36,6 +37,11 @@ constexpr int kDefaultGroupSteps = 4;
 // (32 KB of the 48 KB a CTA may declare statically).
 constexpr int kWgNarrowGroupSteps = 8;
 constexpr int x_pitch(int group_steps) { return group_steps * kStepK * 2 + 16; }  // +16: no bank conflicts
+
+// The epilogues a register-ring row block may end with (one CTA per row block; the CTA that holds
+// the block's sums runs it): none, the SwiGLU of gate|up (GemvProblem::silu_inter), or the
+// QK-norm + RoPE + KV write of a q|k|v head (GemvProblem::rope).
+constexpr int kEpiNone = 0, kEpiSilu = 1, kEpiRope = 2;
 
 // kSilu (GemvProblem::silu_inter, the SwiGLU epilogue): row block `blk` is 64 gate rows [blk * 64,
 // blk * 64 + 64) in warps 0-3 and the same 64 up rows, silu_inter further on, in warps 4-7, so
@@ -71,13 +77,17 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // group; the same sums, bit for bit.
 // kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
 // with the norm kernel's bits.
-// kSilu (one CTA per row block only): rows as block_row says, and y = SwiGLU of the gate and up
-// values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the silu_mul
-// kernel's bits).
+// kEpilogue (one CTA per row block only): kEpiSilu: rows as block_row says, and y = SwiGLU of the
+// gate and up values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the
+// silu_mul kernel's bits); kEpiRope: the block is one head of q|k|v, whose bf16 values go through
+// the rope kernel's per-head step (rope_kv.cuh: its bits).
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, bool kFusedNorm = false, bool kSilu = false>
+          bool kWgmma = false, bool kFusedNorm = false, int kEpilogue = kEpiNone>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
+  constexpr bool kSilu = kEpilogue == kEpiSilu;
+  constexpr bool kRope = kEpilogue == kEpiRope;
+  constexpr bool kStash = kSilu || kRope;  // the block's values wait in shared memory for the epilogue
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
@@ -95,9 +105,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
-  static_assert(!kSilu || !kBalanced, "the SwiGLU epilogue is built for one CTA per row block");
-  static_assert(!kSilu || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
-                "the SwiGLU epilogue stages its values in the x buffers");
+  static_assert(!kStash || !kBalanced, "the epilogues are built for one CTA per row block");
+  static_assert(!kStash || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
+                "the epilogues stage their values in the x buffers");
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -320,7 +330,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
     if (p.early_steps >= 0) prime(blockIdx.x, s_begin, nsteps, p.early_steps);
-    if constexpr (kSilu) {
+    if constexpr (kStash) {
       chained_kernel_wait();
       if (!p.release_after_loop) chained_kernel_release();
     } else {
@@ -329,34 +339,42 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.early_steps < 0) prime(blockIdx.x, s_begin, nsteps, 0);
     if constexpr (kFusedNorm) fused_norm_rows<kMaxM, kThreads>(p, row_inv, norm_partial);
     run_segment(blockIdx.x, s_begin, nsteps, acc);
-    if constexpr (kSilu) {
+    if constexpr (kStash) {
       if (p.release_after_loop) chained_kernel_release();
     }
   }
 
-  // kSilu: each output's two values (rounded to bf16 as a stored gate|up output) wait in the x
-  // buffers, free after the last step, as [column][local row], until silu_finish pairs them.
-  float* const silu_vals = reinterpret_cast<float*>(&xs[0][0]);
-  auto silu_stash = [&](int lr, int col, float sum) {
+  // kStash: the block's values (rounded to bf16 as a stored output) wait in the x buffers, free
+  // after the last step, as [column][local row], until epilogue_finish uses them.
+  float* const stash_vals = reinterpret_cast<float*>(&xs[0][0]);
+  auto stash = [&](int lr, int col, float sum) {
     const float v = output_value(p, block_row<kSilu>(p, blockIdx.x, lr), sum);
-    silu_vals[col * kRowsPerCta + lr] = __bfloat162float(__float2bfloat16_rn(v));
+    stash_vals[col * kRowsPerCta + lr] = __bfloat162float(__float2bfloat16_rn(v));
   };
-  auto silu_finish = [&]() {
+  auto epilogue_finish = [&]() {
     __syncthreads();
     auto* const y = static_cast<__nv_bfloat16*>(p.y);
-    for (int i = threadIdx.x; i < kSiluOutputs * m; i += kThreads) {
-      const int r = i % kSiluOutputs;
-      const int col = i / kSiluOutputs;
-      const float gate = silu_vals[col * kRowsPerCta + r];
-      const float up = silu_vals[col * kRowsPerCta + kSiluOutputs + r];
-      y[static_cast<int64_t>(col) * p.y_stride + blockIdx.x * kSiluOutputs + r] =
-          __float2bfloat16_rn(silu_mul_value(gate, up));
+    if constexpr (kSilu) {  // pairs each output's gate and up values
+      for (int i = threadIdx.x; i < kSiluOutputs * m; i += kThreads) {
+        const int r = i % kSiluOutputs;
+        const int col = i / kSiluOutputs;
+        const float gate = stash_vals[col * kRowsPerCta + r];
+        const float up = stash_vals[col * kRowsPerCta + kSiluOutputs + r];
+        y[static_cast<int64_t>(col) * p.y_stride + blockIdx.x * kSiluOutputs + r] =
+            __float2bfloat16_rn(silu_mul_value(gate, up));
+      }
+    } else {  // kRope: a warp per column runs the head's QK-norm / RoPE / KV write on its values
+      for (int col = warp; col < m; col += kWarps) {
+        qk_norm_rope_head<kRowsPerCta>(p.rope, col, static_cast<int>(blockIdx.x), lane,
+                                       stash_vals + col * kRowsPerCta,
+                                       y + static_cast<int64_t>(col) * p.y_stride + blockIdx.x * kRowsPerCta);
+      }
     }
   };
   // Where the fp32 sum of the split sum's row `row` (of the grid's 128-row blocks), column col goes.
   auto finish_output = [&](int row, int col, float sum) {
-    if constexpr (kSilu) {
-      silu_stash(row - static_cast<int>(blockIdx.x) * kRowsPerCta, col, sum);
+    if constexpr (kStash) {
+      stash(row - static_cast<int>(blockIdx.x) * kRowsPerCta, col, sum);
     } else {
       store_output(p, row, col, sum);
     }
@@ -364,16 +382,16 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 
   // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
   if (p.ksplit == 1) {
-    if constexpr (kSilu) {
+    if constexpr (kStash) {
 #pragma unroll
       for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const int col = cg * 8 + 2 * c + (i & 1);
-          if (col < m) silu_stash(warp * 16 + g + (i >= 2 ? 8 : 0), col, acc[cg][i]);
+          if (col < m) stash(warp * 16 + g + (i >= 2 ? 8 : 0), col, acc[cg][i]);
         }
       }
-      silu_finish();
+      epilogue_finish();
     } else {
 #pragma unroll
       for (int cg = 0; cg < kColGroups; ++cg) {
@@ -417,7 +435,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         p, row_first, p.ksplit, p.n,
         [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
         [&](int row, int col, float sum) { finish_output(row, col, sum); });
-    if constexpr (kSilu) silu_finish();
+    if constexpr (kStash) epilogue_finish();
     if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
     return;
   }
@@ -431,7 +449,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
     finish_output(row, col, sum);
   }
-  if constexpr (kSilu) silu_finish();
+  if constexpr (kStash) epilogue_finish();
   if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 

@@ -227,8 +227,10 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void linear(Phase phase, Act x, const WeightView& w, Act out) override;
   void linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                   const float* norm_weight, float eps, Act normed, const WeightView& next,
-                                  Act out, Act silu_out) override;
+                                  Act out, Act silu_out, const QkNormRopeStep* rope) override;
   void linear_silu_mul(Phase phase, Act x, const WeightView& w, Act gate_up, Act out) override;
+  void linear_qk_norm_rope_kv_write(Phase phase, Act x, const WeightView& w, Act qkv,
+                                    const QkNormRopeStep& step) override;
 
   void qk_norm_rope_kv_write(const DeviceBatch& batch, Act q, Act k, Act v, const float* q_norm, const float* k_norm,
                              float eps, const RopeParams& rope, const AttentionShape& shape,
@@ -241,27 +243,33 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     if (q.cols != int64_t{shape.num_heads} * shape.head_dim || k.cols != int64_t{shape.num_kv_heads} * shape.head_dim ||
         v.cols != k.cols || cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
       fail("cuda qk_norm_rope_kv_write: q/k/v widths or cache geometry do not match the attention shape");
-    kc::QkNormRopeArgs a;
-    a.tokens = batch.num_tokens;
-    a.positions = batch.positions;
-    a.slot_mapping = batch.slot_mapping;
+    kc::QkNormRopeArgs a = qk_norm_rope_args(QkNormRopeStep{&batch, q_norm, k_norm, eps, &rope, &shape, &cache_shape, &cache});
     a.q = q.data;
     a.q_stride = q.stride;
     a.k = k.data;
     a.k_stride = k.stride;
     a.v = v.data;
     a.v_stride = v.stride;
-    a.q_norm = q_norm;
-    a.k_norm = k_norm;
-    a.eps = eps;
-    a.inv_freq = rope.inv_freq;
-    a.rotary_dim = rope.rotary_dim;
-    a.attention_scaling = rope.attention_scaling;
-    a.num_heads = shape.num_heads;
-    a.num_kv_heads = shape.num_kv_heads;
-    a.head_dim = shape.head_dim;
-    set_cache_fields(a, cache_shape, cache);
     kc::launch_qk_norm_rope_kv_write(a, stream_);
+  }
+
+  // The kernel arguments of a QK-norm / RoPE / KV write step, all but q, k, v and their strides.
+  static kc::QkNormRopeArgs qk_norm_rope_args(const QkNormRopeStep& step) {
+    kc::QkNormRopeArgs a;
+    a.tokens = step.batch->num_tokens;
+    a.positions = step.batch->positions;
+    a.slot_mapping = step.batch->slot_mapping;
+    a.q_norm = step.q_norm;
+    a.k_norm = step.k_norm;
+    a.eps = step.eps;
+    a.inv_freq = step.rope->inv_freq;
+    a.rotary_dim = step.rope->rotary_dim;
+    a.attention_scaling = step.rope->attention_scaling;
+    a.num_heads = step.shape->num_heads;
+    a.num_kv_heads = step.shape->num_kv_heads;
+    a.head_dim = step.shape->head_dim;
+    set_cache_fields(a, *step.cache_shape, *step.cache);
+    return a;
   }
 
   void attention(const DeviceBatch& batch, Act q, const AttentionShape& shape, const KvCacheShape& cache_shape,
@@ -350,11 +358,19 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
   // (linear_add_rms_norm_linear, tiers 1 and 4).
   // silu_inter > 0: w is gate|up and out the SwiGLU [rows, silu_inter] (GemvProblem::silu_inter).
+  // rope (not null): w is q | k | v and its QK-norm / RoPE / KV write runs in the epilogue
+  // (GemvProblem::rope; positions and slots from the route's row 0, offset per launch here).
   void run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                const kc::GemvNormInput& norm = {}, bool y_add = false, int64_t silu_inter = 0);
+                const kc::GemvNormInput& norm = {}, bool y_add = false, int64_t silu_inter = 0,
+                const kc::QkNormRopeArgs* rope = nullptr);
   // Runs gate|up's route with the SwiGLU in the GEMV epilogue (and norm, if set) when every launch
   // of the route supports it (LinearLevers::fused_silu); false (nothing launched) otherwise.
   bool try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up, const Act& out,
+                     const kc::GemvNormInput& norm);
+  // Runs q|k|v's route with the QK-norm / RoPE / KV write of `step` in the GEMV epilogue (and
+  // norm, if set) when every launch of the route supports it (LinearLevers::fused_rope); false
+  // (nothing launched) otherwise.
+  bool try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv, const QkNormRopeStep& step,
                      const kc::GemvNormInput& norm);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,

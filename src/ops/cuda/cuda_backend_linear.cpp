@@ -1,6 +1,7 @@
 // CudaBackend's linear layers: the dispatch ladder's arm per call (ops/linear_dispatch), the
 // decode GEMV tiers with their fused forms (the residual add + norm between two GEMVs, the SwiGLU
-// epilogue of gate|up) and the cuBLASLt GEMMs with their activation quantization.
+// epilogue of gate|up, the QK-norm / RoPE / KV write epilogue of q|k|v) and the cuBLASLt GEMMs with
+// their activation quantization.
 #include <algorithm>
 #include <utility>
 
@@ -91,7 +92,8 @@ int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const Weig
 
 void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
                                              const float* norm_weight, float eps, Act normed,
-                                             const WeightView& next, Act out, Act silu_out) {
+                                             const WeightView& next, Act out, Act silu_out,
+                                             const QkNormRopeStep* rope) {
   // Fused where both linears take tier 1 or 4 as they are: the first adds its output into the
   // residual (GemvProblem::y_add), the second normalises the residual itself (GemvNormInput);
   // anywhere else the three ops run as themselves (the same bits either way).
@@ -111,17 +113,24 @@ void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightVie
             "inside the next gemv tier (no add + norm launch between them, the same bits; ffn_fused_norm={})",
             levers_.fused_norm_rows, levers_.fused_norm_rows);
       run_gemv(first, x, w, residual, {}, true);
-      if (silu_out.data == nullptr) {
+      if (silu_out.data != nullptr) {
+        if (!try_gemv_silu(phase, residual, next, out, silu_out, norm)) {
+          run_gemv(second, residual, next, out, norm);
+          silu_mul(out, silu_out);
+        }
+      } else if (rope != nullptr) {
+        if (!try_gemv_rope(phase, residual, next, out, *rope, norm)) {
+          run_gemv(second, residual, next, out, norm);
+          qk_norm_rope_kv_write_cols(out, *rope);
+        }
+      } else {
         run_gemv(second, residual, next, out, norm);
-      } else if (!try_gemv_silu(phase, residual, next, out, silu_out, norm)) {
-        run_gemv(second, residual, next, out, norm);
-        silu_mul(out, silu_out);
       }
       return;
     }
   }
   Backend::linear_add_rms_norm_linear(phase, x, w, residual, delta, norm_weight, eps, normed, next, out,
-                                      silu_out);
+                                      silu_out, rope);
 }
 
 void CudaBackend::linear_silu_mul(Phase phase, Act x, const WeightView& w, Act gate_up, Act out) {
@@ -166,9 +175,59 @@ bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, 
   return true;
 }
 
+void CudaBackend::linear_qk_norm_rope_kv_write(Phase phase, Act x, const WeightView& w, Act qkv,
+                                               const QkNormRopeStep& step) {
+  if (!try_gemv_rope(phase, x, w, qkv, step, {})) Backend::linear_qk_norm_rope_kv_write(phase, x, w, qkv, step);
+}
+
+bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv,
+                                const QkNormRopeStep& step, const kc::GemvNormInput& norm) {
+  const AttentionShape& shape = *step.shape;
+  const KvCacheShape& cache_shape = *step.cache_shape;
+  if (!levers_.fused_rope || phase != Phase::kDecode || x.rows < 1 || x.rows != step.batch->num_tokens ||
+      x.dtype != DType::kBF16 || qkv.dtype != DType::kBF16 || x.cols != w.cols || qkv.rows != x.rows ||
+      qkv.cols != w.rows || qkv.cols != int64_t{shape.num_heads + 2 * shape.num_kv_heads} * shape.head_dim ||
+      (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3) ||
+      cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
+    return false;
+  const LinearRoute route = plan_linear(phase, x, w, qkv);
+  int tier = 0;
+  int64_t widest = x.rows;  // the widest launch of the route
+  switch (route.arm) {
+    case LinearArm::kGemv:
+      tier = 1;
+      break;
+    case LinearArm::kGemvBatch4:
+      tier = 4;
+      break;
+    case LinearArm::kGemvBatch16:
+      tier = 16;
+      break;
+    case LinearArm::kGemvBatch16Halves:
+      tier = 16;
+      widest = std::max(route.first_half, x.rows - route.first_half);
+      break;
+    default:
+      return false;
+  }
+  const kc::QkNormRopeArgs args = qk_norm_rope_args(step);
+  kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, qkv.slice_rows(0, widest));
+  probe.norm = norm;
+  probe.rope = &args;
+  if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
+  if (log_once("linear:fused_rope"))
+    spdlog::info(
+        "linear route: decode q|k|v tiers run the QK-norm, RoPE and KV write in their epilogue (no "
+        "qk_norm_rope_kv_write launch, the same bits; qkv_fused_rope=on)");
+  run_gemv(route, x, w, qkv, norm, false, 0, &args);
+  return true;
+}
+
 void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w, Act out,
-                           const kc::GemvNormInput& norm, bool y_add, int64_t silu_inter) {
+                           const kc::GemvNormInput& norm, bool y_add, int64_t silu_inter,
+                           const kc::QkNormRopeArgs* rope) {
   const bool after_attention = std::exchange(gemv_after_attention_, false);
+  kc::QkNormRopeArgs rope_rows;  // rope's tokens from the launch's first row (problem)
   auto problem = [&](int64_t first, int64_t rows) {
     kc::GemvProblem p = gemv_problem(x.slice_rows(first, rows), w, out.slice_rows(first, rows));
     // The 4-row tier right after attention (the o projection) reads no weights before its wait:
@@ -178,6 +237,12 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
     p.norm = norm;  // tiers 1 and 4 only (linear_add_rms_norm_linear)
     p.y_add = y_add;
     p.silu_inter = silu_inter;
+    if (rope != nullptr) {
+      rope_rows = *rope;
+      rope_rows.positions += first;
+      rope_rows.slot_mapping += first;
+      p.rope = &rope_rows;
+    }
     return p;
   };
   switch (route.arm) {
