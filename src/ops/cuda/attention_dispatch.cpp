@@ -170,23 +170,13 @@ void run_step(const DeviceBatch& batch, Act q, const AttentionShape& shape, cons
     case AttentionArm::kDecodeGqaPacked:
       check_launch(kernels::launch_paged_decode_gqa_packed(rows, kv, stream), plan.arm);
       return;
-    case AttentionArm::kDecodeSplitK: {
-      const uint64_t merged_before = kernels::splitk_merged_launches();
+    case AttentionArm::kDecodeSplitK:
       check_launch(kernels::launch_paged_decode_splitk(
                        rows, kv,
                        kernels::SplitGeometry{plan.num_splits, min_kv_per_split(), plan.split_slices, min_kv_per_slice()},
                        plan.gqa_group, static_cast<float*>(workspace), stream),
                    plan.arm);
-      // Once per place: where the split records were first merged in clusters, and first by the
-      // reduce kernel (the choice may follow the launch's width; the bytes do not).
-      const bool merged = kernels::splitk_merged_launches() != merged_before;
-      if (log_once(merged ? "attention split records: clusters" : "attention split records: reduce")) {
-        spdlog::info("attention split records merged {} (first at {} sequence(s), {} x {} slots)",
-                     merged ? "in the split kernel's clusters" : "by the reduce kernel", batch.num_seqs,
-                     plan.num_splits, plan.split_slices);
-      }
       return;
-    }
   }
 }
 
