@@ -111,14 +111,6 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   return std::nullopt;
 }
 
-std::optional<AttnClusterMerge> parse_attn_cluster_merge(std::string_view spelling) {
-  const std::string word = normalise(spelling);
-  if (word == "off") return AttnClusterMerge::kOff;
-  if (word == "auto") return AttnClusterMerge::kAuto;
-  if (word == "always") return AttnClusterMerge::kAlways;
-  return std::nullopt;
-}
-
 Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
                                           std::string* note) {
   std::string why;

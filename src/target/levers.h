@@ -80,13 +80,6 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
-// LATHE_ATTN_CLUSTER_MERGE (backends/cuda/paged_attention.h, SplitMerge): where a split-K launch
-// merges its records, "off" (the reduce kernel), "auto" (in the split kernel's clusters where the
-// launch is one wave of them; the default) or "always" (wherever such a cluster fits); else
-// nullopt. The bytes are the same under each.
-enum class AttnClusterMerge { kOff, kAuto, kAlways };
-std::optional<AttnClusterMerge> parse_attn_cluster_merge(std::string_view spelling);
-
 // One resolved lever: its value and whether the value came from the environment (the boot line
 // marks those "(env)").
 template <typename T>

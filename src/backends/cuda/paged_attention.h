@@ -107,24 +107,6 @@ bool splitk_early_kv();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 
-// Where a split-K launch merges its records (paged_attention_splitk.cuh, "Merged in a cluster"):
-// kOff: always the reduce kernel; kAuto: in the split kernel's thread-block clusters (one per
-// query rows x sequence, spanning its splits and slices) when the resolved variant is one of the
-// tensor-copy geometries 13-15, 20-22, the cluster spans at most 16 slots and the device holds
-// all of the launch's clusters at once, else the reduce; kAlways: in clusters wherever such a
-// cluster fits the device at all (tests, benchmarks). The bytes are the same either way (tested),
-// so the choice may follow the launch's width. Process-wide, set at backend start
-// (LATHE_ATTN_CLUSTER_MERGE, ops/cuda/chained_launch_lever.cpp). merge_release: the merging
-// kernel releases the next chained grid when a CTA's tiles are done, not as its CTAs exit
-// (LATHE_ATTN_MERGE_RELEASE). splitk_merged_launches counts the launches that merged in clusters.
-enum class SplitMerge : int { kOff = 0, kAuto = 1, kAlways = 2 };
-void set_splitk_merge(SplitMerge mode);
-SplitMerge splitk_merge();
-const char* split_merge_name(SplitMerge mode);
-void set_splitk_merge_release(bool enabled);
-bool splitk_merge_release();
-uint64_t splitk_merged_launches();
-
 // How a sequence's length is cut into splits (split_length.h): the seed's rule unless set at
 // backend start (LATHE_ATTN_SPLIT_RULE=even, opt-in for measurement; ops/cuda/
 // chained_launch_lever.cpp). Like the variant, a serve keeps one rule for its whole life: set it

@@ -298,21 +298,6 @@ std::atomic<bool> g_early_kv{true};
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
 
-namespace {
-std::atomic<int> g_merge{static_cast<int>(SplitMerge::kAuto)};
-std::atomic<bool> g_merge_release{false};
-std::atomic<uint64_t> g_merged_launches{0};
-}  // namespace
-
-void set_splitk_merge(SplitMerge mode) { g_merge.store(static_cast<int>(mode), std::memory_order_relaxed); }
-SplitMerge splitk_merge() { return static_cast<SplitMerge>(g_merge.load(std::memory_order_relaxed)); }
-const char* split_merge_name(SplitMerge mode) {
-  return mode == SplitMerge::kOff ? "off" : mode == SplitMerge::kAuto ? "auto" : "always";
-}
-void set_splitk_merge_release(bool enabled) { g_merge_release.store(enabled, std::memory_order_relaxed); }
-bool splitk_merge_release() { return g_merge_release.load(std::memory_order_relaxed); }
-uint64_t splitk_merged_launches() { return g_merged_launches.load(std::memory_order_relaxed); }
-
 bool set_splitk_kernel_variant(int variant) {
   if (variant < 0 || variant >= kSplitkKernelVariants) return false;
   attn::splitk::variant_slot().store(variant, std::memory_order_relaxed);
@@ -369,22 +354,6 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
       return cudaErrorNotSupported;
     }
-  }
-  // The records merged in clusters where that pays (splitk_merge): same bytes, no reduce launch.
-  const SplitMerge merge = splitk_merge();
-  if (merge != SplitMerge::kOff && variant >= 13) {
-    sp.merge_release = splitk_merge_release() ? 1 : 0;
-    const bool one_wave = merge == SplitMerge::kAuto;
-    bool taken = false;
-    const cudaError_t status =
-        kv.dtype == KvDType::kBF16
-            ? sk::launch_bf16_merged(variant, kv.head_dim, sp, rows.num_seqs, one_wave, taken, stream)
-            : sk::launch_fp8_merged(variant, kv.head_dim, sp, rows.num_seqs, one_wave, taken, stream);
-    if (taken) {
-      if (status == cudaSuccess) g_merged_launches.fetch_add(1, std::memory_order_relaxed);
-      return status;
-    }
-    if (status != cudaSuccess) return status;
   }
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)

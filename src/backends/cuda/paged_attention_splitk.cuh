@@ -48,15 +48,6 @@
 // distributed shared memory into the record. Ranks >= R take no tiles. This lets one split fill
 // several SMs when a launch has few (kv head, split) pairs (batch 1).
 //
-// Merged in a cluster (Cfg::kMergeSplits, launch_merged): the CTAs of one (query rows, sequence)
-// -- grid y, every split and slice -- form one thread-block cluster. Each CTA leaves its record in
-// its own shared memory instead of the workspace (with a word saying whether the reduce would read
-// that slot: the unused slices' CTAs leave 0), and after a cluster barrier the CTAs share out the
-// rows x HD outputs, each merged from the peers' records through distributed shared memory in
-// rank (= slot) order with the reduce kernel's arithmetic (merge_in_cluster). So the output bytes
-// are those of the same geometry plus the reduce; the launch saves the reduce kernel and its
-// round trip through L2, and is taken only where the launcher finds it pays (one wave of clusters).
-//
 // Address generation (kPrefetch): the block ids a tile spans (at most T / block_size + 1 of them)
 // are loaded one tile ahead, one per lane, into a register; each 16-byte copy then takes its block
 // id from that register by a warp shuffle, so no copy waits on a dependent global load of the
@@ -74,8 +65,6 @@
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
-
-#include <atomic>
 
 #include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/chained_launch.cuh"
@@ -104,8 +93,6 @@ struct SplitParams {
                           // c + slice_ctas, ... in turn (the same bytes either way)
   int32_t num_seqs;       // persistent geometry only (paged_attention_splitk_persistent.cuh): the
                           // launch's sequences, whose units its CTAs share out
-  int32_t merge_release;  // kMergeSplits geometries: 1 = release the next chained grid when a CTA's
-                          // tiles are done, before the merge (else as its CTAs exit)
   // Tensor-copy geometries only (kTensor): K and V as 5-D tensors [num_blocks, kv heads, piece,
   // block_size, 128 bytes] (a row's 128-byte pieces as a dimension of their own) with boxes of
   // 16 rows x tensor_box_pieces pieces, 128-byte swizzle (encoded by the launcher,
@@ -159,56 +146,6 @@ __device__ __forceinline__ void zero_v_rows_past_len(unsigned char* stage, int t
   }
 }
 
-// kMergeSplits: the end of every CTA of a cluster that spans one (query rows, sequence)'s record
-// slots (grid y; cluster rank = slot). `record` is this CTA's record in shared memory ([16][HD + 2]:
-// o..., max, sum, for rows [0, rows)) and `used` the word after it: 1 when the reduce would read
-// this slot, which the CTA has written before calling. After the cluster barrier each CTA takes a
-// contiguous share of the rows x HD outputs and merges the used records in rank order as
-// splitk_reduce (paged_attention_splitk.cu) merges the used slots in slot order:
-//   M = max_i m_i,  w_i = 2^(m_i - M),  out = (sum_i w_i o_i) / (sum_i w_i l_i)   (0 when M = -inf)
-// into BF16 `out`, then waits at a second barrier so no CTA's shared memory goes while a peer still
-// reads it.
-template <int HD>
-__device__ __forceinline__ void merge_in_cluster(const DecodeParams& p, int seq, int head0, int rows,
-                                                 float* record, const int32_t* used, int tid, int threads) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
-  __trap();  // clusters need sm_90; the launcher never merges below it
-#else
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  chained_kernel_wait();  // `out` is written below (a no-op for a CTA that already waited)
-  cluster.sync();         // every record is written (release / acquire across the cluster)
-  const int ranks = static_cast<int>(cluster.num_blocks()), me = static_cast<int>(cluster.block_rank());
-  uint32_t used_mask = 0;  // bit r: rank r's slot is read
-  for (int r = 0; r < ranks; ++r) used_mask |= (*cluster.map_shared_rank(used, r) != 0 ? 1u : 0u) << r;
-  const int outputs = rows * HD, share = (outputs + ranks - 1) / ranks;
-  const int begin = me * share, finish = min(begin + share, outputs);
-  for (int i = begin + tid; i < finish; i += threads) {
-    const int row = i / HD, d = i % HD;
-    const int at = row * (HD + 2);
-    float max_all = -INFINITY;
-    for (int r = 0; r < ranks; ++r) {
-      if (used_mask >> r & 1u) max_all = fmaxf(max_all, cluster.map_shared_rank(record, r)[at + HD]);
-    }
-    float value = 0.0f;
-    if (max_all != -INFINITY) {
-      float sum = 0.0f, o = 0.0f;
-      for (int r = 0; r < ranks; ++r) {
-        if (!(used_mask >> r & 1u)) continue;
-        const float* peer = cluster.map_shared_rank(record, r);
-        const float w = exp2f(peer[at + HD] - max_all);
-        sum = __fmaf_rn(peer[at + HD + 1], w, sum);
-        o = __fmaf_rn(peer[at + d], w, o);
-      }
-      value = __fdiv_rn(o, sum);
-    }
-    p.out[static_cast<int64_t>(seq) * p.out_stride + static_cast<int64_t>(head0 + row) * HD + d] =
-        __float2bfloat16_rn(value);
-  }
-  cluster.sync();
-#endif
-}
-
 template <typename Kv, int HD, typename Cfg>
 __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_splitk_mma(const __grid_constant__ SplitParams sp) {
   // chained_kernel_wait() (a no-op unless launched chained; the non-cluster variants are) comes
@@ -235,9 +172,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   const int rows = min(sp.rows_per_cta, sp.group - part * sp.rows_per_cta);
   const int split = blockIdx.y / sp.slice_ctas, first_slice = blockIdx.y % sp.slice_ctas, seq = blockIdx.z;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  // kMergeSplits: this CTA's record and its `used` word, after the warp states (SplitLayout::kMerge).
-  float* const own_record = reinterpret_cast<float*>(work) + kWarps * kMaxRows * (HD + 2);
-  int32_t* const own_used = reinterpret_cast<int32_t*>(own_record + kMaxRows * (HD + 2));
 
   // Without kSliceLoop the loop body runs once (one CTA per slice). With it, the slice's range is
   // derived afresh from a volatile load of the length on every pass, so none of it stays live in
@@ -252,14 +186,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       const int split_start = static_cast<int>(first < len ? first : static_cast<int64_t>(len));
       const int split_end = static_cast<int>(first + per < len ? first + per : static_cast<int64_t>(len));
       const int used = split_slices_used(split_end - split_start, sp.slices, sp.min_per_slice);  // 0: empty split
-      if (slice >= (used > 0 ? used : 1)) {  // a slot this split does not use
-        if constexpr (Cfg::kMergeSplits) {
-          if (tid == 0) *own_used = 0;
-          if (sp.merge_release) chained_kernel_release();
-          merge_in_cluster<HD>(p, seq, head0, rows, own_record, own_used, tid, kThreads);
-        }
-        return;
-      }
+      if (slice >= (used > 0 ? used : 1)) return;  // a slot this split does not use
       const int slice_len = used > 0 ? (split_end - split_start + used - 1) / used : 0;
       start = split_start + slice * slice_len;
       end = min(start + slice_len, split_end);
@@ -274,12 +201,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       chained_kernel_wait();  // the workspace is written only after the wait (no early release: below)
       for (int i = tid; i < rows * (HD + 2); i += kThreads) {
         const int row = i / (HD + 2), d = i % (HD + 2);
-        (Cfg::kMergeSplits ? own_record + row * (HD + 2) : record(row))[d] = d == HD ? -INFINITY : 0.0f;
-      }
-      if constexpr (Cfg::kMergeSplits) {
-        if (tid == 0) *own_used = 1;
-        if (sp.merge_release) chained_kernel_release();
-        merge_in_cluster<HD>(p, seq, head0, rows, own_record, own_used, tid, kThreads);
+        record(row)[d] = d == HD ? -INFINITY : 0.0f;
       }
       return;
     }
@@ -452,9 +374,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       __syncwarp();  // this stage is refilled by the next iteration's issue
     }
     if constexpr (!L::kSwizzled) cp_async_wait<0>();
-    if constexpr (Cfg::kMergeSplits) {
-      if (sp.merge_release) chained_kernel_release();  // the merge is left: let the next grid launch
-    }
     __syncthreads();  // every warp is done with its stages: the merge area reuses them
 
     // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's
@@ -474,19 +393,13 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
           rows, tid, kThreads, state, [&](int w, int row) { return state(w, row)[HD]; },
           [&](int w, int row) { return state(w, row)[HD + 1]; },
           [&](int row, int d, float out, float max_all, float sum) {
-            // kMergeSplits: rank_state is this CTA's record (own_record), merged in merge_in_cluster.
-            float* rec = clustered || Cfg::kMergeSplits ? rank_state + row * (HD + 2) : record(row);
+            float* rec = clustered ? rank_state + row * (HD + 2) : record(row);
             rec[d] = clustered ? out : __fmul_rn(out, v_mul);
             if (d == 0) {
               rec[HD] = max_all;
               rec[HD + 1] = sum;
             }
           });
-    }
-    if constexpr (Cfg::kMergeSplits) {
-      if (tid == 0) *own_used = 1;
-      merge_in_cluster<HD>(p, seq, head0, rows, own_record, own_used, tid, kThreads);  // its barrier orders the writes
-      return;
     }
     if constexpr (kCluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
@@ -555,71 +468,11 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   }
 }
 
-// The most record slots (splits x slices) one merging cluster spans: the H100/H200 limit for a
-// non-portable cluster size (8 is the portable one).
-inline constexpr int kMaxMergeCluster = 16;
-
-// Launches geometry Cfg with its splits merged in clusters (MergedCfg<Cfg>; no reduce follows) and
-// sets `taken`, or leaves `taken` false and launches nothing when the cluster would span more than
-// kMaxMergeCluster slots, when the device cannot hold one such cluster, or (one_wave) when it
-// cannot hold all of the launch's clusters at once. The caller then launches Cfg and the reduce,
-// which give the same bytes. The shared-memory and cluster-size opt-ins are set once per process
-// (first launch, outside graph capture); the clusters the device holds are read once per cluster
-// size (an occupancy query, no stream work).
-template <typename Kv, int HD, typename Cfg>
-cudaError_t launch_merged(const SplitParams& sp, int32_t num_seqs, bool one_wave, bool& taken, cudaStream_t stream) {
-  using M = MergedCfg<Cfg>;
-  using L = SplitLayout<Kv, HD, M>;
-  taken = false;
-  const int cluster_y = sp.base.num_splits * sp.slice_ctas;
-  if (sp.slice_ctas != sp.slices || cluster_y > kMaxMergeCluster) return cudaSuccess;
-  auto* kernel = paged_decode_splitk_mma<Kv, HD, M>;
-  static const cudaError_t opt_in = [kernel] {
-    const cudaError_t e = cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
-    return e != cudaSuccess ? e : cudaFuncSetAttribute(kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-  }();
-  if (opt_in != cudaSuccess) return opt_in;
-  cudaLaunchConfig_t config{};
-  config.gridDim = dim3(sp.base.num_kv_heads * sp.parts, cluster_y, num_seqs);
-  config.blockDim = dim3(M::kThreads);
-  config.dynamicSmemBytes = L::kBytes;
-  config.stream = stream;
-  cudaLaunchAttribute attrs[2]{};
-  attrs[0].id = cudaLaunchAttributeClusterDimension;
-  attrs[0].val.clusterDim.x = 1;
-  attrs[0].val.clusterDim.y = static_cast<unsigned>(cluster_y);
-  attrs[0].val.clusterDim.z = 1;
-  attrs[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-  attrs[1].val.programmaticStreamSerializationAllowed = 1;
-  config.attrs = attrs;
-  config.numAttrs = 1;
-  static std::atomic<int> holds[kMaxMergeCluster + 1] = {};  // clusters the device holds, + 1 (0: not read)
-  int held = holds[cluster_y].load(std::memory_order_relaxed) - 1;
-  if (held < 0) {
-    int n = 0;
-    if (cudaOccupancyMaxActiveClusters(&n, kernel, &config) != cudaSuccess) {
-      (void)cudaGetLastError();  // an unsupported size reads as "holds none"
-      n = 0;
-    }
-    held = n;
-    holds[cluster_y].store(n + 1, std::memory_order_relaxed);
-  }
-  const int64_t clusters = static_cast<int64_t>(config.gridDim.x) * num_seqs;
-  if (held < 1 || (one_wave && clusters > held)) return cudaSuccess;
-  config.numAttrs = chained_launch_enabled() ? 2 : 1;
-  taken = true;
-  return cudaLaunchKernelEx(&config, kernel, sp);
-}
-
 // The device's SM count, read once (paged_attention_splitk.cu).
 int device_sm_count();
 
-// Defined in paged_attention_splitk_bf16.cu / _fp8.cu. The _merged forms: launch_variant_merged.
+// Defined in paged_attention_splitk_bf16.cu / _fp8.cu.
 cudaError_t launch_bf16(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);
 cudaError_t launch_fp8(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);
-cudaError_t launch_bf16_merged(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, bool one_wave,
-                               bool& taken, cudaStream_t stream);
-cudaError_t launch_fp8_merged(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, bool one_wave,
-                              bool& taken, cudaStream_t stream);
 
 }  // namespace lathe::cuda::attn::splitk

@@ -17,12 +17,4 @@ cudaError_t launch_bf16(int variant, int32_t head_dim, const SplitParams& sp, in
   }
 }
 
-cudaError_t launch_bf16_merged(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, bool one_wave,
-                               bool& taken, cudaStream_t stream) {
-  taken = false;
-  if (head_dim == 128) return launch_variant_merged<Bf16Kv, 128>(variant, sp, num_seqs, one_wave, taken, stream);
-  if (head_dim == 256) return launch_variant_merged<Bf16Kv, 256>(variant, sp, num_seqs, one_wave, taken, stream);
-  return cudaSuccess;
-}
-
 }  // namespace lathe::cuda::attn::splitk

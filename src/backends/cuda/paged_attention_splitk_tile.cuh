@@ -16,10 +16,9 @@ inline constexpr int kMaxRows = 16;
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
-// cluster size, slice loops, how tiles arrive (kTensorCopies: tensor copies, below), and whether a
-// cluster of the launch's splits merges their records itself (kMergeInCluster: below).
+// cluster size, slice loops, and how tiles arrive (kTensorCopies: tensor copies, below).
 template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
-          bool kTensorCopies = false, bool kMergeInCluster = false>
+          bool kTensorCopies = false>
 struct SplitCfg {
   static constexpr bool kTensor = kTensorCopies;
   static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
@@ -36,18 +35,7 @@ struct SplitCfg {
   static constexpr int kThreads = 32 * W;
   static constexpr int kCluster = C;
   static_assert(C == 1 || C == 2 || C == 4 || C == 8, "cluster size");
-  // The CTAs of one (query rows, sequence) -- its splits and their slices, grid y -- form one
-  // thread-block cluster that merges their records through distributed shared memory and writes
-  // the BF16 output: the reduce kernel's arithmetic in its order, so the bytes of the geometry
-  // without it followed by the reduce (paged_attention_splitk.cuh, merge_in_cluster).
-  static constexpr bool kMergeSplits = kMergeInCluster;
-  static_assert(!kMergeInCluster || (C == 1 && !kLoopSlices), "one CTA per record slot, no rank clusters");
 };
-
-// The same geometry with its splits merged in a cluster (same bytes as Cfg plus the reduce).
-template <typename Cfg>
-using MergedCfg = SplitCfg<Cfg::kWarps, Cfg::kStages, Cfg::kTile, Cfg::kCtasPerSm, Cfg::kPrefetch, 1, false,
-                           Cfg::kTensor, true>;
 
 // The fewest positions a cluster rank is given (a shorter split uses fewer ranks).
 inline constexpr int kMinPerRank = 512;
@@ -85,11 +73,8 @@ struct SplitLayout {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;  // f16 MMAs on raw rows (see header)
   static constexpr int kPerWarp = Cfg::kStages * kStage;
   static constexpr int kQ = kMaxRows * kRow * 2;
-  // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2] (kMergeSplits: the
-  // split's record, then one word saying whether the reduce would read this CTA's slot).
-  static constexpr int kMerge =
-      (Cfg::kWarps + (Cfg::kCluster > 1 || Cfg::kMergeSplits ? 1 : 0)) * kMaxRows * (HD + 2) * 4 +
-      (Cfg::kMergeSplits ? 16 : 0);
+  // Warp states [W][16][HD + 2], then (clusters) the rank state [16][HD + 2].
+  static constexpr int kMerge = (Cfg::kWarps + (Cfg::kCluster > 1 ? 1 : 0)) * kMaxRows * (HD + 2) * 4;
   static constexpr int kWork = Cfg::kWarps * kPerWarp > kMerge ? Cfg::kWarps * kPerWarp : kMerge;
   // Tensor copies: the stages start on a 1024-byte boundary (the swizzle's period; the kernel
   // aligns at run time, hence the slack) and each warp has one barrier per stage after them.

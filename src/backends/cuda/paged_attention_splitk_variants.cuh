@@ -160,36 +160,4 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
   return launch_main<Kv, HD, typename V::V0>(sp, num_seqs, stream);
 }
 
-// The merged-in-cluster form (launch_merged) of a resolved tensor-copy variant the serves run:
-// 13, 14 (and 22, which gives 14's bytes), 15, 20 and 21, as launch_variant would launch them.
-// Leaves `taken` false for every other variant and shape (the caller launches it and the reduce).
-template <typename Kv, int HD>
-cudaError_t launch_variant_merged(int variant, const SplitParams& sp, int32_t num_seqs, bool one_wave, bool& taken,
-                                  cudaStream_t stream) {
-  using V = Variants<Kv, HD>;
-  taken = false;
-  if constexpr (HD == 128 || HD == 256) {
-    switch (variant) {
-      case 13:
-        return launch_merged<Kv, HD, typename V::V13>(sp, num_seqs, one_wave, taken, stream);
-      case 14:
-      case 22:
-        return launch_merged<Kv, HD, typename V::V14>(sp, num_seqs, one_wave, taken, stream);
-      case 15:
-        return launch_merged<Kv, HD, typename V::V15>(sp, num_seqs, one_wave, taken, stream);
-      case 20:
-        return launch_merged<Kv, HD, typename V::V20>(sp, num_seqs, one_wave, taken, stream);
-      case 21:
-        if constexpr (HD == 256) {
-          return launch_merged<Kv, HD, typename V::V20>(sp, num_seqs, one_wave, taken, stream);
-        } else {
-          return launch_merged<Kv, HD, typename V::V21>(sp, num_seqs, one_wave, taken, stream);
-        }
-      default:
-        break;
-    }
-  }
-  return cudaSuccess;
-}
-
 }  // namespace lathe::cuda::attn::splitk

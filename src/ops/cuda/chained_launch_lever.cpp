@@ -116,21 +116,8 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
                                        : *rule == target::AttnSplitRule::kAligned ? lathe::cuda::SplitRule::kAligned
                                                                                   : lathe::cuda::SplitRule::kSeed);
   }
-  const std::optional<target::AttnClusterMerge> merge =
-      env_lever("LATHE_ATTN_CLUSTER_MERGE", target::parse_attn_cluster_merge, "off/auto/always");
-  if (merge) {
-    lathe::cuda::set_splitk_merge(*merge == target::AttnClusterMerge::kOff      ? lathe::cuda::SplitMerge::kOff
-                                  : *merge == target::AttnClusterMerge::kAlways ? lathe::cuda::SplitMerge::kAlways
-                                                                                : lathe::cuda::SplitMerge::kAuto);
-  }
-  const std::optional<bool> release = env_lever("LATHE_ATTN_MERGE_RELEASE", target::parse_on_off, "on/off");
-  if (release) lathe::cuda::set_splitk_merge_release(*release);
-  spdlog::info(
-      "cuda backend: split-K attention kernel variant {}{}, split rule {}{}, records merged in clusters: {}{}, "
-      "release before the merge: {}{}",
-      lathe::cuda::splitk_kernel_variant(), origin, lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()),
-      env_mark(rule.has_value()), lathe::cuda::split_merge_name(lathe::cuda::splitk_merge()),
-      env_mark(merge.has_value()), lathe::cuda::splitk_merge_release() ? "on" : "off", env_mark(release.has_value()));
+  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
+               origin, lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()), env_mark(rule.has_value()));
   return variant.has_value();
 }
 

@@ -320,63 +320,6 @@ TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   cuda::set_splitk_early_kv(saved_early);
 }
 
-// Merging the split records inside the split kernel's clusters (cuda::SplitMerge) instead of in
-// the reduce kernel changes where the arithmetic runs, not what it is: outputs must equal the
-// reduce's byte for byte for every serve geometry that merges (13, 14, 15, 21 and 22, whose merged
-// form is 14's), sliced or not, packed or not, at several widths; and the merged kernel must really
-// have run wherever its cluster has at most 8 slots (the portable cluster size every sm_90 device
-// holds; 9-16 slots need the non-portable size, so there a launch may fall back to the reduce).
-TEST_P(DecodeArms, SplitKClusterMergeIsByteNeutral) {
-  const auto [dtype, geo] = GetParam();
-  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 707);
-  const int saved_variant = cuda::splitk_kernel_variant();
-  const cuda::SplitMerge saved_merge = cuda::splitk_merge();
-  const bool merges = geo.head_dim == 128 || geo.head_dim == 256;  // the tensor-copy geometries' shapes
-  int merged_runs = 0;
-  for (const int variant : {kTensorCopyNarrow, kTensorCopyWide, 15, ops::kSplitkKernelSingle, kPersistentWide}) {
-    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
-    for (const auto& [policy, slices] : {std::pair{SplitkPolicy::automatic(), 1}, std::pair{SplitkPolicy::pinned_to(4), 1},
-                                         std::pair{SplitkPolicy::pinned_to(4), 4}, std::pair{SplitkPolicy::pinned_to(3), 2},
-                                         std::pair{SplitkPolicy::pinned_to(16), 1}}) {
-      for (const bool pack : {false, true}) {
-        for (const int32_t batch : {1, 3, 8}) {
-          Step step = c.full_step();
-          step.resize(static_cast<size_t>(batch));
-          const ops::AttentionConfig config = make_config(policy, pack, 132, 64, slices);
-          const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, c.shape(), c.cache_shape(), config);
-          const std::string label = "variant " + std::to_string(variant) + " " + target::splitk_policy_label(policy) +
-                                    " slices " + std::to_string(slices) + (pack ? " packed" : "") + " batch " +
-                                    std::to_string(batch);
-          cuda::set_splitk_merge(cuda::SplitMerge::kOff);
-          const uint64_t before_reduced = cuda::splitk_merged_launches();
-          const std::vector<uint16_t> reduced = c.run(ops::Phase::kDecode, step, config);
-          ASSERT_EQ(cuda::splitk_merged_launches(), before_reduced) << label;
-          ASSERT_FALSE(any_nan(reduced)) << label;
-          cuda::set_splitk_merge(cuda::SplitMerge::kAlways);
-          const uint64_t before = cuda::splitk_merged_launches();
-          EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), reduced) << label;
-          const bool merged = cuda::splitk_merged_launches() > before;
-          merged_runs += merged ? 1 : 0;
-          const int32_t slots = plan.num_splits * plan.split_slices;
-          const bool split = plan.arm == ops::AttentionArm::kDecodeSplitK;
-          if (split && merges && slots <= 8) {
-            EXPECT_TRUE(merged) << label;
-          } else if (!split || !merges || slots > 16) {
-            EXPECT_FALSE(merged) << label;
-          }
-          cuda::set_splitk_merge(cuda::SplitMerge::kAuto);
-          EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), reduced) << label << " (auto)";
-        }
-      }
-    }
-  }
-  if (merges) {
-    EXPECT_GT(merged_runs, 0);
-  }
-  cuda::set_splitk_kernel_variant(saved_variant);
-  cuda::set_splitk_merge(saved_merge);
-}
-
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),

@@ -92,15 +92,6 @@ TEST(LeverGrammar, AttnSplitRule) {
   }
 }
 
-TEST(LeverGrammar, AttnClusterMerge) {
-  EXPECT_EQ(parse_attn_cluster_merge("off"), AttnClusterMerge::kOff);
-  EXPECT_EQ(parse_attn_cluster_merge(" AUTO "), AttnClusterMerge::kAuto);
-  EXPECT_EQ(parse_attn_cluster_merge("Always"), AttnClusterMerge::kAlways);
-  for (const char* bad : {"", "on", "0", "alway", "auto off"}) {
-    EXPECT_FALSE(parse_attn_cluster_merge(bad).has_value()) << bad;
-  }
-}
-
 TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
   std::string note;
   Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);
