@@ -125,14 +125,30 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // staging it takes there (:g16 or :wgn). Other configurations would only add kernels nobody runs
 // (each is a copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and
 // the separate kernel.
-bool epilogue_built(int tier, const RingConfig& cfg) {
+// The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
+bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
+  if (rope) return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow && (tier == 16 || cfg.group_steps == kWideGroupSteps);
   return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
 // An epilogue's launch_tier (one CTA per row block), with or without the fused norm (tiers 1, 4).
+// The QK-norm/RoPE epilogue exists only in the configuration `auto` takes on every q|k|v shape of
+// the Qwen3 family (the two-CTA ring with mma.sync, 16 steps of x a buffer in tiers 1 and 4:
+// epilogue_built), which keeps its kernels to ten.
 template <int kMaxM, int kEpi>
 void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+  if constexpr (kEpi == kEpiRope) {
+    constexpr int kSteps = kMaxM <= 4 ? kWideGroupSteps : kDefaultGroupSteps;
+    if constexpr (kMaxM <= 4) {
+      if (fused) {
+        launch_ring<kMaxM, false, kSteps, 2, false, true, kEpi>(params, grid, cfg, stream);
+        return;
+      }
+    }
+    launch_ring<kMaxM, false, kSteps, 2, false, false, kEpi>(params, grid, cfg, stream);
+    return;
+  }
   if constexpr (kMaxM <= 4) {
     if (fused) {
       launch_tier<kMaxM, false, true, kEpi>(params, grid, cfg, stream);
@@ -357,10 +373,12 @@ std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& v
   const GemvVariant v = resolve(variant, fp8, p.n, p.k);
   if (v.kernel != GemvKernel::kRegisterRing)
     return std::string(what) + " runs on the register ring with one CTA per row block only";
-  if (!epilogue_built(tier, effective_ring_config(v, fp8)))
-    return std::string(what) +
-           " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, in tiers 1 and 4, for "
-           "':g16' or ':wgn' only";
+  const bool rope = p.silu_inter == 0;
+  if (!epilogue_built(tier, effective_ring_config(v, fp8), rope))
+    return std::string(what) + (rope ? " is built for the two-CTA ring with mma.sync that auto takes on q|k|v "
+                                       "shapes (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4) only"
+                                     : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
+                                       "in tiers 1 and 4, for ':g16' or ':wgn' only");
   return {};
 }
 

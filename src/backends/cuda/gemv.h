@@ -99,8 +99,9 @@ struct GemvProblem {
   // one head; the CTA that sums it keeps the block's bf16-rounded values in shared memory and runs
   // launch_qk_norm_rope_kv_write's per-head step (rope_kv.cuh) on them, storing q and k normalised
   // and rotated, v as computed, and k and v into the cache: bit for bit what this GEMV followed by
-  // launch_qk_norm_rope_kv_write stores. Built for the configurations the SwiGLU epilogue is
-  // (above); gemv_unsupported_reason says when not.
+  // launch_qk_norm_rope_kv_write stores. Built only for the configuration `auto` takes on every
+  // Qwen3 q|k|v shape (the two-CTA register ring with mma.sync, fp8 s2 / bf16 s1, ':g16' in tiers 1
+  // and 4); gemv_unsupported_reason says when not.
   const QkNormRopeArgs* rope = nullptr;
 };
 
