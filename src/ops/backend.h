@@ -173,7 +173,7 @@ class Backend {
   // qkv = linear(phase, x, weight) for a q | k | v weight ([num_heads; num_kv_heads; num_kv_heads]
   // heads of head_dim rows), then qk_norm_rope_kv_write(*step.batch, q, k, v, ...) on its column
   // ranges: one call so a backend may fuse them (the CUDA decode tiers run the QK-norm, RoPE and
-  // KV write in the GEMV's epilogue, LinearLevers::fused_rope). x's rows must be every token of
+  // KV write in the GEMV's epilogue, LinearLevers::fused_rope_rows). x's rows must be every token of
   // step.batch. qkv's and the cache's bits are those of the two calls.
   virtual void linear_qk_norm_rope_kv_write(Phase phase, Act x, const WeightView& weight, Act qkv,
                                             const QkNormRopeStep& step) {

@@ -119,7 +119,18 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
     }
   };
   on_off("LATHE_FFN_FUSED_SILU", "ffn_fused_silu", levers.fused_silu);
-  on_off("LATHE_QKV_FUSED_ROPE", "qkv_fused_rope", levers.fused_rope);
+  if (const char* v = std::getenv("LATHE_QKV_FUSED_ROPE")) {
+    char* end = nullptr;
+    const long value = std::strtol(v, &end, 10);
+    if (std::string_view(v) == "off") {
+      levers.fused_rope_rows = 0;
+    } else if (end == v || *end != '\0' || value < 0 || value > kGemvWidest) {
+      warn(fmt::format("LATHE_QKV_FUSED_ROPE={:?} is not off or an integer in 0..32; keeping qkv_fused_rope={}", v,
+                       levers.fused_rope_rows));
+    } else {
+      levers.fused_rope_rows = static_cast<int>(value);
+    }
+  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -141,7 +152,7 @@ std::string describe_levers(const LinearLevers& levers) {
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
   out += fmt::format(" ffn_fused_silu={}{}", levers.fused_silu ? "on" : "off",
                      std::getenv("LATHE_FFN_FUSED_SILU") != nullptr ? " (env)" : "");
-  out += fmt::format(" qkv_fused_rope={}{}", levers.fused_rope ? "on" : "off",
+  out += fmt::format(" qkv_fused_rope={}{}", levers.fused_rope_rows,
                      std::getenv("LATHE_QKV_FUSED_ROPE") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;

@@ -64,10 +64,12 @@ struct LinearLevers {
   // SwiGLU in their epilogue (Backend::linear_silu_mul; one silu_mul launch fewer per layer, the
   // same bits); off keeps the separate kernel.
   bool fused_silu = true;
-  // LATHE_QKV_FUSED_ROPE (on | off): decode q|k|v projections on the GEMV tiers run the QK-norm,
-  // RoPE and KV write in their epilogue (Backend::linear_qk_norm_rope_kv_write; one launch fewer per
-  // layer, the same bits); off keeps the separate kernel.
-  bool fused_rope = true;
+  // LATHE_QKV_FUSED_ROPE (0..32, or off = 0): decode steps of at most this many rows run the
+  // QK-norm, RoPE and KV write of their q|k|v projection in the GEMV tiers' epilogue
+  // (Backend::linear_qk_norm_rope_kv_write; one launch fewer per layer, the same bits); wider steps
+  // keep the separate kernel. Default 4: on the H200 the Qwen3-8B-FP8 step was 2.2% shorter fused at
+  // batch 1 and 0.8% at batch 4, 1.2% longer at batch 16 (docs/PERFORMANCE.md, "Session 27").
+  int fused_rope_rows = 4;
 };
 
 struct LinearRoute {

@@ -449,7 +449,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   // kernel between them; released after the loop, 1.3% shorter. Tiers 4 and 16 gained more with
   // the release at the start (batch 4: 2.4 against 1.3% shorter; docs/PERFORMANCE.md, "Session 26").
   // The QK-norm/RoPE epilogue does the same (its next kernel is split-K attention; session 27).
-  params.release_after_loop = epilogue != kEpiNone && tier == 1 ? 1 : 0;
+  params.release_after_loop =
+      epilogue != kEpiNone && (tier == 1 || (epilogue == kEpiRope && gemv_rope_release_after_loop())) ? 1 : 0;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;

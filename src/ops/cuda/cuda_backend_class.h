@@ -368,7 +368,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   bool try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up, const Act& out,
                      const kc::GemvNormInput& norm);
   // Runs q|k|v's route with the QK-norm / RoPE / KV write of `step` in the GEMV epilogue (and
-  // norm, if set) when every launch of the route supports it (LinearLevers::fused_rope); false
+  // norm, if set) when every launch of the route supports it (LinearLevers::fused_rope_rows); false
   // (nothing launched) otherwise.
   bool try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv, const QkNormRopeStep& step,
                      const kc::GemvNormInput& norm);

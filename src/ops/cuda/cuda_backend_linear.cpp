@@ -184,7 +184,7 @@ bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, 
                                 const QkNormRopeStep& step, const kc::GemvNormInput& norm) {
   const AttentionShape& shape = *step.shape;
   const KvCacheShape& cache_shape = *step.cache_shape;
-  if (!levers_.fused_rope || phase != Phase::kDecode || x.rows < 1 || x.rows != step.batch->num_tokens ||
+  if (x.rows > levers_.fused_rope_rows || phase != Phase::kDecode || x.rows < 1 || x.rows != step.batch->num_tokens ||
       x.dtype != DType::kBF16 || qkv.dtype != DType::kBF16 || x.cols != w.cols || qkv.rows != x.rows ||
       qkv.cols != w.rows || qkv.cols != int64_t{shape.num_heads + 2 * shape.num_kv_heads} * shape.head_dim ||
       (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3) ||
@@ -217,8 +217,9 @@ bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, 
   if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
   if (log_once("linear:fused_rope"))
     spdlog::info(
-        "linear route: decode q|k|v tiers run the QK-norm, RoPE and KV write in their epilogue (no "
-        "qk_norm_rope_kv_write launch, the same bits; qkv_fused_rope=on)");
+        "linear route: decode q|k|v tiers of steps <= {} rows run the QK-norm, RoPE and KV write in their "
+        "epilogue (no qk_norm_rope_kv_write launch, the same bits; qkv_fused_rope={})",
+        levers_.fused_rope_rows, levers_.fused_rope_rows);
   run_gemv(route, x, w, qkv, norm, false, 0, &args);
   return true;
 }

@@ -210,22 +210,21 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_SILU"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_SILU");
-  // LATHE_QKV_FUSED_ROPE: the same grammar; default on.
+  // LATHE_QKV_FUSED_ROPE: off or 0..32 (the widest fused step); anything else warns and keeps 4.
   warnings.clear();
-  EXPECT_TRUE(linear_levers_from_env(&warnings).fused_rope);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("qkv_fused_rope=on"), std::string::npos);
-  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
+  EXPECT_EQ(linear_levers_from_env(&warnings).fused_rope_rows, 4);
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find("qkv_fused_rope=4"), std::string::npos);
+  for (const auto& [text, rows] : {std::pair{"off", 0}, {"0", 0}, {"1", 1}, {"16", 16}, {"32", 32}}) {
     setenv("LATHE_QKV_FUSED_ROPE", text, 1);
     l = linear_levers_from_env(&warnings);
-    EXPECT_EQ(l.fused_rope, on) << text;
-    EXPECT_NE(describe_levers(l).find(std::string("qkv_fused_rope=") + (on ? "on" : "off") + " (env)"),
-              std::string::npos);
+    EXPECT_EQ(l.fused_rope_rows, rows) << text;
+    EXPECT_NE(describe_levers(l).find("qkv_fused_rope=" + std::to_string(rows) + " (env)"), std::string::npos);
   }
   EXPECT_TRUE(warnings.empty());
-  for (const char* bad : {"yes", "OFF!", ""}) {
+  for (const char* bad : {"on", "33", "-1", "4x", ""}) {
     warnings.clear();
     setenv("LATHE_QKV_FUSED_ROPE", bad, 1);
-    EXPECT_TRUE(linear_levers_from_env(&warnings).fused_rope) << bad;
+    EXPECT_EQ(linear_levers_from_env(&warnings).fused_rope_rows, 4) << bad;
     EXPECT_NE(warnings.find("LATHE_QKV_FUSED_ROPE"), std::string::npos) << bad;
   }
   unsetenv("LATHE_QKV_FUSED_ROPE");
