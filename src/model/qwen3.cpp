@@ -257,11 +257,10 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     }
     if (decode_rows < tokens) {
       const int64_t rest = tokens - decode_rows;
-      be.linear_add_rms_norm_linear(ops::Phase::kPrefill, rows_of(x, decode_rows, rest), weight,
-                                    rows_of(hidden, decode_rows, rest), rows_of(delta, decode_rows, rest),
-                                    norm_weight, eps, rows_of(normed, decode_rows, rest), next,
-                                    rows_of(out, decode_rows, rest), rows_of(silu_out, decode_rows, rest),
-                                    nullptr);
+      be.linear_add_rms_norm_linear(
+          ops::Phase::kPrefill, rows_of(x, decode_rows, rest), weight, rows_of(hidden, decode_rows, rest),
+          rows_of(delta, decode_rows, rest), norm_weight, eps, rows_of(normed, decode_rows, rest), next,
+          rows_of(out, decode_rows, rest), rows_of(silu_out, decode_rows, rest), nullptr);
     }
   };
 
@@ -275,7 +274,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // A pure decode step hands the QK-norm / RoPE / KV write to the q | k | v projection's call (a
     // backend may run it in the GEMV's epilogue; the same bits). Mixed steps run it over every
     // token afterwards, as does the FP8 KV calibration step.
-    const ops::QkNormRopeStep rope_step{&dev, w.q_norm, w.k_norm, eps, &rope_, &attn_shape_, &kv_shape, &cache};
+    const ops::QkNormRopeStep rope_step{&dev,   w.q_norm,     w.k_norm,  eps,
+                                        &rope_, &attn_shape_, &kv_shape, &cache};
     const bool rope_with_qkv = w.qkv_proj.data != nullptr && decode_rows == tokens && !calibrate;
     if (prev_down != nullptr && w.qkv_proj.data != nullptr) {
       // q | k | v, one stream.
@@ -306,7 +306,8 @@ void Qwen3Model::run_step(const ops::DeviceBatch& dev, const StepRows& rows, ops
     // MLP block: h += attn . o; normed = post_attention_layernorm(h); gate | up from normed; mlp =
     // SwiGLU(gate | up). With one gate|up weight stream, one call from the o projection to the SwiGLU.
     if (w.gate_up_proj.data != nullptr) {
-      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp, nullptr);
+      linear_add_norm_linear(attn, w.o_proj, w.post_attention_layernorm, w.gate_up_proj, gate_up, mlp,
+                             nullptr);
     } else {
       linear(decode_rows, attn, w.o_proj, delta);
       be.add_rms_norm(hidden, delta, w.post_attention_layernorm, eps, normed);

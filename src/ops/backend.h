@@ -186,8 +186,8 @@ class Backend {
     const int64_t q_cols = int64_t{step.shape->num_heads} * step.shape->head_dim;
     const int64_t kv_cols = int64_t{step.shape->num_kv_heads} * step.shape->head_dim;
     qk_norm_rope_kv_write(*step.batch, qkv.slice_cols(0, q_cols), qkv.slice_cols(q_cols, kv_cols),
-                          qkv.slice_cols(q_cols + kv_cols, kv_cols), step.q_norm, step.k_norm, step.eps, *step.rope,
-                          *step.shape, *step.cache_shape, *step.cache);
+                          qkv.slice_cols(q_cols + kv_cols, kv_cols), step.q_norm, step.k_norm, step.eps,
+                          *step.rope, *step.shape, *step.cache_shape, *step.cache);
   }
 
   // out[m, n] = sum_k x[m, k] * W[n, k] (+ bias[n]). out may be F32 or the activation dtype.

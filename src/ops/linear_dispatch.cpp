@@ -125,8 +125,9 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
     if (std::string_view(v) == "off") {
       levers.fused_rope_rows = 0;
     } else if (end == v || *end != '\0' || value < 0 || value > kGemvWidest) {
-      warn(fmt::format("LATHE_QKV_FUSED_ROPE={:?} is not off or an integer in 0..32; keeping qkv_fused_rope={}", v,
-                       levers.fused_rope_rows));
+      warn(fmt::format(
+          "LATHE_QKV_FUSED_ROPE={:?} is not off or an integer in 0..32; keeping qkv_fused_rope={}", v,
+          levers.fused_rope_rows));
     } else {
       levers.fused_rope_rows = static_cast<int>(value);
     }

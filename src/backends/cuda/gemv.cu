@@ -62,9 +62,8 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
             gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
     } else {
-      launch_chained(
-          gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
-          block, 0, stream, params);
+      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
+                     grid, block, 0, stream, params);
     }
   }
 }
@@ -87,9 +86,9 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   if constexpr (kMaxM <= 4) {
     if (cfg.wgmma_narrow) {
       three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
-                                                                                         stream)
+                                                                                        stream)
             : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
-                                                                                         stream);
+                                                                                        stream);
       return;
     }
   }
@@ -97,21 +96,21 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
       three
           ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream)
-          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg,
-                                                                                    stream);
+          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
       return;
     }
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma) {
       three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
-                                                                                        stream)
+                                                                                       stream)
             : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
-                                                                                        stream);
+                                                                                       stream);
       return;
     }
   }
-  if constexpr (kEpi == kEpiNone || kMaxM == 16) {  // tiers 1 and 4 build the epilogues with :g16 or :wgn only
+  if constexpr (kEpi == kEpiNone ||
+                kMaxM == 16) {  // tiers 1 and 4 build the epilogues with :g16 or :wgn only
     if (three) {
       launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream);
       return;
@@ -128,7 +127,9 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
-  if (rope) return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow && (tier == 16 || cfg.group_steps == kWideGroupSteps);
+  if (rope)
+    return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow &&
+           (tier == 16 || cfg.group_steps == kWideGroupSteps);
   return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
@@ -137,7 +138,8 @@ bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
 // the Qwen3 family (the two-CTA ring with mma.sync, 16 steps of x a buffer in tiers 1 and 4:
 // epilogue_built), which keeps its kernels to ten.
 template <int kMaxM, int kEpi>
-void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
+                          cudaStream_t stream) {
   if constexpr (kEpi == kEpiRope) {
     constexpr int kSteps = kMaxM <= 4 ? kWideGroupSteps : kDefaultGroupSteps;
     if constexpr (kMaxM <= 4) {
@@ -325,8 +327,10 @@ std::string problem_reason(int tier, const GemvProblem& p) {
     const QkNormRopeArgs& r = *p.rope;
     if (p.silu_inter != 0) return "QK-norm/RoPE epilogue: not with the SwiGLU epilogue";
     if (p.y_f32 || p.y_add) return "QK-norm/RoPE epilogue: y is a plain bf16 output";
-    if (r.head_dim != kRowsPerCta) return "QK-norm/RoPE epilogue: head_dim must be 128 (one head per row block)";
-    if (r.num_heads < 1 || r.num_kv_heads < 1 || p.n != int64_t{r.num_heads + 2 * r.num_kv_heads} * r.head_dim)
+    if (r.head_dim != kRowsPerCta)
+      return "QK-norm/RoPE epilogue: head_dim must be 128 (one head per row block)";
+    if (r.num_heads < 1 || r.num_kv_heads < 1 ||
+        p.n != int64_t{r.num_heads + 2 * r.num_kv_heads} * r.head_dim)
       return "QK-norm/RoPE epilogue: n must be (num_heads + 2 num_kv_heads) x head_dim";
     if (r.rotary_dim < 0 || r.rotary_dim % 2 != 0 || r.rotary_dim > r.head_dim)
       return "QK-norm/RoPE epilogue: rotary_dim must be even and <= head_dim";
@@ -375,10 +379,11 @@ std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& v
     return std::string(what) + " runs on the register ring with one CTA per row block only";
   const bool rope = p.silu_inter == 0;
   if (!epilogue_built(tier, effective_ring_config(v, fp8), rope))
-    return std::string(what) + (rope ? " is built for the two-CTA ring with mma.sync that auto takes on q|k|v "
-                                       "shapes (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4) only"
-                                     : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
-                                       "in tiers 1 and 4, for ':g16' or ':wgn' only");
+    return std::string(what) +
+           (rope ? " is built for the two-CTA ring with mma.sync that auto takes on q|k|v "
+                   "shapes (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4) only"
+                 : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
+                   "in tiers 1 and 4, for ':g16' or ':wgn' only");
   return {};
 }
 
@@ -440,7 +445,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     auto* y = static_cast<__nv_bfloat16*>(problem.y);
     params.rope.q = y;
     params.rope.k = y + int64_t{problem.rope->num_heads} * problem.rope->head_dim;
-    params.rope.v = y + int64_t{problem.rope->num_heads + problem.rope->num_kv_heads} * problem.rope->head_dim;
+    params.rope.v =
+        y + int64_t{problem.rope->num_heads + problem.rope->num_kv_heads} * problem.rope->head_dim;
     params.rope.q_stride = params.rope.k_stride = params.rope.v_stride = problem.y_stride;
   }
   // The 1-row tier's SwiGLU epilogue lets the next kernel (the down projection) launch only after

@@ -163,7 +163,9 @@ std::atomic<bool> g_rope_release_after_loop{false};
 void set_gemv_rope_release_after_loop(bool wide_tiers) {
   g_rope_release_after_loop.store(wide_tiers, std::memory_order_relaxed);
 }
-bool gemv_rope_release_after_loop() { return g_rope_release_after_loop.load(std::memory_order_relaxed); }
+bool gemv_rope_release_after_loop() {
+  return g_rope_release_after_loop.load(std::memory_order_relaxed);
+}
 
 int gemv_ksplit(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);

@@ -87,7 +87,7 @@ template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr bool kSilu = kEpilogue == kEpiSilu;
   constexpr bool kRope = kEpilogue == kEpiRope;
-  constexpr bool kStash = kSilu || kRope;  // the block's values wait in shared memory for the epilogue
+  constexpr bool kStash = kSilu || kRope;        // the block's values wait in shared memory for the epilogue
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step

@@ -23,10 +23,10 @@ __global__ void qk_norm_rope_kv_kernel(QkNormRopeArgs a) {
   const int h = static_cast<int>(item % heads_per_token);
   // q and k are normalised and rotated in place; v is only read (into the cache).
   const int nq = a.num_heads, nkv = a.num_kv_heads, hd = a.head_dim;
-  const __nv_bfloat16* x = h < nq         ? static_cast<const __nv_bfloat16*>(a.q) + t * a.q_stride + int64_t{h} * hd
-                           : h < nq + nkv ? static_cast<const __nv_bfloat16*>(a.k) + t * a.k_stride + int64_t{h - nq} * hd
-                                          : static_cast<const __nv_bfloat16*>(a.v) + t * a.v_stride +
-                                                int64_t{h - nq - nkv} * hd;
+  const __nv_bfloat16* x =
+      h < nq         ? static_cast<const __nv_bfloat16*>(a.q) + t * a.q_stride + int64_t{h} * hd
+      : h < nq + nkv ? static_cast<const __nv_bfloat16*>(a.k) + t * a.k_stride + int64_t{h - nq} * hd
+                     : static_cast<const __nv_bfloat16*>(a.v) + t * a.v_stride + int64_t{h - nq - nkv} * hd;
   float* buf = head_buf[warp];
   for (int e = lane; e < hd; e += 32) buf[e] = __bfloat162float(x[e]);
   __syncwarp();

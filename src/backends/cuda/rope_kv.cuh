@@ -19,8 +19,8 @@ namespace lathe::cuda {
 // (normalised and rotated for q and k, as given for v; v only when `out` is not null) to `out`
 // (bf16 [head_dim]) and, for k and v, to the cache slot a.slot_mapping[t] (none when negative).
 template <int kMaxHeadDim>
-__device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64_t t, int h, int lane, float* buf,
-                                                  __nv_bfloat16* out) {
+__device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64_t t, int h, int lane,
+                                                  float* buf, __nv_bfloat16* out) {
   const int hd = a.head_dim;
   const int32_t slot = a.slot_mapping[t];
   auto write_cache = [&](void* cache, int kv_head, float scale, int e, float value) {
@@ -52,7 +52,8 @@ __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64
   for (int off = 16; off > 0; off >>= 1) ss += __shfl_xor_sync(0xffffffffu, ss, off);
   if (norm != nullptr) {
     const float inv = 1.0f / sqrtf(ss / static_cast<float>(hd) + a.eps);
-    for (int e = lane; e < hd; e += 32) buf[e] = __bfloat162float(__float2bfloat16_rn((buf[e] * inv) * norm[e]));
+    for (int e = lane; e < hd; e += 32)
+      buf[e] = __bfloat162float(__float2bfloat16_rn((buf[e] * inv) * norm[e]));
   }
   __syncwarp();
   // Rotate-half RoPE on the first rotary_dim values: pair (i, i + half) turned by position * inv_freq[i].

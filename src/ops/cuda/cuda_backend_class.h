@@ -243,7 +243,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     if (q.cols != int64_t{shape.num_heads} * shape.head_dim || k.cols != int64_t{shape.num_kv_heads} * shape.head_dim ||
         v.cols != k.cols || cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
       fail("cuda qk_norm_rope_kv_write: q/k/v widths or cache geometry do not match the attention shape");
-    kc::QkNormRopeArgs a = qk_norm_rope_args(QkNormRopeStep{&batch, q_norm, k_norm, eps, &rope, &shape, &cache_shape, &cache});
+    kc::QkNormRopeArgs a =
+        qk_norm_rope_args(QkNormRopeStep{&batch, q_norm, k_norm, eps, &rope, &shape, &cache_shape, &cache});
     a.q = q.data;
     a.q_stride = q.stride;
     a.k = k.data;
@@ -370,8 +371,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   // Runs q|k|v's route with the QK-norm / RoPE / KV write of `step` in the GEMV epilogue (and
   // norm, if set) when every launch of the route supports it (LinearLevers::fused_rope_rows); false
   // (nothing launched) otherwise.
-  bool try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv, const QkNormRopeStep& step,
-                     const kc::GemvNormInput& norm);
+  bool try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv,
+                     const QkNormRopeStep& step, const kc::GemvNormInput& norm);
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
                    const kc::GemvNormInput& norm, bool y_add);

@@ -177,16 +177,18 @@ bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, 
 
 void CudaBackend::linear_qk_norm_rope_kv_write(Phase phase, Act x, const WeightView& w, Act qkv,
                                                const QkNormRopeStep& step) {
-  if (!try_gemv_rope(phase, x, w, qkv, step, {})) Backend::linear_qk_norm_rope_kv_write(phase, x, w, qkv, step);
+  if (!try_gemv_rope(phase, x, w, qkv, step, {}))
+    Backend::linear_qk_norm_rope_kv_write(phase, x, w, qkv, step);
 }
 
 bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, const Act& qkv,
                                 const QkNormRopeStep& step, const kc::GemvNormInput& norm) {
   const AttentionShape& shape = *step.shape;
   const KvCacheShape& cache_shape = *step.cache_shape;
-  if (x.rows > levers_.fused_rope_rows || phase != Phase::kDecode || x.rows < 1 || x.rows != step.batch->num_tokens ||
-      x.dtype != DType::kBF16 || qkv.dtype != DType::kBF16 || x.cols != w.cols || qkv.rows != x.rows ||
-      qkv.cols != w.rows || qkv.cols != int64_t{shape.num_heads + 2 * shape.num_kv_heads} * shape.head_dim ||
+  if (x.rows > levers_.fused_rope_rows || phase != Phase::kDecode || x.rows < 1 ||
+      x.rows != step.batch->num_tokens || x.dtype != DType::kBF16 || qkv.dtype != DType::kBF16 ||
+      x.cols != w.cols || qkv.rows != x.rows || qkv.cols != w.rows ||
+      qkv.cols != int64_t{shape.num_heads + 2 * shape.num_kv_heads} * shape.head_dim ||
       (cache_shape.dtype != DType::kBF16 && cache_shape.dtype != DType::kF8E4M3) ||
       cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
     return false;

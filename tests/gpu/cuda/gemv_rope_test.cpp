@@ -170,8 +170,10 @@ class GemvRopeTest : public testing::TestWithParam<RopeCase> {
       ASSERT_EQ(std::memcmp(a.data() + r * row_bytes, b.data() + r * row_bytes, row_bytes), 0)
           << label << ": q|k|v row " << r;
     }
-    EXPECT_EQ(k_want.download<uint8_t>(cache_bytes()), k_got.download<uint8_t>(cache_bytes())) << label << ": k cache";
-    EXPECT_EQ(v_want.download<uint8_t>(cache_bytes()), v_got.download<uint8_t>(cache_bytes())) << label << ": v cache";
+    EXPECT_EQ(k_want.download<uint8_t>(cache_bytes()), k_got.download<uint8_t>(cache_bytes()))
+        << label << ": k cache";
+    EXPECT_EQ(v_want.download<uint8_t>(cache_bytes()), v_got.download<uint8_t>(cache_bytes()))
+        << label << ": v cache";
   }
 
   int64_t n_ = 0;
@@ -195,8 +197,12 @@ TEST_P(GemvRopeTest, EpilogueIsByteEqualToGemvThenRopeKernel) {
     const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
     // (tier, first row, rows) of each launch: the tiers' widths, and 32 rows as the dispatch's two
     // 16-row halves (the second half's tokens start at row 16).
-    for (const auto& launches : std::vector<std::vector<std::array<int, 3>>>{
-             {{1, 0, 1}}, {{4, 0, 2}}, {{4, 0, 4}}, {{16, 0, 7}}, {{16, 0, 16}}, {{16, 0, 16}, {16, 16, 16}}}) {
+    for (const auto& launches : std::vector<std::vector<std::array<int, 3>>>{{{1, 0, 1}},
+                                                                             {{4, 0, 2}},
+                                                                             {{4, 0, 4}},
+                                                                             {{16, 0, 7}},
+                                                                             {{16, 0, 16}},
+                                                                             {{16, 0, 16}, {16, 16, 16}}}) {
       for (DeviceBuffer* b : {&y_want, &y_got, &k_want, &v_want, &k_got, &v_got}) b->poison();
       int m = 0;
       for (const auto& [tier, first, rows] : launches) {
@@ -233,7 +239,8 @@ TEST_P(GemvRopeTest, EpilogueAfterFusedNormIsByteEqualToNormGemvRopeKernel) {
       p.norm = {norm_weight_->as<float>(), kEps};
       p.rope = &args;
       cuda::gemv_launch(tier, p, ws_, nullptr, v);
-      expect_equal(y_want, y_got, k_want, k_got, v_want, v_got, m, fmt::format("{} tier {} m={}", name, tier, m));
+      expect_equal(y_want, y_got, k_want, k_got, v_want, v_got, m,
+                   fmt::format("{} tier {} m={}", name, tier, m));
     }
   }
 }
@@ -284,8 +291,10 @@ std::string rope_case_name(const testing::TestParamInfo<RopeCase>& param_info) {
 // weights, both caches) and Qwen3-32B's.
 INSTANTIATE_TEST_SUITE_P(Shapes, GemvRopeTest,
                          testing::Values(RopeCase{4, 2, 1024, true, false}, RopeCase{4, 2, 1024, false, true},
-                                         RopeCase{32, 8, 4096, true, false}, RopeCase{32, 8, 4096, true, true},
-                                         RopeCase{32, 8, 4096, false, false}, RopeCase{64, 8, 5120, true, false}),
+                                         RopeCase{32, 8, 4096, true, false},
+                                         RopeCase{32, 8, 4096, true, true},
+                                         RopeCase{32, 8, 4096, false, false},
+                                         RopeCase{64, 8, 5120, true, false}),
                          rope_case_name);
 
 }  // namespace

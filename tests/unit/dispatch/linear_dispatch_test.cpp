@@ -218,7 +218,8 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     setenv("LATHE_QKV_FUSED_ROPE", text, 1);
     l = linear_levers_from_env(&warnings);
     EXPECT_EQ(l.fused_rope_rows, rows) << text;
-    EXPECT_NE(describe_levers(l).find("qkv_fused_rope=" + std::to_string(rows) + " (env)"), std::string::npos);
+    EXPECT_NE(describe_levers(l).find("qkv_fused_rope=" + std::to_string(rows) + " (env)"),
+              std::string::npos);
   }
   EXPECT_TRUE(warnings.empty());
   for (const char* bad : {"on", "33", "-1", "4x", ""}) {
