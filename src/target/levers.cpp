@@ -111,13 +111,6 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   return std::nullopt;
 }
 
-std::optional<bool> parse_release_after_loop(std::string_view spelling) {
-  const std::string word = normalise(spelling);
-  if (word == "loop") return true;
-  if (word == "start") return false;
-  return std::nullopt;
-}
-
 Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
                                           std::string* note) {
   std::string why;

@@ -80,10 +80,6 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
-// LATHE_QKV_ROPE_RELEASE (measurement lever; backends/cuda/gemv.h): "loop" (true: the next kernel
-// launches after the GEMV's main loop) or "start" (false); else nullopt.
-std::optional<bool> parse_release_after_loop(std::string_view spelling);
-
 // One resolved lever: its value and whether the value came from the environment (the boot line
 // marks those "(env)").
 template <typename T>

@@ -454,9 +454,10 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   // gate|up CTAs and the Qwen3-8B-FP8 batch-1 step was 0.9-2.3% longer than with the silu_mul
   // kernel between them; released after the loop, 1.3% shorter. Tiers 4 and 16 gained more with
   // the release at the start (batch 4: 2.4 against 1.3% shorter; docs/PERFORMANCE.md, "Session 26").
-  // The QK-norm/RoPE epilogue does the same (its next kernel is split-K attention; session 27).
-  params.release_after_loop =
-      epilogue != kEpiNone && (tier == 1 || (epilogue == kEpiRope && gemv_rope_release_after_loop())) ? 1 : 0;
+  // The QK-norm/RoPE epilogue's 1-row tier does the same. Its tiers 4 and 16 releasing split-K
+  // attention after the loop instead measured -1.4 / 0.0 / +0.7% at batch 8 / 16 / 32, all within
+  // the noise of the epilogue's own cost there (docs/PERFORMANCE.md, "Session 27").
+  params.release_after_loop = epilogue != kEpiNone && tier == 1 ? 1 : 0;
   params.norm_weight = problem.norm.weight;
   params.norm_eps = problem.norm.eps;
   const bool fp8 = problem.weight == GemvWeight::kFp8E4M3;

@@ -146,13 +146,6 @@ void set_gemv_early_weights(int steps);
 int gemv_early_weights();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
-// When the QK-norm/RoPE epilogue's tiers 4 and 16 let the next chained kernel (split-K attention)
-// launch: at their start (false, the default) or after their main loop (true), as its 1-row tier
-// always does. Changes when kernels launch, never a byte. Process-wide, set once at backend start
-// (LATHE_QKV_ROPE_RELEASE, ops/cuda/chained_launch_lever.cpp; a measurement lever).
-void set_gemv_rope_release_after_loop(bool wide_tiers);
-bool gemv_rope_release_after_loop();
-
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 

@@ -156,17 +156,6 @@ void set_gemv_early_weights(int steps) {
 
 int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed); }
 
-namespace {
-std::atomic<bool> g_rope_release_after_loop{false};
-}  // namespace
-
-void set_gemv_rope_release_after_loop(bool wide_tiers) {
-  g_rope_release_after_loop.store(wide_tiers, std::memory_order_relaxed);
-}
-bool gemv_rope_release_after_loop() {
-  return g_rope_release_after_loop.load(std::memory_order_relaxed);
-}
-
 int gemv_ksplit(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   return static_cast<int>((ksteps + gemv_chunk_steps(n, k) - 1) / gemv_chunk_steps(n, k));

@@ -83,19 +83,9 @@ void configure_gemv_shape_variants() {
                listed.empty() ? "none" : listed);
 }
 
-void configure_gemv_rope_release() {
-  const std::optional<bool> env =
-      env_lever("LATHE_QKV_ROPE_RELEASE", target::parse_release_after_loop, "loop/start");
-  if (env) lathe::cuda::set_gemv_rope_release_after_loop(*env);
-  spdlog::info("cuda backend: q|k|v GEMV epilogue (tiers 4, 16) releases attention {}{}",
-               lathe::cuda::gemv_rope_release_after_loop() ? "after its main loop" : "at its start",
-               env_mark(env.has_value()));
-}
-
 void configure_gemv_levers() {
   configure_gemv_early_weights();
   configure_gemv_shape_variants();
-  configure_gemv_rope_release();
 }
 
 void configure_attention_early_kv() {

@@ -92,14 +92,6 @@ TEST(LeverGrammar, AttnSplitRule) {
   }
 }
 
-TEST(LeverGrammar, ReleaseAfterLoop) {
-  EXPECT_EQ(parse_release_after_loop("loop"), true);
-  EXPECT_EQ(parse_release_after_loop(" START "), false);
-  for (const char* bad : {"", "on", "1", "loops", "loop start"}) {
-    EXPECT_FALSE(parse_release_after_loop(bad).has_value()) << bad;
-  }
-}
-
 TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
   std::string note;
   Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);
