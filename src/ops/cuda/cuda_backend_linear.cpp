@@ -137,6 +137,29 @@ void CudaBackend::linear_silu_mul(Phase phase, Act x, const WeightView& w, Act g
   if (!try_gemv_silu(phase, x, w, gate_up, out, {})) Backend::linear_silu_mul(phase, x, w, gate_up, out);
 }
 
+namespace {
+
+// The GEMV tier of a decode route over `rows` rows and its widest launch's rows (the larger half
+// for two 16-row launches); 0 when the route is not a GEMV tier.
+int gemv_route_tier(const LinearRoute& route, int64_t rows, int64_t& widest) {
+  widest = rows;
+  switch (route.arm) {
+    case LinearArm::kGemv:
+      return 1;
+    case LinearArm::kGemvBatch4:
+      return 4;
+    case LinearArm::kGemvBatch16:
+      return 16;
+    case LinearArm::kGemvBatch16Halves:
+      widest = std::max(route.first_half, rows - route.first_half);
+      return 16;
+    default:
+      return 0;
+  }
+}
+
+}  // namespace
+
 bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, const Act& gate_up,
                                 const Act& out, const kc::GemvNormInput& norm) {
   if (!levers_.fused_silu || phase != Phase::kDecode || x.rows < 1 || x.dtype != DType::kBF16 ||
@@ -144,25 +167,9 @@ bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, 
       gate_up.cols != w.rows || out.rows != x.rows || out.cols != w.rows / 2)
     return false;
   const LinearRoute route = plan_linear(phase, x, w, gate_up);
-  int tier = 0;
-  int64_t widest = x.rows;  // the widest launch of the route
-  switch (route.arm) {
-    case LinearArm::kGemv:
-      tier = 1;
-      break;
-    case LinearArm::kGemvBatch4:
-      tier = 4;
-      break;
-    case LinearArm::kGemvBatch16:
-      tier = 16;
-      break;
-    case LinearArm::kGemvBatch16Halves:
-      tier = 16;
-      widest = std::max(route.first_half, x.rows - route.first_half);
-      break;
-    default:
-      return false;
-  }
+  int64_t widest = 0;
+  const int tier = gemv_route_tier(route, x.rows, widest);
+  if (tier == 0) return false;
   kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, out.slice_rows(0, widest));
   probe.norm = norm;
   probe.silu_inter = w.rows / 2;
@@ -193,25 +200,9 @@ bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, 
       cache_shape.head_dim != shape.head_dim || cache_shape.num_kv_heads != shape.num_kv_heads)
     return false;
   const LinearRoute route = plan_linear(phase, x, w, qkv);
-  int tier = 0;
-  int64_t widest = x.rows;  // the widest launch of the route
-  switch (route.arm) {
-    case LinearArm::kGemv:
-      tier = 1;
-      break;
-    case LinearArm::kGemvBatch4:
-      tier = 4;
-      break;
-    case LinearArm::kGemvBatch16:
-      tier = 16;
-      break;
-    case LinearArm::kGemvBatch16Halves:
-      tier = 16;
-      widest = std::max(route.first_half, x.rows - route.first_half);
-      break;
-    default:
-      return false;
-  }
+  int64_t widest = 0;
+  const int tier = gemv_route_tier(route, x.rows, widest);
+  if (tier == 0) return false;
   const kc::QkNormRopeArgs args = qk_norm_rope_args(step);
   kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, qkv.slice_rows(0, widest));
   probe.norm = norm;
