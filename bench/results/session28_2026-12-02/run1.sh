@@ -4,7 +4,7 @@
 # bench binary (57e0ff4, the exact cvt decode) against this tree's, alternated, two rounds, and one
 # run of this tree's with the cuBLASLt FP8 peer beside it.
 #   scripts/device-bundle.sh --build build --bundle s28a-bundle --xz \
-#     --targets "lathe_bench_kernels gpu_cuda_gemv_test gpu_cuda_fp8_convert_test" \
+#     --targets "lathe_bench_kernels gpu_cuda_gemv_test" \
 #     --add lathe_bench_kernels_main=/tmp/mainbin/lathe_bench_kernels
 set -uo pipefail
 b=$PWD/s28a-bundle
@@ -15,9 +15,7 @@ S=$OUT/summary.txt; W=$OUT/work; mkdir -p $W
 echo "bundle $(cat $b/COMMIT)" >$S
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>$S
 t0=$SECONDS
-timeout 60 $b/bin/gpu_cuda_fp8_convert_test >$OUT/fp8_convert.log 2>&1
-echo "fp8_convert rc=$? $(grep -h '^\[  PASSED  \]\|^\[  FAILED  \]' $OUT/fp8_convert.log | head -3)" >>$S
-grep -h "Failure" -A4 $OUT/fp8_convert.log | head -20 >>$S
+# (the FP8 conversion test did not fit this bundle: call 2)
 timeout 100 $b/bin/gpu_cuda_gemv_test --gtest_filter='*ScaledDecode*:*WideRange*' >$OUT/gemv_scaled.log 2>&1
 echo "gemv scaled rc=$? $(grep -h '^\[  PASSED  \]\|^\[  FAILED  \]' $OUT/gemv_scaled.log | head -3) $((SECONDS - t0))s" >>$S
 grep -h "Failure\|FAILED \]" -A4 $OUT/gemv_scaled.log | head -30 >>$S
