@@ -11,16 +11,6 @@
 // fp8x4_to_bf16x4_bits (a benchmark variant): integer shifts place the E4M3 fields into bf16
 // fields, then one bf16x2 multiply by 2^120 re-biases the exponent (subnormals included). It is
 // NOT NaN-preserving (0x7f decodes to 480), so it is never the default.
-//
-// fp8x4_to_bf16x4_scaled (the register-ring GEMV's decode): the same field placement without the
-// multiply, so each bf16 lane holds the code's value times 2^-120 (kScaledDecodeExp): E4M3's
-// exponent field (bias 7) lands in the low bits of bf16's (bias 127), and E4M3 subnormals land on
-// bf16 subnormals with the same factor. Three integer instructions per pair of codes (a byte
-// permute that also spreads each code's sign over its lane's upper byte, a shift, a mask) where
-// the exact conversions take four to five. The caller restores the factor exactly: activations
-// times 2^88 (scale_x_for_decode, exact in bf16 for |x| < 2^40) and each step's sum times 2^32,
-// so every product and every fp32 partial sum is the exact one times 2^-32. Not NaN-preserving
-// either (0x7f reads as 480).
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -67,47 +57,6 @@ __device__ __forceinline__ void fp8x4_to_bf16x4_bits(uint32_t codes, uint32_t& l
   __nv_bfloat162 hv = __hmul2(*reinterpret_cast<__nv_bfloat162*>(&h), bias);
   lo = *reinterpret_cast<uint32_t*>(&lv);
   hi = *reinterpret_cast<uint32_t*>(&hv);
-}
-
-// Factors of the scaled decode: weights carry 2^kScaledDecodeExp, activations 2^kScaledXExp, so
-// products and fp32 sums carry 2^-kScaledSumExp. Powers of two: every rescaling is exact while
-// the values stay inside bf16's and fp32's normal ranges (|x| < 2^40; products, sums >= 2^-94).
-constexpr int kScaledDecodeExp = -120;
-constexpr int kScaledXExp = 88;
-constexpr int kScaledSumExp = -(kScaledDecodeExp + kScaledXExp);  // 32
-constexpr float kScaledSumFactor = 4294967296.0f;                 // 2^kScaledSumExp
-static_assert(kScaledSumExp == 32, "kScaledSumFactor is 2^32");
-constexpr uint16_t kScaledXFactorBits = static_cast<uint16_t>((127 + kScaledXExp) << 7);  // bf16 2^88
-
-// The byte permute with PTX's sign-replicating selectors (CUDA's __byte_perm drops them).
-__device__ __forceinline__ uint32_t prmt_sign(uint32_t a, uint32_t selector) {
-  uint32_t r;
-  asm("prmt.b32 %0, %1, 0, %2;" : "=r"(r) : "r"(a), "r"(selector));
-  return r;
-}
-
-// Four codes -> bf16x2 {byte0, byte1} in `lo` and {byte2, byte3} in `hi` (fp8x4_to_bf16x4's
-// pairing), each lane the code's value times 2^-120. A lane starts as [sign of b replicated][b];
-// shifted left by 4 its bits are s,s,s,s,s,e,e,e,e,m,m,m,0,0,0,0, and the mask keeps the sign at bit
-// 15, the exponent at bits 10..7 and the mantissa at bits 6..4 (it also drops what the shift carried
-// from the lower lane into the upper one).
-__device__ __forceinline__ void fp8x4_to_bf16x4_scaled(uint32_t codes, uint32_t& lo, uint32_t& hi) {
-  constexpr uint32_t kKeep = 0x87f087f0u;
-  lo = (prmt_sign(codes, 0x9180u) << 4) & kKeep;  // bytes: b0, sign(b0), b1, sign(b1)
-  hi = (prmt_sign(codes, 0xb3a2u) << 4) & kKeep;  // bytes: b2, sign(b2), b3, sign(b3)
-}
-
-// Two bf16 activations times 2^88 (kScaledXExp): exact for |x| < 2^40 (beyond, infinity).
-__device__ __forceinline__ uint32_t scale_x_for_decode(uint32_t two_x) {
-  const __nv_bfloat162 f =
-      __halves2bfloat162(__ushort_as_bfloat16(kScaledXFactorBits), __ushort_as_bfloat16(kScaledXFactorBits));
-  __nv_bfloat162 v = __hmul2(*reinterpret_cast<const __nv_bfloat162*>(&two_x), f);
-  return *reinterpret_cast<const uint32_t*>(&v);
-}
-
-__device__ __forceinline__ uint4 scale_x_for_decode(uint4 eight_x) {
-  return make_uint4(scale_x_for_decode(eight_x.x), scale_x_for_decode(eight_x.y),
-                    scale_x_for_decode(eight_x.z), scale_x_for_decode(eight_x.w));
 }
 
 }  // namespace lathe::cuda

@@ -184,29 +184,17 @@ void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& param
            : launch_tier<kMaxM, false>(params, grid, cfg, stream);
 }
 
-// One lane's bf16 bits if all four lanes of {lo, hi} agree, else 0xdead.
-__device__ uint16_t agreed_lane(uint32_t lo, uint32_t hi) {
-  return (lo & 0xffffu) == (lo >> 16) && lo == hi ? static_cast<uint16_t>(lo & 0xffffu) : 0xdeadu;
-}
-
-// Thread `code` decodes four copies of it (so every lane placement is checked) by each decode.
-// The scaled decode also runs on code next to a different one, to check nothing crosses lanes.
-__global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits, uint16_t* out_scaled) {
-  const uint32_t code = threadIdx.x;
+__global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
+  const uint32_t code = threadIdx.x;  // 256 threads; lanes 0..3 of a word hold code, code, code, code
   const uint32_t codes = code * 0x01010101u;
-  uint32_t lo, hi;
+  uint32_t lo, hi, blo, bhi;
   fp8x4_to_bf16x4(codes, lo, hi);
-  out_cvt[code] = agreed_lane(lo, hi);
-  fp8x4_to_bf16x4_bits(codes, lo, hi);
-  out_bits[code] = agreed_lane(lo, hi);
-  fp8x4_to_bf16x4_scaled(codes, lo, hi);
-  uint16_t scaled = agreed_lane(lo, hi);
-  const uint32_t other = code ^ 0xffu;  // the code's complement beside it in every other byte
-  fp8x4_to_bf16x4_scaled(code | (other << 8) | (code << 16) | (other << 24), lo, hi);
-  if ((lo & 0xffffu) != scaled || (hi & 0xffffu) != scaled) scaled = 0xdeadu;
-  fp8x4_to_bf16x4_scaled(other | (code << 8) | (other << 16) | (code << 24), lo, hi);
-  if ((lo >> 16) != scaled || (hi >> 16) != scaled) scaled = 0xdeadu;
-  out_scaled[code] = scaled;
+  fp8x4_to_bf16x4_bits(codes, blo, bhi);
+  // All four lanes must agree (checks lane placement of both halves, too).
+  const bool same = (lo & 0xffffu) == (lo >> 16) && (lo == hi);
+  const bool same_bits = (blo & 0xffffu) == (blo >> 16) && (blo == bhi);
+  out_cvt[code] = same ? static_cast<uint16_t>(lo & 0xffffu) : 0xdeadu;
+  out_bits[code] = same_bits ? static_cast<uint16_t>(blo & 0xffffu) : 0xdeadu;
 }
 
 }  // namespace
@@ -517,8 +505,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
 }
 
-void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, uint16_t* out_scaled, cudaStream_t stream) {
-  decode_codes_kernel<<<1, 256, 0, stream>>>(out_cvt, out_bits, out_scaled);
+void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream) {
+  decode_codes_kernel<<<1, 256, 0, stream>>>(out_cvt, out_bits);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 

@@ -161,9 +161,8 @@ struct GemvVariant {
   // fp8 2 or 4, bf16 1 or 2 (gemv_launch refuses others).
   // Stream: shared-memory ring stages (256 bytes of each of 128 rows); 0 = the deepest that fits.
   int stages = 0;
-  // Register ring, fp8 only: the exact decode by field arithmetic and a multiply (not NaN-exact)
-  // instead of the default scaled decode (fp8_convert.cuh; the same sums, bit for bit).
-  bool bit_trick = false;
+  bool bit_trick =
+      false;  // register ring, fp8 only: integer decode instead of the packed cvt (not NaN-exact)
   GemvKernel kernel = GemvKernel::kDefault;
   // Balanced kernels: grid size (changes the K segments, so rows match other `ctas` only
   // closely); 0 = 132 (stream) or 264 (ringbal). Register ring: K split = max(1, ctas / row
@@ -269,9 +268,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
 std::string gemv_variant_name(const GemvVariant& variant);
 GemvVariant gemv_variant_from_name(const std::string& name);
 
-// Test support: decodes all 256 E4M3 codes on the device with the exact conversion (out_cvt), the
-// bit-trick variant (out_bits) and the register ring's scaled decode (out_scaled: the value times
-// 2^-120), as bf16 bits; 0xdead where the lanes of a word disagree. Device pointers, 256 each.
-void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, uint16_t* out_scaled, cudaStream_t stream);
+// Test support: decodes all 256 E4M3 codes on the device with the production conversion
+// (out_cvt) and the bit-trick variant (out_bits), as bf16 bits. Device pointers, 256 each.
+void fp8_decode_all_codes(uint16_t* out_cvt, uint16_t* out_bits, cudaStream_t stream);
 
 }  // namespace lathe::cuda

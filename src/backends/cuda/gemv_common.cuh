@@ -94,32 +94,15 @@ __device__ __forceinline__ void store_output(const Params& p, int row, int col, 
   }
 }
 
-// How fp8 weights become the MMA's bf16 operand (fp8_convert.cuh): exactly by the packed cvt
-// (the stream kernel), exactly by field arithmetic and a multiply (':bits'), or scaled by 2^-120
-// (the register ring's default; its activations carry 2^88 and its step sums 2^-32, which the
-// step's scale takes back: scaled_step_scale).
-constexpr int kDecodeCvt = 0, kDecodeBits = 1, kDecodeScaled = 2;
-
-// The factor a step's fp32 sum joins the running sum with (accumulate_step): its 128x128 block
-// scale or 1, times 2^32 under the scaled decode (exact: a power of two).
-template <int kDecode>
-__device__ __forceinline__ float scaled_step_scale(float sc) {
-  if constexpr (kDecode == kDecodeScaled) return __fmul_rn(sc, kScaledSumFactor);
-  return sc;
-}
-
 // The A fragment (m16n8k16 layout: a0 row g, a1 row g + 8, a2 / a3 the same rows 8 logical k
 // later) of MMA q of a 64-k half, from this thread's weight vectors of that half in load order
 // (fp8: {row g, row g+8}; bf16: {row g lo, row g hi, row g+8 lo, row g+8 hi}).
-template <bool kFp8, int kDecode>
+template <bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void weight_fragment(const uint4* w, int q, uint32_t (&a)[4]) {
   if constexpr (kFp8) {
     const uint32_t r0 = word(w[0], q);
     const uint32_t r1 = word(w[1], q);
-    if constexpr (kDecode == kDecodeScaled) {
-      fp8x4_to_bf16x4_scaled(r0, a[0], a[2]);
-      fp8x4_to_bf16x4_scaled(r1, a[1], a[3]);
-    } else if constexpr (kDecode == kDecodeBits) {
+    if constexpr (kBitTrick) {
       fp8x4_to_bf16x4_bits(r0, a[0], a[2]);
       fp8x4_to_bf16x4_bits(r1, a[1], a[3]);
     } else {
@@ -137,13 +120,13 @@ __device__ __forceinline__ void weight_fragment(const uint4* w, int q, uint32_t 
 // One 64-k half of a step: w holds this thread's weight vectors of half h in load order
 // (weight_fragment); xv[cg] the 16 activations of column cg*8+g at the same k (zero for absent
 // columns). Adds into part.
-template <int kColGroups, bool kFp8, int kDecode>
+template <int kColGroups, bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const uint4* w,
                                           const uint4 (&xv)[kColGroups][2]) {
 #pragma unroll
   for (int q = 0; q < 4; ++q) {
     uint32_t a[4];
-    weight_fragment<kFp8, kDecode>(w, q, a);
+    weight_fragment<kFp8, kBitTrick>(w, q, a);
 #pragma unroll
     for (int cg = 0; cg < kColGroups; ++cg) {
       const uint32_t b0 = word(xv[cg][q >> 1], (q & 1) * 2);

@@ -69,14 +69,12 @@ __device__ __forceinline__ uint32_t fused_norm_word(const Params& p, int r, int6
 
 // Step 2 for the warpgroup-MMA layout of kCols columns (gemv_wgmma_layout.h), as wg_stage_x does
 // with copies: `count` steps from physical k k_group, rows [0, m) (m <= kRows <= kCols).
-// kScaleX: times the scaled decode's activation factor (scale_x_for_decode) on the way.
-template <int kCols, int kRows, int kGroupSteps, int kThreads, bool kScaleX>
+template <int kCols, int kRows, int kGroupSteps, int kThreads>
 __device__ __forceinline__ void wg_stage_x_fused(uint8_t* buf, const Params& p, int64_t k_group, int count,
                                                  const float* row_inv, int tid) {
   wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(
       buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
-        const uint32_t word = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
-        *reinterpret_cast<uint32_t*>(dst) = kScaleX ? scale_x_for_decode(word) : word;
+        *reinterpret_cast<uint32_t*>(dst) = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
       });
 }
 

@@ -9,9 +9,7 @@
 // permutation (MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}),
 // and the activations x (bf16, staged in shared memory 512 k at a time with cp.async, double
 // buffered) are read with the same permutation, so the dot products are exact sums over the
-// right pairs. The permutation is the same in every tier. fp8 weights take the scaled decode
-// (fp8_convert.cuh): the staged activations carry 2^88, the weights 2^-120, and each step's scale
-// 2^32, so the running sums are the exact decode's, bit for bit (tests/gpu/cuda/gemv_test.cpp).
+// right pairs. The permutation is the same in every tier.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -90,9 +88,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr bool kSilu = kEpilogue == kEpiSilu;
   constexpr bool kRope = kEpilogue == kEpiRope;
   constexpr bool kStash = kSilu || kRope;        // the block's values wait in shared memory for the epilogue
-  // fp8 weights take the scaled decode (gemv_common.cuh) unless ':bits' asks for the exact one.
-  constexpr int kDecode = !kFp8 ? kDecodeCvt : kBitTrick ? kDecodeBits : kDecodeScaled;
-  constexpr bool kScaleX = kDecode == kDecodeScaled;
   constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
   constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
@@ -194,30 +189,23 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     // This warp's 128x128 scale row (under kSilu its rows' own block, gate or up).
     const int scale_block = kSilu ? block_row<kSilu>(p, blk, warp * 16) / kRowsPerCta : blk;
 
-    // Calls chunk(r, ch, k0) for each 16-byte chunk ch (8 activations from physical k k0 + ch * 8) of
-    // x row r that this thread stages for group grp in the mma.sync layout (at r * kXPitch + ch * 16).
-    auto for_each_x_chunk = [&](int grp, auto chunk) {
-      const int first = grp * kGroupSteps;
-      const int chunks_per_row = min(kGroupSteps, nsteps - first) * (kStepK / 8);
-      const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
-      for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
-        const int r = i / chunks_per_row;
-        chunk(r, i - r * chunks_per_row, k0);
-      }
-    };
     // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
       const int first = grp * kGroupSteps;
       const int count = min(kGroupSteps, nsteps - first);
       if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
+        const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
-          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads, kScaleX>(
-              xs[buf], p, static_cast<int64_t>(s_begin + first) * kStepK, count, row_inv, threadIdx.x);
+          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads>(xs[buf], p, k0, count, row_inv,
+                                                                  threadIdx.x);
         } else {
-          for_each_x_chunk(grp, [&](int r, int ch, int64_t k0) {
-            const uint4 v = fused_norm_vec(p, r, k0 + ch * 8, row_inv[r]);
-            *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) = kScaleX ? scale_x_for_decode(v) : v;
-          });
+          const int chunks_per_row = count * (kStepK / 8);
+          for (int i = threadIdx.x; i < m * chunks_per_row; i += kThreads) {
+            const int r = i / chunks_per_row;
+            const int ch = i - r * chunks_per_row;
+            *reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]) =
+                fused_norm_vec(p, r, k0 + ch * 8, row_inv[r]);
+          }
         }
         return;
       }
@@ -226,24 +214,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
             xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
         return;
       }
-      for_each_x_chunk(grp, [&](int r, int ch, int64_t k0) {
+      const int chunks_per_row = count * (kStepK * 2 / 16);
+      const int total = m * chunks_per_row;
+      const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
+      for (int i = threadIdx.x; i < total; i += kThreads) {
+        const int r = i / chunks_per_row;
+        const int ch = i - r * chunks_per_row;
         cp_async16(&xs[buf][r * kXPitch + ch * 16], p.x + r * p.x_stride + k0 + ch * 8);
-      });
-    };
-    // The scaled decode's activation factor on what stage_x copied into buffer `buf` for group grp,
-    // by the thread that copied it, after its copies landed and before the barrier that publishes
-    // them (the fused norm scales as it stages).
-    auto scale_staged_x = [&](int grp, int buf) {
-      if constexpr (kScaleX && !kFusedNorm) {
-        if constexpr (kWgmma) {
-          wg_scale_staged_x<kWgCols, kWgCols, kGroupSteps, kThreads>(
-              xs[buf], m, min(kGroupSteps, nsteps - grp * kGroupSteps), threadIdx.x);
-        } else {
-          for_each_x_chunk(grp, [&](int r, int ch, int64_t) {
-            uint4* v = reinterpret_cast<uint4*>(&xs[buf][r * kXPitch + ch * 16]);
-            *v = scale_x_for_decode(*v);
-          });
-        }
       }
     };
 
@@ -254,7 +231,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
       asm volatile("cp.async.commit_group;");
       asm volatile("cp.async.wait_group 1;");
-      scale_staged_x(grp, grp & 1);
       if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
         fence_shared_for_wgmma();
@@ -283,7 +259,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                                           kRefillAfter ? &ring[t % kStages][kLoads / 2] : &cur[kLoads / 2]};
           if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-            wg_step<kWgCols, kFp8, kDecode>(part, w_half, xb + t * kWgStepBytes<kWgCols>);
+            wg_step<kWgCols, kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes<kWgCols>);
 #else
             __trap();  // unreachable: gemv_launch runs :wg only where device_has_wgmma()
 #endif
@@ -303,13 +279,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
                   xv[cg][1] = make_uint4(0, 0, 0, 0);
                 }
               }
-              gemv_half<kColGroups, kFp8, kDecode>(part, w_half[h], xv);
+              gemv_half<kColGroups, kFp8, kBitTrick>(part, w_half[h], xv);
             }
           }
           if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(scale_block) * ksteps + s_begin + s) : 1.0f;
-          accumulate_step<kColGroups>(acc, part, scaled_step_scale<kDecode>(sc));
+          accumulate_step<kColGroups>(acc, part, sc);
         }
       }
       __syncthreads();

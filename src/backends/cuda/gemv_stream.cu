@@ -244,7 +244,7 @@ __global__ void __launch_bounds__(kStreamThreads, kMinCtas)
               xv[cg][1] = make_uint4(0, 0, 0, 0);
             }
           }
-          gemv_half<kColGroups, kFp8, kDecodeCvt>(part, wv, xv);
+          gemv_half<kColGroups, kFp8, false>(part, wv, xv);
         }
         const float sc = block_scale ? __ldg(p.scale + sp.block * ks + sp.step + t) : 1.0f;
         accumulate_step<kColGroups>(acc, part, sc);

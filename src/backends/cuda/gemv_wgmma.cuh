@@ -50,16 +50,6 @@ __device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_
       [&](uint8_t* dst, int col, int u) { cp_async4(dst, x_group + 2 * u + col * x_stride); });
 }
 
-// The scaled decode's activation factor on the words wg_stage_x copied, by the thread that copied
-// them, once its copies have landed (cp.async.wait_group) and before the barrier that publishes them.
-template <int kCols, int kRows, int kGroupSteps, int kThreads>
-__device__ __forceinline__ void wg_scale_staged_x(uint8_t* buf, int m, int count, int tid) {
-  wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(buf, m, count, tid, [&](uint8_t* dst, int, int) {
-    uint32_t* word = reinterpret_cast<uint32_t*>(dst);
-    *word = scale_x_for_decode(*word);
-  });
-}
-
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
 // No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
@@ -117,7 +107,7 @@ __device__ __forceinline__ void fence_shared_for_wgmma() {
 // wgmma group, one group in flight while the next one's weights convert: a wgmma's register
 // operands stay live until it completes, and more fragments than that spill at three CTAs per SM
 // (80 registers).
-template <int kCols, bool kFp8, int kDecode>
+template <int kCols, bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4* const (&w_half)[2],
                                         const uint8_t* x_step) {
   float d[kCols / 2] = {};
@@ -127,8 +117,8 @@ __device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4
 #pragma unroll
     for (int q0 = 0; q0 < 4; q0 += 2) {
       uint32_t a[2][4];
-      weight_fragment<kFp8, kDecode>(w_half[h], q0, a[0]);
-      weight_fragment<kFp8, kDecode>(w_half[h], q0 + 1, a[1]);
+      weight_fragment<kFp8, kBitTrick>(w_half[h], q0, a[0]);
+      weight_fragment<kFp8, kBitTrick>(w_half[h], q0 + 1, a[1]);
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < 2; ++j) {  // the descriptor's address field counts 16-byte units
