@@ -115,8 +115,8 @@ __device__ __forceinline__ void grid_barrier(unsigned* counter, unsigned generat
 // Every matrix in one launch. kBarrier: a grid barrier between matrices; kEarly: the next matrix's
 // first batch is requested before the barrier.
 template <bool kBarrier, bool kEarly>
-__global__ void __launch_bounds__(kThreads, kCtasPerSm) read_all(const Span* spans, int count, unsigned* counter,
-                                                                 unsigned* sink) {
+__global__ void __launch_bounds__(kThreads, kCtasPerSm)
+    read_all(const Span* spans, int count, unsigned* counter, unsigned* sink) {
   const size_t stride = static_cast<size_t>(gridDim.x) * kThreads;
   const size_t first = static_cast<size_t>(blockIdx.x) * kThreads + threadIdx.x;
   uint4 a[kBatch];
@@ -165,8 +165,8 @@ int main(int argc, char** argv) {
   int resident = 0;
   PROBE_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, read_all<true, true>, kThreads, 0));
   if (resident < kCtasPerSm) {
-    std::fprintf(stderr, "the persistent grid needs %d resident CTAs per SM, the device holds %d\n", kCtasPerSm,
-                 resident);
+    std::fprintf(stderr, "the persistent grid needs %d resident CTAs per SM, the device holds %d\n",
+                 kCtasPerSm, resident);
     return 1;
   }
   const int grid = sms * kCtasPerSm;
@@ -202,23 +202,25 @@ int main(int argc, char** argv) {
     void (*run)(const std::vector<Span>&, const Span*, int, unsigned*, unsigned*, int, cudaStream_t);
   };
   const Mode modes[] = {
-      {"plain", [](const std::vector<Span>& s, const Span*, int, unsigned*, unsigned* sk, int g, cudaStream_t st) {
+      {"plain",
+       [](const std::vector<Span>& s, const Span*, int, unsigned*, unsigned* sk, int g, cudaStream_t st) {
          for (const Span& m : s) launch(read_matrix<false, false>, g, false, st, m, sk);
        }},
-      {"chained", [](const std::vector<Span>& s, const Span*, int, unsigned*, unsigned* sk, int g, cudaStream_t st) {
+      {"chained",
+       [](const std::vector<Span>& s, const Span*, int, unsigned*, unsigned* sk, int g, cudaStream_t st) {
          for (const Span& m : s) launch(read_matrix<true, false>, g, true, st, m, sk);
        }},
       {"chained, early",
        [](const std::vector<Span>& s, const Span*, int, unsigned*, unsigned* sk, int g, cudaStream_t st) {
          for (const Span& m : s) launch(read_matrix<true, true>, g, true, st, m, sk);
        }},
-      {"persistent", [](const std::vector<Span>&, const Span* d, int n, unsigned* c, unsigned* sk, int g,
-                        cudaStream_t st) {
+      {"persistent",
+       [](const std::vector<Span>&, const Span* d, int n, unsigned* c, unsigned* sk, int g, cudaStream_t st) {
          PROBE_CHECK(cudaMemsetAsync(c, 0, 4, st));
          launch(read_all<true, true>, g, false, st, d, n, c, sk);
        }},
-      {"persistent, late", [](const std::vector<Span>&, const Span* d, int n, unsigned* c, unsigned* sk, int g,
-                              cudaStream_t st) {
+      {"persistent, late",
+       [](const std::vector<Span>&, const Span* d, int n, unsigned* c, unsigned* sk, int g, cudaStream_t st) {
          PROBE_CHECK(cudaMemsetAsync(c, 0, 4, st));
          launch(read_all<true, false>, g, false, st, d, n, c, sk);
        }},
@@ -227,14 +229,15 @@ int main(int argc, char** argv) {
   };
   const double floor_us = static_cast<double>(total) / (ceiling.best_gbs * 1e3);
   std::printf("read ceiling %.0f GB/s (median %.0f); %d layers x %.1f MB = %.2f GB; floor %.1f us/layer\n",
-              ceiling.best_gbs, ceiling.median_gbs, layers, layer_bytes / 1e6, total / 1e9, floor_us / layers);
+              ceiling.best_gbs, ceiling.median_gbs, layers, layer_bytes / 1e6, total / 1e9,
+              floor_us / layers);
   std::printf("%-18s %12s %10s %8s %8s\n", "mode", "us/step", "us/layer", "GB/s", "%ceil");
   for (const Mode& mode : modes) {
-    const double us = lathe::bench::graph_us_per_launch(stream, 1, 10, 2, [&](int) {
-      mode.run(spans, d_spans, count, counter, sink, grid, stream);
-    });
+    const double us = lathe::bench::graph_us_per_launch(
+        stream, 1, 10, 2, [&](int) { mode.run(spans, d_spans, count, counter, sink, grid, stream); });
     const double gbs = static_cast<double>(total) / (us * 1e3);
-    std::printf("%-18s %12.1f %10.2f %8.0f %7.1f%%\n", mode.name, us, us / layers, gbs, 100.0 * gbs / ceiling.best_gbs);
+    std::printf("%-18s %12.1f %10.2f %8.0f %7.1f%%\n", mode.name, us, us / layers, gbs,
+                100.0 * gbs / ceiling.best_gbs);
   }
   PROBE_CHECK(cudaFree(weights));
   PROBE_CHECK(cudaFree(d_spans));
