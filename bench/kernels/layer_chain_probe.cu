@@ -15,7 +15,12 @@
 //   streaming:        the persistent launch without barriers (the bytes' own time).
 // Every mode reads the same vectors with the same grid (2 CTAs of 256 threads per SM, each thread
 // 8 x 16 bytes in flight, grid-stride over each matrix), so the differences are what the
-// boundaries cost. The read ceiling (4 GiB, the benchmarks' read kernel) is measured in the same run.
+// boundaries cost. Beside them, the engine's own decode GEMV (gemv_launch, tier 1, one token row,
+// block-128 scales, its default per-shape kernel, chained and early weights as the backend runs it)
+// over the same matrices: the step's GEMVs without the kernels between them. Then per shape: its
+// 36 copies read by chained launches against its 36 copies through the GEMV, so the GEMVs' excess
+// over their bytes' read can be placed shape by shape. The read ceiling (4 GiB, the benchmarks'
+// read kernel) is measured in the same run.
 //
 // Usage: lathe_probe_layer_chain [layers]   (default 36)
 #include <cuda_runtime.h>
@@ -25,6 +30,8 @@
 #include <cstdlib>
 #include <vector>
 
+#include "backends/cuda/chained_launch.h"
+#include "backends/cuda/gemv.h"
 #include "backends/cuda/probe.h"
 #include "common/graph_timing.h"
 #include "common/read_ceiling.h"
@@ -239,6 +246,74 @@ int main(int argc, char** argv) {
     std::printf("%-18s %12.1f %10.2f %8.0f %7.1f%%\n", mode.name, us, us / layers, gbs,
                 100.0 * gbs / ceiling.best_gbs);
   }
+
+  // The engine's GEMV over the same matrices (weights as E4M3 codes 0x3c = 1.5; the values do not
+  // change the time), chained as the backend launches it.
+  lathe::cuda::set_chained_launch(true);
+  lathe::cuda::set_gemv_early_weights(0);
+  float* scales = nullptr;
+  uint16_t *x = nullptr, *y = nullptr;
+  float* partials = nullptr;
+  int* counters = nullptr;
+  const size_t max_scales = (24576 / 128) * (12288 / 128);
+  PROBE_CHECK(cudaMalloc(&scales, max_scales * 4));
+  PROBE_CHECK(cudaMemset(scales, 0, max_scales * 4));
+  PROBE_CHECK(cudaMalloc(&x, 12288 * 2));
+  PROBE_CHECK(cudaMemset(x, 0, 12288 * 2));
+  PROBE_CHECK(cudaMalloc(&y, 24576 * 2));
+  PROBE_CHECK(cudaMalloc(&partials, lathe::cuda::kGemvWorkspaceFloats * 4));
+  PROBE_CHECK(cudaMalloc(&counters, lathe::cuda::kGemvCounterCount * 4));
+  PROBE_CHECK(cudaMemset(counters, 0, lathe::cuda::kGemvCounterCount * 4));
+  const lathe::cuda::GemvWorkspace ws{partials, lathe::cuda::kGemvWorkspaceFloats, counters,
+                                      lathe::cuda::kGemvCounterCount};
+  auto gemv = [&](int span) {
+    const size_t* shape = shapes[span % 4];
+    lathe::cuda::GemvProblem p;
+    p.w = spans[span].base;
+    p.weight = lathe::cuda::GemvWeight::kFp8E4M3;
+    p.n = static_cast<int64_t>(shape[0]);
+    p.k = static_cast<int64_t>(shape[1]);
+    p.scale_kind = lathe::cuda::GemvScale::kBlock128;
+    p.scale = scales;
+    p.x = x;
+    p.x_stride = p.k;
+    p.y = y;
+    p.y_stride = p.n;
+    p.m = 1;
+    lathe::cuda::gemv_launch(1, p, ws, stream);
+  };
+  for (int i = 0; i < 4; ++i) gemv(i);  // first launches (function attributes) outside capture
+  PROBE_CHECK(cudaStreamSynchronize(stream));
+  {
+    const double us = lathe::bench::graph_us_per_launch(stream, 1, 10, 2, [&](int) {
+      for (int j = 0; j < count; ++j) gemv(j);
+    });
+    const double gbs = static_cast<double>(total) / (us * 1e3);
+    std::printf("%-18s %12.1f %10.2f %8.0f %7.1f%%\n", "gemv, chained", us, us / layers, gbs,
+                100.0 * gbs / ceiling.best_gbs);
+  }
+  // Shape by shape: the shape's copies (one per layer) as chained reads and through the GEMV.
+  const char* names[4] = {"q|k|v", "o", "gate|up", "down"};
+  std::printf("%-8s %10s %10s %10s %10s %10s\n", "shape", "MB", "floor us", "read us", "gemv us", "gemv-read");
+  for (int sh = 0; sh < 4; ++sh) {
+    const double mb = static_cast<double>(shapes[sh][0] * shapes[sh][1]) / 1e6;
+    const double read_us = lathe::bench::graph_us_per_launch(stream, 1, 10, 2, [&](int) {
+                             for (int l = 0; l < layers; ++l)
+                               launch(read_matrix<true, true>, grid, true, stream, spans[l * 4 + sh], sink);
+                           }) /
+                           layers;
+    const double gemv_us = lathe::bench::graph_us_per_launch(stream, 1, 10, 2, [&](int) {
+                             for (int l = 0; l < layers; ++l) gemv(l * 4 + sh);
+                           }) /
+                           layers;
+    std::printf("%-8s %10.1f %10.2f %10.2f %10.2f %10.2f\n", names[sh], mb, mb / (ceiling.best_gbs * 1e-3),
+                read_us, gemv_us, gemv_us - read_us);
+  }
+  PROBE_CHECK(cudaFree(scales));
+  PROBE_CHECK(cudaFree(x));
+  PROBE_CHECK(cudaFree(y));
+  PROBE_CHECK(cudaFree(partials));
+  PROBE_CHECK(cudaFree(counters));
   PROBE_CHECK(cudaFree(weights));
   PROBE_CHECK(cudaFree(d_spans));
   PROBE_CHECK(cudaFree(counter));
