@@ -1,6 +1,6 @@
-# Session 28, call 6 (s28g-bundle: lathe_probe_layer_chain with the engine GEMV modes): what the kernel
-# call 5's modes again, plus the engine's decode GEMV over the same 144 matrices (tier 1, one row,
-# its default kernels, chained with early weights as the backend runs them) and, shape by shape,
+# Session 28, call 6 (s28g-bundle: lathe_probe_layer_chain with the engine GEMV modes): call 5's
+# modes again, plus the engine's decode GEMV over the same 144 matrices (tier 1, one row, block-128
+# scales, its default kernels, chained with early weights as the backend runs them) and, shape by shape,
 # chained reads of a shape's 36 copies against the GEMV over them; two runs.
 #   scripts/device-bundle.sh --build build --bundle s28g-bundle --xz --targets "lathe_probe_layer_chain"
 set -uo pipefail
