@@ -7,6 +7,7 @@
 // paged blocks listed in its block table; after this step the cache holds context_len[s] of its
 // tokens (the cached prefix plus this step's rows), and row r is written to slot_mapping[r] =
 // block_id * block_size + offset.
+#include <array>
 #include <cstdint>
 #include <vector>
 
@@ -55,5 +56,10 @@ struct DeviceBatch {
   const int32_t* block_tables = nullptr;
   const int32_t* logits_rows = nullptr;
 };
+
+// The DeviceBatch of `batch` whose arrays sit at `arrays` in the backend's memory, in the order
+// token_ids, positions, slot_mapping, query_start, context_lens, block_tables, logits_rows; the
+// sizes come from `batch`.
+DeviceBatch device_batch(const ForwardBatch& batch, const std::array<const int32_t*, 7>& arrays);
 
 }  // namespace lathe::ops

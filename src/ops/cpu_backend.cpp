@@ -120,23 +120,9 @@ class CpuBackend final : public Backend {
       if (row < 0 || row >= tokens) fail("cpu upload_batch: logits row {} outside [0, {})", row, tokens);
     }
     batch_ = batch;
-    DeviceBatch device;
-    device.phase = batch_.phase;
-    device.num_decode_rows = batch_.num_decode_rows;
-    device.num_tokens = tokens;
-    device.num_seqs = seqs;
-    device.max_blocks_per_seq = batch_.max_blocks_per_seq;
-    device.max_query_len = batch_.max_query_len();
-    device.max_context_len = batch_.max_context_len();
-    device.num_logits_rows = static_cast<int32_t>(batch_.logits_rows.size());
-    device.token_ids = batch_.token_ids.data();
-    device.positions = batch_.positions.data();
-    device.slot_mapping = batch_.slot_mapping.data();
-    device.query_start = batch_.query_start.data();
-    device.context_lens = batch_.context_lens.data();
-    device.block_tables = batch_.block_tables.data();
-    device.logits_rows = batch_.logits_rows.data();
-    return device;
+    return device_batch(batch_, {batch_.token_ids.data(), batch_.positions.data(), batch_.slot_mapping.data(),
+                                 batch_.query_start.data(), batch_.context_lens.data(), batch_.block_tables.data(),
+                                 batch_.logits_rows.data()});
   }
 
   void embedding(const DeviceBatch& batch, const WeightView& table, Act out) override {

@@ -183,23 +183,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     LATHE_CUDA_CHECK(cudaMemcpyAsync(batch_dev_, pinned_, total, cudaMemcpyHostToDevice, stream_));
     LATHE_CUDA_CHECK(cudaEventRecord(batch_copied_, stream_));
     auto at = [&](size_t i) { return reinterpret_cast<const int32_t*>(static_cast<char*>(batch_dev_) + offsets[i]); };
-    DeviceBatch d;
-    d.phase = b.phase;
-    d.num_decode_rows = b.num_decode_rows;
-    d.num_tokens = t;
-    d.num_seqs = s;
-    d.max_blocks_per_seq = b.max_blocks_per_seq;
-    d.max_query_len = b.max_query_len();
-    d.max_context_len = b.max_context_len();
-    d.num_logits_rows = static_cast<int32_t>(b.logits_rows.size());
-    d.token_ids = at(0);
-    d.positions = at(1);
-    d.slot_mapping = at(2);
-    d.query_start = at(3);
-    d.context_lens = at(4);
-    d.block_tables = at(5);
-    d.logits_rows = at(6);
-    return d;
+    return device_batch(b, {at(0), at(1), at(2), at(3), at(4), at(5), at(6)});
   }
 
   void embedding(const DeviceBatch& batch, const WeightView& table, Act out) override {
