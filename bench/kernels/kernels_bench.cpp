@@ -230,10 +230,8 @@ int main(int argc, char** argv) {
     LATHE_CUBLAS_CHECK(cublasSetStream(blas, stream));
     Buffer blas_ws(lt_ws_bytes);
     LATHE_CUBLAS_CHECK(cublasSetWorkspace(blas, blas_ws.ptr, lt_ws_bytes));
-    Buffer partials(kGemvWorkspaceFloats * sizeof(float));
-    Buffer counters(kGemvCounterCount * sizeof(int));
-    LATHE_CUDA_CHECK(cudaMemsetAsync(counters.ptr, 0, kGemvCounterCount * sizeof(int), stream));
-    GemvWorkspace ws{partials.as<float>(), kGemvWorkspaceFloats, counters.as<int>(), kGemvCounterCount};
+    Buffer gemv_ws_bytes(gemv_workspace_bytes());
+    const GemvWorkspace ws = gemv_workspace_in(gemv_ws_bytes.ptr, stream);
     Buffer unit_scale(sizeof(float)), sink(16);
     const float one = 1.0f;
     LATHE_CUDA_CHECK(cudaMemcpy(unit_scale.ptr, &one, sizeof one, cudaMemcpyHostToDevice));

@@ -253,19 +253,15 @@ int main(int argc, char** argv) {
   lathe::cuda::set_gemv_early_weights(0);
   float* scales = nullptr;
   uint16_t *x = nullptr, *y = nullptr;
-  float* partials = nullptr;
-  int* counters = nullptr;
+  void* gemv_ws_bytes = nullptr;
   const size_t max_scales = (24576 / 128) * (12288 / 128);
   PROBE_CHECK(cudaMalloc(&scales, max_scales * 4));
   PROBE_CHECK(cudaMemset(scales, 0, max_scales * 4));
   PROBE_CHECK(cudaMalloc(&x, 12288 * 2));
   PROBE_CHECK(cudaMemset(x, 0, 12288 * 2));
   PROBE_CHECK(cudaMalloc(&y, 24576 * 2));
-  PROBE_CHECK(cudaMalloc(&partials, lathe::cuda::kGemvWorkspaceFloats * 4));
-  PROBE_CHECK(cudaMalloc(&counters, lathe::cuda::kGemvCounterCount * 4));
-  PROBE_CHECK(cudaMemset(counters, 0, lathe::cuda::kGemvCounterCount * 4));
-  const lathe::cuda::GemvWorkspace ws{partials, lathe::cuda::kGemvWorkspaceFloats, counters,
-                                      lathe::cuda::kGemvCounterCount};
+  PROBE_CHECK(cudaMalloc(&gemv_ws_bytes, lathe::cuda::gemv_workspace_bytes()));
+  const lathe::cuda::GemvWorkspace ws = lathe::cuda::gemv_workspace_in(gemv_ws_bytes, nullptr);
   auto gemv = [&](int span) {
     const size_t* shape = shapes[span % 4];
     lathe::cuda::GemvProblem p;
@@ -312,8 +308,7 @@ int main(int argc, char** argv) {
   PROBE_CHECK(cudaFree(scales));
   PROBE_CHECK(cudaFree(x));
   PROBE_CHECK(cudaFree(y));
-  PROBE_CHECK(cudaFree(partials));
-  PROBE_CHECK(cudaFree(counters));
+  PROBE_CHECK(cudaFree(gemv_ws_bytes));
   PROBE_CHECK(cudaFree(weights));
   PROBE_CHECK(cudaFree(d_spans));
   PROBE_CHECK(cudaFree(counter));

@@ -297,9 +297,7 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   }
   const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
   if (ksplit > 1) {
-    const int64_t blocks = (p.n + kRowsPerCta - 1) / kRowsPerCta;
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
-        blocks > ws.counter_count)
+    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.split_slot_count)
       return "split-K workspace too small";
   }
   return {};
@@ -410,6 +408,28 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
   return why;
 }
 
+namespace {
+constexpr size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+constexpr size_t kPartialBytes = align256(kGemvWorkspaceFloats * sizeof(float));
+constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
+constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
+}  // namespace
+
+size_t gemv_workspace_bytes() { return kPartialBytes + kCounterBytes + kSlotBytes; }
+
+GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
+  auto* bytes = static_cast<uint8_t*>(base);
+  GemvWorkspace ws;
+  ws.partials = reinterpret_cast<float*>(bytes);
+  ws.partial_floats = kGemvWorkspaceFloats;
+  ws.counters = reinterpret_cast<int*>(bytes + kPartialBytes);
+  ws.counter_count = kGemvCounterCount;
+  ws.split_slots = reinterpret_cast<uint64_t*>(bytes + kPartialBytes + kCounterBytes);
+  ws.split_slot_count = kGemvSplitSlots;
+  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes + kSlotBytes, stream));
+  return ws;
+}
+
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant) {
   std::string why = problem_reason(tier, problem);
@@ -427,6 +447,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.y = problem.y;
   params.partials = workspace.partials;
   params.counters = workspace.counters;
+  params.split_slots = workspace.split_slots;
   params.x_stride = problem.x_stride;
   params.y_stride = problem.y_stride;
   params.n = static_cast<int>(problem.n);

@@ -105,20 +105,34 @@ struct GemvProblem {
   const QkNormRopeArgs* rope = nullptr;
 };
 
-// Split-K scratch: partial sums and one arrival counter per 128-row block (zeroed once at
-// creation; the last CTA of a block resets its counter, so replays need no memset).
+// Split-K scratch. The balanced and stream kernels: partial sums and one arrival counter per CTA
+// (the last CTA of a block resets its counter, so replays need no memset). The register ring:
+// tagged slots, one 64-bit word per (split, token row, weight row) holding a partial's fp32 bits
+// and a full flag (gemv_common.cuh, put_slot / take_slot); the CTA that sums a block empties the
+// slots it read, so every slot is empty between launches. Counters and slots start at zero
+// (gemv_workspace_in).
 struct GemvWorkspace {
   float* partials = nullptr;
   size_t partial_floats = 0;
   int* counters = nullptr;
   int counter_count = 0;
+  uint64_t* split_slots = nullptr;
+  size_t split_slot_count = 0;
 };
 
 // Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one
 // counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
-// ksplit * 16 * n under the same bound. (8 MB: raised from 4 MB for the 264-CTA grid.)
+// ksplit * 16 * n under the same bound, in floats and in slots. (8 MB: raised from 4 MB for the
+// 264-CTA grid.)
 inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 21;
 inline constexpr int kGemvCounterCount = 1024;
+inline constexpr size_t kGemvSplitSlots = kGemvWorkspaceFloats;
+
+// Bytes of device memory gemv_workspace_in needs (every part 256-byte aligned).
+size_t gemv_workspace_bytes();
+// A full-size GemvWorkspace carved out of `base` (gemv_workspace_bytes() bytes, 256-byte
+// aligned), its counters and split slots zeroed on `stream`.
+GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream);
 
 // The K split of a (n, k) weight: 1 when there are enough 128-row blocks to fill the device,
 // otherwise enough splits for ~132 CTAs with at least 4 steps (512 k) each. A pure function of

@@ -26,6 +26,7 @@ struct Params {
   void* y;
   float* partials;
   int* counters;
+  uint64_t* split_slots;  // register ring: tagged split-K slots (put_slot / take_slot)
   int64_t x_stride;
   int64_t y_stride;
   int n;
@@ -160,67 +161,81 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
   return old;
 }
 
-__device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
-  return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
+// The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 64-bit word: a
+// partial sum's fp32 bits in the low half, kSlotFull in the high half, 0 when empty. It is written
+// and read whole with relaxed 64-bit accesses at GPU scope, which are single-copy atomic, so a
+// reader that sees the flag sees the value with it: no fence, no counter, no barrier before the
+// sum. Every slot is empty at a kernel boundary (zeroed at creation; the CTA that reads a slot
+// empties it, and the next launch writes it only after its chained-launch wait).
+inline constexpr uint32_t kSlotFull = 1;
+
+__device__ __forceinline__ void put_slot(uint64_t* slot, float value) {
+  const uint64_t word = (static_cast<uint64_t>(kSlotFull) << 32) | __float_as_uint(value);
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
 }
 
-// The split-K sum of one 128-row block, run by the last CTA to arrive (threads [0, kSumThreads)):
-// output (row_base + r, col) = partial 0 + partial 1 + ... + partial count-1, in that order, where
-// partial j of (r, col) is at source_at(j)[col * col_stride + r], handed to store(row, col, sum). A thread
-// takes quads of 4 consecutive rows of one column (32 per column; m = 16 gives 512, two per thread of 256),
-// and requests the float4s of kInFlight quads from kBatch partials before adding any: one L2 round trip per
-// kBatch partials and kInFlight quads, where one output at a time cost a round trip per output (eight per
-// thread at m = 16). The adds are the plain loop's in the plain order, so the bytes are too. kInFlight and
-// kBatch trade registers for round trips. col_stride and every source_at(j) must keep quads 16-byte aligned
-// (the register ring's n when n % 4 == 0). The balanced kernels keep their scalar sum (flush_segment): it
-// runs inside their segment loop, and this one made the 16-row balanced instantiations spill 136-336 bytes
-// inline and more out of line (ptxas -v, CUDA 13.0).
-template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt, typename Store>
-__device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
-                                                      int64_t col_stride, SourceAt source_at, Store store) {
-  constexpr int kQuadsPerCol = 128 / 4;  // a block's 128 rows (kRowsPerCta, kBalancedRows) as quads
-  constexpr int kQuads = (kQuadsPerCol * kMaxCols + kSumThreads - 1) / kSumThreads;
-#pragma unroll
-  for (int u0 = 0; u0 < kQuads; u0 += kInFlight) {
-    int q[kInFlight];
+__device__ __forceinline__ uint64_t peek_slot(const uint64_t* slot) {
+  uint64_t word;
+  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
+  return word;
+}
+
+// The value of a slot whose first read returned `word`, waiting until it is full, then empties it.
+__device__ __forceinline__ float take_slot(uint64_t* slot, uint64_t word) {
+  while (static_cast<uint32_t>(word >> 32) != kSlotFull) {
+    __nanosleep(32);
+    word = peek_slot(slot);
+  }
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(uint64_t{0}) : "memory");
+  return __uint_as_float(static_cast<uint32_t>(word));
+}
+
+// The split-K sum of one 128-row block of the register ring, run by its reducing CTA (split
+// count - 1, the block's last CTA in launch order; threads [0, kSumThreads)): output
+// (row_base + r, col) = slot 0 + slot 1 + ... + slot count-2 + own, in that order, where slot j of
+// (r, col) is slot_at(j)[col * col_stride + r] and own[col * 128 + r] is the reducing CTA's own
+// partial, handed to store(row, col, sum). A thread takes kInFlight outputs at a time and reads
+// kBatch slots of each before adding any (one L2 round trip per batch once the slots are full).
+// The adds are those of the counter-based sum, in the same order, so the bytes are too.
+template <int kSumThreads, int kInFlight, int kBatch, typename SlotAt, typename Store>
+__device__ __forceinline__ void sum_split_slots(int m, int rows, int count, int64_t col_stride, const float* own,
+                                                SlotAt slot_at, Store store) {
+  const int outputs = 128 * m;
+  for (int i0 = static_cast<int>(threadIdx.x); i0 < outputs; i0 += kInFlight * kSumThreads) {
+    int lr[kInFlight], col[kInFlight];
     bool live[kInFlight];
-    int64_t offset[kInFlight];
-    float4 sum[kInFlight];
+    float sum[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      q[u] = static_cast<int>(threadIdx.x) + (u0 + u) * kSumThreads;
-      live[u] = u0 + u < kQuads && q[u] < kQuadsPerCol * p.m && row_base + (q[u] % kQuadsPerCol) * 4 < p.n;
-      offset[u] = (q[u] / kQuadsPerCol) * col_stride + (q[u] % kQuadsPerCol) * 4;
-      sum[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+      const int i = i0 + u * kSumThreads;
+      lr[u] = i % 128;
+      col[u] = i / 128;
+      live[u] = i < outputs && lr[u] < rows;
+      sum[u] = 0.0f;
     }
-    for (int j0 = 0; j0 < count; j0 += kBatch) {
-      float4 v[kInFlight][kBatch];
+    for (int j0 = 0; j0 < count - 1; j0 += kBatch) {
+      uint64_t word[kInFlight][kBatch];
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          if (live[u] && j0 + b < count)
-            v[u][b] = __ldcg(reinterpret_cast<const float4*>(source_at(j0 + b) + offset[u]));
+          if (live[u] && j0 + b < count - 1) word[u][b] = peek_slot(slot_at(j0 + b) + col[u] * col_stride + lr[u]);
         }
       }
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          if (live[u] && j0 + b < count) sum[u] = j0 + b == 0 ? v[u][b] : add_rn(sum[u], v[u][b]);
+          if (live[u] && j0 + b < count - 1) {
+            const float v = take_slot(slot_at(j0 + b) + col[u] * col_stride + lr[u], word[u][b]);
+            sum[u] = j0 + b == 0 ? v : __fadd_rn(sum[u], v);
+          }
         }
       }
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      if (!live[u]) continue;
-      const int col = q[u] / kQuadsPerCol;
-      const int row = row_base + (q[u] % kQuadsPerCol) * 4;
-      const float lanes[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        if (row + e < p.n) store(row + e, col, lanes[e]);
-      }
+      if (live[u]) store(lr[u], col[u], __fadd_rn(sum[u], own[col[u] * 128 + lr[u]]));
     }
   }
 }

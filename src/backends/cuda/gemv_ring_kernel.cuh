@@ -406,51 +406,49 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return;
   }
 
-  float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
+  // The K split's sum (gemv_common.cuh, the split slots): every split but the last puts its
+  // partials in its slots and is done; the last split's CTA of the block, which the hardware
+  // launches after the others (it waits only on CTAs launched before it), keeps its own partials
+  // in shared memory and sums the splits in index order as their slots fill. Measured on the H200
+  // (docs/PERFORMANCE.md, "Session 29") against the counter it replaces (partial stores, a CTA
+  // barrier, an acquire-release arrival, the last CTA to arrive summing).
+  const int64_t split_stride = int64_t{16} * p.n;
+  if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
+    uint64_t* const slots = p.split_slots + blockIdx.y * split_stride;
+#pragma unroll
+    for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int row = n_base + g + (i >= 2 ? 8 : 0);
+        const int col = cg * 8 + 2 * c + (i & 1);
+        if (row < p.n && col < m) put_slot(slots + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
+      }
+    }
+    return;
+  }
+  // The own partials as [column][local row], after the epilogue's stash in the free x buffers.
+  float* const own = stash_vals + (kStash ? kMaxM * kRowsPerCta : 0);
+  static_assert((kStash ? 2 : 1) * kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
+                "the own partials (and the stash) fit the x buffers");
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int row = n_base + g + (i >= 2 ? 8 : 0);
+      const int lr = warp * 16 + g + (i >= 2 ? 8 : 0);
       const int col = cg * 8 + 2 * c + (i & 1);
-      if (row < p.n && col < m) __stcg(part + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
+      if (col < m) own[col * kRowsPerCta + lr] = acc[cg][i];
     }
   }
   __syncthreads();
-  if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
-  __syncthreads();
-  if (!last_arrival) return;
-  // The last CTA of this row block sums the splits in index order. Tiers 4 and 16 take quads of
-  // rows with their loads batched (sum_partials_in_order) where n keeps the quads aligned: the
-  // 16-row tier two quads of four splits in flight per thread (two quads of eight spill at three
-  // CTAs per SM), tier 4 one quad of eight splits. Measured in context on the H200 (session 17,
-  // docs/PERFORMANCE.md): 7-17% off the split shapes at m = 16; the 1-row tier was 3-4% slower on
-  // the Qwen3-8B shapes that way, so it keeps one output per thread (128 threads). The adds and
-  // their order are the same in every form, so the bytes are.
   const int row_first = blockIdx.x * kRowsPerCta;
-  if (kMaxM > 1 && p.n % 4 == 0) {
-    const float* block_partials = p.partials + row_first;
-    constexpr int kSumBatch = kColGroups == 2 ? 4 : 8;
-    sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, kSumBatch>(
-        p, row_first, p.ksplit, p.n,
-        [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
-        [&](int row, int col, float sum) { finish_output(row, col, sum); });
-    if constexpr (kStash) epilogue_finish();
-    if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
-    return;
-  }
-  for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
-    const int row = row_first + (i % kRowsPerCta);
-    const int col = i / kRowsPerCta;
-    if (row >= p.n) continue;
-    const int64_t idx = static_cast<int64_t>(col) * p.n + row;
-    float sum = __ldcg(p.partials + idx);
-    for (int j = 1; j < p.ksplit; ++j)
-      sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
-    finish_output(row, col, sum);
-  }
+  uint64_t* const block_slots = p.split_slots + row_first;
+  // Two outputs in flight a thread where a thread has several (tiers 4 and 16), eight splits read at once.
+  constexpr int kSumInFlight = kMaxM > 1 ? 2 : 1;
+  sum_split_slots<kThreads, kSumInFlight, 8>(
+      m, min(kRowsPerCta, p.n - row_first), p.ksplit, p.n, own,
+      [&](int j) { return block_slots + j * split_stride; },
+      [&](int lr, int col, float sum) { finish_output(row_first + lr, col, sum); });
   if constexpr (kStash) epilogue_finish();
-  if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
 }
 
 }  // namespace lathe::cuda::gemv_detail

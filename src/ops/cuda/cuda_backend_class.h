@@ -72,13 +72,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     arena_ = std::make_unique<kc::DeviceArena>();
     lt_workspace_ = arena_->allocate(kLtWorkspaceBytes, kc::MemoryPurpose::kWorkspace);
     lt_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes);
-    gemv_ws_.partials = static_cast<float*>(
-        arena_->allocate(kc::kGemvWorkspaceFloats * sizeof(float), kc::MemoryPurpose::kWorkspace));
-    gemv_ws_.partial_floats = kc::kGemvWorkspaceFloats;
-    gemv_ws_.counters = static_cast<int*>(
-        arena_->allocate(kc::kGemvCounterCount * sizeof(int), kc::MemoryPurpose::kWorkspace));
-    gemv_ws_.counter_count = kc::kGemvCounterCount;
-    LATHE_CUDA_CHECK(cudaMemsetAsync(gemv_ws_.counters, 0, kc::kGemvCounterCount * sizeof(int), stream_));
+    gemv_ws_ = kc::gemv_workspace_in(arena_->allocate(kc::gemv_workspace_bytes(), kc::MemoryPurpose::kWorkspace),
+                                     stream_);
     std::string warnings;
     levers_ = linear_levers_from_env(&warnings);
     if (!warnings.empty()) spdlog::warn("{}", warnings);

@@ -9,10 +9,12 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
@@ -74,10 +76,19 @@ class GemvTest : public testing::TestWithParam<Case> {
     x_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng);
     x_ = std::make_unique<DeviceBuffer>(x_host_.size() * 2);
     x_->upload(x_host_);
-    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
-    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
-    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
-    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+    workspace_ = std::make_unique<DeviceBuffer>(cuda::gemv_workspace_bytes());
+    ws_ = cuda::gemv_workspace_in(workspace_->get(), nullptr);
+    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  // Every launch leaves the register ring's split slots empty (gemv_common.cuh): the next
+  // launch's sum tells a written slot from a stale one by that alone.
+  void TearDown() override {
+    std::vector<uint64_t> slots(ws_.split_slot_count);
+    LATHE_CUDA_CHECK(cudaMemcpy(slots.data(), ws_.split_slots, slots.size() * sizeof(uint64_t),
+                                cudaMemcpyDeviceToHost));
+    const auto full = std::count_if(slots.begin(), slots.end(), [](uint64_t s) { return s != 0; });
+    EXPECT_EQ(full, 0) << "split slots left full after the test's launches";
   }
 
   GemvProblem problem(int first_row, int rows, void* y, bool f32) const {
@@ -141,7 +152,7 @@ class GemvTest : public testing::TestWithParam<Case> {
   std::vector<uint8_t> w8_;
   std::vector<uint16_t> w16_, x_host_;
   std::vector<float> scale_;
-  std::unique_ptr<DeviceBuffer> w_, s_, x_, partials_, counters_;
+  std::unique_ptr<DeviceBuffer> w_, s_, x_, workspace_;
   cuda::GemvWorkspace ws_;
 };
 
