@@ -1,12 +1,10 @@
 # Session 29, call 1 (s29a-bundle: the register ring's K split summed from tagged slots instead of a
 # counter): gpu_cuda_gemv_test in 4 shards (every row of every tier byte-equal to the 1-row kernel,
-# the float64 reference, and the new check that every split slot is empty after each test), then the
-# layer-chain probe of main (43144f1) and of this build, alternated, two rounds (its GEMV rows: tier
-# 1 over the Qwen3-8B-FP8 step's matrices against a chained read of the same bytes), then this
-# build's kernel table at m = 1, 4, 16 in context with cuBLASLt FP8 in the same process, two rounds.
+# the float64 reference, and the new check that every split slot is empty after each test), then
+# this build's kernel table at m = 1, 4, 16 in context with cuBLASLt FP8 in the same process, two
+# rounds. (The layer-chain probes of main and of this build, 15 MB each, did not fit beside them.)
 #   scripts/device-bundle.sh --build build --bundle s29a-bundle --xz \
-#     --targets "gpu_cuda_gemv_test lathe_bench_kernels lathe_probe_layer_chain" \
-#     --add lathe_probe_layer_chain_main=/tmp/mainsrc/build/bench/kernels/lathe_probe_layer_chain
+#     --targets "gpu_cuda_gemv_test lathe_bench_kernels"
 set -uo pipefail
 b=$PWD/s29a-bundle
 scripts/bundle-unpack.sh "$b" || echo "unpack failed"
@@ -25,14 +23,6 @@ for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
 cat $W/gemv.*.log >$OUT/gemv_test.log
 echo "gpu_cuda_gemv_test rc=$rc passed $(grep -h '^\[  PASSED  \]' $W/gemv.*.log | awk '{n += $4} END {print n + 0}'), failed lines $(grep -c '^\[  FAILED  \]' $OUT/gemv_test.log) $((SECONDS - t0))s" >>$S
 grep -h "FAILED \]\|split slots left" $OUT/gemv_test.log | head -20 >>$S
-for r in 1 2; do
-  for v in main new; do
-    bin=lathe_probe_layer_chain; [ $v = main ] && bin=lathe_probe_layer_chain_main
-    echo "== probe $v r$r" >>$S
-    timeout 120 $b/bin/$bin 36 >>$S 2>&1
-    echo "rc=$? $((SECONDS - t0))s" >>$S
-  done
-done
 for r in 1 2; do
   timeout 120 $b/bin/lathe_bench_kernels --variants --variant-list auto --after-norm --shapes decode \
     --widths 1,4,16 --dtype fp8 >$W/kernels_r$r.txt 2>&1
