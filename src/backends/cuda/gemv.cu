@@ -297,7 +297,8 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   }
   const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
   if (ksplit > 1) {
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.split_slot_count)
+    const size_t blocks = static_cast<size_t>((p.n + kRowsPerCta - 1) / kRowsPerCta);
+    if (static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
       return "split-K workspace too small";
   }
   return {};

@@ -122,11 +122,11 @@ struct GemvWorkspace {
 
 // Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one
 // counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
-// ksplit * 16 * n under the same bound, in floats and in slots. (8 MB: raised from 4 MB for the
-// 264-CTA grid.)
+// ksplit * 16 * n under kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its
+// slots, ksplit * 16 * n rounded up to whole 128-row blocks, under twice that (32 MB) for n >= 128.
 inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 21;
 inline constexpr int kGemvCounterCount = 1024;
-inline constexpr size_t kGemvSplitSlots = kGemvWorkspaceFloats;
+inline constexpr size_t kGemvSplitSlots = 2 * kGemvWorkspaceFloats;
 
 // Bytes of device memory gemv_workspace_in needs (every part 256-byte aligned).
 size_t gemv_workspace_bytes();

@@ -163,79 +163,120 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
 
 // The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 64-bit word: a
 // partial sum's fp32 bits in the low half, kSlotFull in the high half, 0 when empty. It is written
-// and read whole with relaxed 64-bit accesses at GPU scope, which are single-copy atomic, so a
+// and read with relaxed accesses at GPU scope of whole 64-bit words, each single-copy atomic, so a
 // reader that sees the flag sees the value with it: no fence, no counter, no barrier before the
 // sum. Every slot is empty at a kernel boundary (zeroed at creation; the CTA that reads a slot
-// empties it, and the next launch writes it only after its chained-launch wait).
+// empties it, and the next launch writes it only after its chained-launch wait). Layout: split j,
+// row block b, token row col, local weight row r at ((j * blocks + b) * 16 + col) * 128 + r.
 inline constexpr uint32_t kSlotFull = 1;
+
+__device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int block, int col, int local_row) {
+  return ((static_cast<int64_t>(split) * blocks + block) * 16 + col) * 128 + local_row;
+}
 
 __device__ __forceinline__ void put_slot(uint64_t* slot, float value) {
   const uint64_t word = (static_cast<uint64_t>(kSlotFull) << 32) | __float_as_uint(value);
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
 }
 
-__device__ __forceinline__ uint64_t peek_slot(const uint64_t* slot) {
-  uint64_t word;
-  asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word) : "l"(slot) : "memory");
-  return word;
-}
+__device__ __forceinline__ bool slot_full(uint64_t word) { return static_cast<uint32_t>(word >> 32) == kSlotFull; }
+__device__ __forceinline__ float slot_value(uint64_t word) { return __uint_as_float(static_cast<uint32_t>(word)); }
 
-// The value of a slot whose first read returned `word`, waiting until it is full, then empties it.
-__device__ __forceinline__ float take_slot(uint64_t* slot, uint64_t word) {
-  while (static_cast<uint32_t>(word >> 32) != kSlotFull) {
-    __nanosleep(32);
-    word = peek_slot(slot);
+// kRows (1 or 2) consecutive slots, read or emptied with one access (2: 16-byte aligned).
+template <int kRows>
+__device__ __forceinline__ void peek_slots(const uint64_t* slot, uint64_t (&word)[kRows]) {
+  if constexpr (kRows == 1) {
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word[0]) : "l"(slot) : "memory");
+  } else {
+    asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(word[0]), "=l"(word[1]) : "l"(slot) : "memory");
   }
-  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(uint64_t{0}) : "memory");
-  return __uint_as_float(static_cast<uint32_t>(word));
+}
+template <int kRows>
+__device__ __forceinline__ void empty_slots(uint64_t* slot) {
+  if constexpr (kRows == 1) {
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(uint64_t{0}) : "memory");
+  } else {
+    asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %1};" ::"l"(slot), "l"(uint64_t{0}) : "memory");
+  }
 }
 
 // The split-K sum of one 128-row block of the register ring, run by its reducing CTA (split
-// count - 1, the block's last CTA in launch order; threads [0, kSumThreads)): output
-// (row_base + r, col) = slot 0 + slot 1 + ... + slot count-2 + own, in that order, where slot j of
-// (r, col) is slot_at(j)[col * col_stride + r] and own[col * 128 + r] is the reducing CTA's own
-// partial, handed to store(row, col, sum). A thread takes kInFlight outputs at a time and reads
-// kBatch slots of each before adding any (one L2 round trip per batch once the slots are full).
+// count - 1, the block's last CTA in launch order; threads [0, kSumThreads)): output (local row r,
+// col) = slot 0 + slot 1 + ... + slot count-2 + own, in that order, where slot j of (r, col) is
+// slot_at(j)[col * 128 + r] and own[col * 128 + r] the reducing CTA's own partial, handed to
+// store(r, col, sum) for r < rows. A thread takes kInFlight items of kRows consecutive rows at a
+// time and requests kBatch splits of each before adding any; until every requested slot is full
+// it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
 // The adds are those of the counter-based sum, in the same order, so the bytes are too.
-template <int kSumThreads, int kInFlight, int kBatch, typename SlotAt, typename Store>
-__device__ __forceinline__ void sum_split_slots(int m, int rows, int count, int64_t col_stride, const float* own,
-                                                SlotAt slot_at, Store store) {
-  const int outputs = 128 * m;
-  for (int i0 = static_cast<int>(threadIdx.x); i0 < outputs; i0 += kInFlight * kSumThreads) {
-    int lr[kInFlight], col[kInFlight];
+template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
+__device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
+                                                Store store) {
+  constexpr int kItemsPerCol = 128 / kRows;
+  const int items = kItemsPerCol * m;
+  for (int i0 = static_cast<int>(threadIdx.x); i0 < items; i0 += kInFlight * kSumThreads) {
+    int offset[kInFlight];
     bool live[kInFlight];
-    float sum[kInFlight];
+    float sum[kInFlight][kRows];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
       const int i = i0 + u * kSumThreads;
-      lr[u] = i % 128;
-      col[u] = i / 128;
-      live[u] = i < outputs && lr[u] < rows;
-      sum[u] = 0.0f;
+      offset[u] = (i / kItemsPerCol) * 128 + (i % kItemsPerCol) * kRows;
+      live[u] = i < items && (i % kItemsPerCol) * kRows < rows;
     }
     for (int j0 = 0; j0 < count - 1; j0 += kBatch) {
-      uint64_t word[kInFlight][kBatch];
+      uint64_t word[kInFlight][kBatch][kRows];
+      auto requested = [&](int u, int b) { return live[u] && j0 + b < count - 1; };
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          if (live[u] && j0 + b < count - 1) word[u][b] = peek_slot(slot_at(j0 + b) + col[u] * col_stride + lr[u]);
+          if (requested(u, b)) peek_slots<kRows>(slot_at(j0 + b) + offset[u], word[u][b]);
+        }
+      }
+      for (;;) {
+        bool all_full = true;
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) {
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) {
+#pragma unroll
+            for (int e = 0; e < kRows; ++e) all_full &= !requested(u, b) || slot_full(word[u][b][e]);
+          }
+        }
+        if (all_full) break;
+#pragma unroll
+        for (int u = 0; u < kInFlight; ++u) {
+#pragma unroll
+          for (int b = 0; b < kBatch; ++b) {
+            bool empty = false;
+#pragma unroll
+            for (int e = 0; e < kRows; ++e) empty |= requested(u, b) && !slot_full(word[u][b][e]);
+            if (empty) peek_slots<kRows>(slot_at(j0 + b) + offset[u], word[u][b]);
+          }
         }
       }
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
         for (int b = 0; b < kBatch; ++b) {
-          if (live[u] && j0 + b < count - 1) {
-            const float v = take_slot(slot_at(j0 + b) + col[u] * col_stride + lr[u], word[u][b]);
-            sum[u] = j0 + b == 0 ? v : __fadd_rn(sum[u], v);
+          if (!requested(u, b)) continue;
+          empty_slots<kRows>(slot_at(j0 + b) + offset[u]);
+#pragma unroll
+          for (int e = 0; e < kRows; ++e) {
+            const float v = slot_value(word[u][b][e]);
+            sum[u][e] = j0 + b == 0 ? v : __fadd_rn(sum[u][e], v);
           }
         }
       }
     }
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      if (live[u]) store(lr[u], col[u], __fadd_rn(sum[u], own[col[u] * 128 + lr[u]]));
+      if (!live[u]) continue;
+#pragma unroll
+      for (int e = 0; e < kRows; ++e) {
+        const int r = offset[u] % 128 + e;
+        if (r < rows) store(r, offset[u] / 128, __fadd_rn(sum[u][e], own[offset[u] + e]));
+      }
     }
   }
 }

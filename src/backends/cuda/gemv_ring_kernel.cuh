@@ -412,16 +412,17 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // in shared memory and sums the splits in index order as their slots fill. Measured on the H200
   // (docs/PERFORMANCE.md, "Session 29") against the counter it replaces (partial stores, a CTA
   // barrier, an acquire-release arrival, the last CTA to arrive summing).
-  const int64_t split_stride = int64_t{16} * p.n;
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
-    uint64_t* const slots = p.split_slots + blockIdx.y * split_stride;
 #pragma unroll
     for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int row = n_base + g + (i >= 2 ? 8 : 0);
         const int col = cg * 8 + 2 * c + (i & 1);
-        if (row < p.n && col < m) put_slot(slots + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
+        if (row < p.n && col < m) {
+          const int lr = row - static_cast<int>(blockIdx.x) * kRowsPerCta;
+          put_slot(p.split_slots + split_slot_index(blockIdx.y, gridDim.x, blockIdx.x, col, lr), acc[cg][i]);
+        }
       }
     }
     return;
@@ -441,12 +442,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   }
   __syncthreads();
   const int row_first = blockIdx.x * kRowsPerCta;
-  uint64_t* const block_slots = p.split_slots + row_first;
-  // Two outputs in flight a thread where a thread has several (tiers 4 and 16), eight splits read at once.
-  constexpr int kSumInFlight = kMaxM > 1 ? 2 : 1;
-  sum_split_slots<kThreads, kSumInFlight, 8>(
-      m, min(kRowsPerCta, p.n - row_first), p.ksplit, p.n, own,
-      [&](int j) { return block_slots + j * split_stride; },
+  // Tier 1: one row a thread (128 threads); tiers 4 and 16: row pairs (one 16-byte read a slot
+  // pair), tier 16 four pairs in flight a thread (1,024 pairs at 16 rows).
+  constexpr int kSumRows = kMaxM > 1 ? 2 : 1;
+  constexpr int kSumInFlight = kMaxM > 4 ? 4 : 1;
+  constexpr int kSumBatch = kMaxM > 4 ? (kMinCtas == 3 ? 2 : 4) : 8;
+  sum_split_slots<kThreads, kSumRows, kSumInFlight, kSumBatch>(
+      m, min(kRowsPerCta, p.n - row_first), p.ksplit, own,
+      [&](int j) { return p.split_slots + split_slot_index(j, gridDim.x, blockIdx.x, 0, 0); },
       [&](int lr, int col, float sum) { finish_output(row_first + lr, col, sum); });
   if constexpr (kStash) epilogue_finish();
 }

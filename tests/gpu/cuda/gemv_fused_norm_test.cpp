@@ -20,6 +20,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
+#include "gemv_test_workspace.h"
 #include "gpu_test_util.h"
 
 namespace lathe {
@@ -58,10 +59,8 @@ class GemvFusedNormTest : public testing::TestWithParam<NormCase> {
     norm_weight_ = std::make_unique<DeviceBuffer>(static_cast<size_t>(c.k) * 4);
     norm_weight_->upload(gpu_test::random_f32(static_cast<size_t>(c.k), rng, 0.5f, 1.5f));
     residual_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.n), rng, 4.0f);
-    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
-    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
-    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
-    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+    workspace_ = std::make_unique<gpu_test::GemvTestWorkspace>();
+    ws_ = workspace_->get();
   }
 
   cuda::GemvProblem problem(int m, void* y, const void* x, bool f32) const {
@@ -92,7 +91,10 @@ class GemvFusedNormTest : public testing::TestWithParam<NormCase> {
   }
 
   std::vector<uint16_t> x_host_, residual_host_;
-  std::unique_ptr<DeviceBuffer> w_, scale_, x_, normed_, norm_weight_, partials_, counters_;
+  std::unique_ptr<DeviceBuffer> w_, scale_, x_, normed_, norm_weight_;
+  // Every launch leaves the register ring's split slots empty (the next one's sum relies on it).
+  void TearDown() override { EXPECT_EQ(workspace_->full_split_slots(), 0u) << "split slots left full"; }
+  std::unique_ptr<gpu_test::GemvTestWorkspace> workspace_;
   cuda::GemvWorkspace ws_;
 };
 

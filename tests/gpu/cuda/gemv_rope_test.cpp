@@ -24,6 +24,7 @@
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/rope_kv.h"
 #include "core/error.h"
+#include "gemv_test_workspace.h"
 #include "gpu_test_util.h"
 
 namespace lathe {
@@ -82,10 +83,8 @@ class GemvRopeTest : public testing::TestWithParam<RopeCase> {
     q_norm_->upload(gpu_test::random_f32(kHeadDim, rng, 0.5f, 1.5f));
     k_norm_ = std::make_unique<DeviceBuffer>(kHeadDim * 4);
     k_norm_->upload(gpu_test::random_f32(kHeadDim, rng, 0.5f, 1.5f));
-    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
-    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
-    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
-    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+    workspace_ = std::make_unique<gpu_test::GemvTestWorkspace>();
+    ws_ = workspace_->get();
   }
 
   size_t cache_bytes() const {
@@ -178,7 +177,10 @@ class GemvRopeTest : public testing::TestWithParam<RopeCase> {
 
   int64_t n_ = 0;
   std::unique_ptr<DeviceBuffer> w_, scale_, x_, normed_, norm_weight_, positions_, slots_, inv_freq_, q_norm_,
-      k_norm_, partials_, counters_;
+      k_norm_;
+  // Every launch leaves the register ring's split slots empty (the next one's sum relies on it).
+  void TearDown() override { EXPECT_EQ(workspace_->full_split_slots(), 0u) << "split slots left full"; }
+  std::unique_ptr<gpu_test::GemvTestWorkspace> workspace_;
   cuda::GemvWorkspace ws_;
 };
 

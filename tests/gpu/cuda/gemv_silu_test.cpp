@@ -19,6 +19,7 @@
 #include "backends/cuda/elementwise.h"
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
+#include "gemv_test_workspace.h"
 #include "gpu_test_util.h"
 
 namespace lathe {
@@ -65,10 +66,8 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
     norm_weight_ = std::make_unique<DeviceBuffer>(static_cast<size_t>(c.k) * 4);
     norm_weight_->upload(gpu_test::random_f32(static_cast<size_t>(c.k), rng, 0.02f, 0.1f));
     gate_up_ = std::make_unique<DeviceBuffer>(static_cast<size_t>(kRows * n) * 2);
-    partials_ = std::make_unique<DeviceBuffer>(cuda::kGemvWorkspaceFloats * 4);
-    counters_ = std::make_unique<DeviceBuffer>(cuda::kGemvCounterCount * 4);
-    LATHE_CUDA_CHECK(cudaMemset(counters_->get(), 0, cuda::kGemvCounterCount * 4));
-    ws_ = {partials_->as<float>(), cuda::kGemvWorkspaceFloats, counters_->as<int>(), cuda::kGemvCounterCount};
+    workspace_ = std::make_unique<gpu_test::GemvTestWorkspace>();
+    ws_ = workspace_->get();
   }
 
   // The plain gate|up GEMV of m rows of x into gate_up_ ([m, 2I] bf16).
@@ -112,7 +111,10 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
                           normed_->get(), cuda::RowType::kBf16, k, nullptr);
   }
 
-  std::unique_ptr<DeviceBuffer> w_, scale_, bias_, x_, normed_, norm_weight_, gate_up_, partials_, counters_;
+  std::unique_ptr<DeviceBuffer> w_, scale_, bias_, x_, normed_, norm_weight_, gate_up_;
+  // Every launch leaves the register ring's split slots empty (the next one's sum relies on it).
+  void TearDown() override { EXPECT_EQ(workspace_->full_split_slots(), 0u) << "split slots left full"; }
+  std::unique_ptr<gpu_test::GemvTestWorkspace> workspace_;
   cuda::GemvWorkspace ws_;
 };
 

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -18,6 +17,7 @@
 
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
+#include "gemv_test_workspace.h"
 #include "gpu_test_util.h"
 #include "ops/linear_dispatch.h"
 
@@ -76,20 +76,13 @@ class GemvTest : public testing::TestWithParam<Case> {
     x_host_ = gpu_test::random_bf16(static_cast<size_t>(kRows * c.k), rng);
     x_ = std::make_unique<DeviceBuffer>(x_host_.size() * 2);
     x_->upload(x_host_);
-    workspace_ = std::make_unique<DeviceBuffer>(cuda::gemv_workspace_bytes());
-    ws_ = cuda::gemv_workspace_in(workspace_->get(), nullptr);
-    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
+    workspace_ = std::make_unique<gpu_test::GemvTestWorkspace>();
+    ws_ = workspace_->get();
   }
 
   // Every launch leaves the register ring's split slots empty (gemv_common.cuh): the next
   // launch's sum tells a written slot from a stale one by that alone.
-  void TearDown() override {
-    std::vector<uint64_t> slots(ws_.split_slot_count);
-    LATHE_CUDA_CHECK(cudaMemcpy(slots.data(), ws_.split_slots, slots.size() * sizeof(uint64_t),
-                                cudaMemcpyDeviceToHost));
-    const auto full = std::count_if(slots.begin(), slots.end(), [](uint64_t s) { return s != 0; });
-    EXPECT_EQ(full, 0) << "split slots left full after the test's launches";
-  }
+  void TearDown() override { EXPECT_EQ(workspace_->full_split_slots(), 0u) << "split slots left full"; }
 
   GemvProblem problem(int first_row, int rows, void* y, bool f32) const {
     const Case& c = GetParam();
@@ -152,7 +145,8 @@ class GemvTest : public testing::TestWithParam<Case> {
   std::vector<uint8_t> w8_;
   std::vector<uint16_t> w16_, x_host_;
   std::vector<float> scale_;
-  std::unique_ptr<DeviceBuffer> w_, s_, x_, workspace_;
+  std::unique_ptr<DeviceBuffer> w_, s_, x_;
+  std::unique_ptr<gpu_test::GemvTestWorkspace> workspace_;
   cuda::GemvWorkspace ws_;
 };
 
@@ -377,9 +371,8 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
   dw.upload(w8);
   ds.upload(scale);
   dx.upload(x);
-  DeviceBuffer partials(cuda::kGemvWorkspaceFloats * 4), counters(cuda::kGemvCounterCount * 4);
-  LATHE_CUDA_CHECK(cudaMemset(counters.get(), 0, cuda::kGemvCounterCount * 4));
-  const cuda::GemvWorkspace ws{partials.as<float>(), cuda::kGemvWorkspaceFloats, counters.as<int>(), cuda::kGemvCounterCount};
+  const gpu_test::GemvTestWorkspace workspace;
+  const cuda::GemvWorkspace& ws = workspace.get();
   auto launch = [&](const char* variant, int tier, int first, int rows) {
     GemvProblem p;
     p.w = dw.get();

@@ -29,6 +29,7 @@ TEST(GemvPolicy, SplitDependsOnlyOnShape) {
       EXPECT_GE(split * chunk, k / 128);
       EXPECT_LT((split - 1) * chunk, k / 128) << "every split non-empty";
       EXPECT_LE(static_cast<size_t>(split) * 16 * n, split > 1 ? cuda::kGemvWorkspaceFloats : SIZE_MAX);
+      EXPECT_LE(static_cast<size_t>(split) * 16 * ((n + 127) / 128 * 128), split > 1 ? cuda::kGemvSplitSlots : SIZE_MAX);
     }
   }
 }
@@ -69,6 +70,8 @@ TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
         EXPECT_LT((split - 1) * chunk, ksteps) << "every split non-empty";
         if (split > 1) {
           EXPECT_LE(static_cast<size_t>(split) * 16 * n, cuda::kGemvWorkspaceFloats);
+          EXPECT_LE(static_cast<size_t>(split) * 16 * ((n + 127) / 128 * 128), cuda::kGemvSplitSlots)
+              << "the ring's split slots cover whole 128-row blocks";
           EXPECT_LE((n + 127) / 128, cuda::kGemvCounterCount);
         }
       }
