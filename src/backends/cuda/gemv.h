@@ -105,11 +105,12 @@ struct GemvProblem {
   const QkNormRopeArgs* rope = nullptr;
 };
 
-// Split-K scratch. The balanced and stream kernels: partial sums and one arrival counter per CTA
-// (the last CTA of a block resets its counter, so replays need no memset). The register ring:
-// tagged slots, one 64-bit word per (split, token row, weight row) holding a partial's fp32 bits
-// and a full flag (gemv_common.cuh, put_slot / take_slot); the CTA that sums a block empties the
-// slots it read, so every slot is empty between launches. Counters and slots start at zero
+// Split-K scratch. The balanced and stream kernels and the register ring's 16-row tier: partial
+// sums and one arrival counter per CTA or row block (the last CTA of a block resets its counter,
+// so replays need no memset). The register ring's tiers 1 and 4: split slots, one 64-bit word per
+// (split, row block, token row, weight row) holding a partial's fp32 bits and a full flag
+// (gemv_common.cuh, put_slot / sum_split_slots); the CTA that sums a block empties the slots it
+// read, so every slot is empty between launches. Counters and slots start at zero
 // (gemv_workspace_in).
 struct GemvWorkspace {
   float* partials = nullptr;

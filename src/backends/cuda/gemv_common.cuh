@@ -161,6 +161,72 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
   return old;
 }
 
+__device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
+  return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
+}
+
+// The 16-row tier's split-K sum of one 128-row block, run by the last CTA to arrive (threads
+// [0, kSumThreads)):
+// output (row_base + r, col) = partial 0 + partial 1 + ... + partial count-1, in that order, where
+// partial j of (r, col) is at source_at(j)[col * col_stride + r], handed to store(row, col, sum). A thread
+// takes quads of 4 consecutive rows of one column (32 per column; m = 16 gives 512, two per thread of 256),
+// and requests the float4s of kInFlight quads from kBatch partials before adding any: one L2 round trip per
+// kBatch partials and kInFlight quads, where one output at a time cost a round trip per output (eight per
+// thread at m = 16). The adds are the plain loop's in the plain order, so the bytes are too. kInFlight and
+// kBatch trade registers for round trips. col_stride and every source_at(j) must keep quads 16-byte aligned
+// (the register ring's n when n % 4 == 0). The balanced kernels keep their scalar sum (flush_segment): it
+// runs inside their segment loop, and this one made the 16-row balanced instantiations spill 136-336 bytes
+// inline and more out of line (ptxas -v, CUDA 13.0).
+template <int kSumThreads, int kMaxCols, int kInFlight, int kBatch, typename SourceAt, typename Store>
+__device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_base, int count,
+                                                      int64_t col_stride, SourceAt source_at, Store store) {
+  constexpr int kQuadsPerCol = 128 / 4;  // a block's 128 rows (kRowsPerCta, kBalancedRows) as quads
+  constexpr int kQuads = (kQuadsPerCol * kMaxCols + kSumThreads - 1) / kSumThreads;
+#pragma unroll
+  for (int u0 = 0; u0 < kQuads; u0 += kInFlight) {
+    int q[kInFlight];
+    bool live[kInFlight];
+    int64_t offset[kInFlight];
+    float4 sum[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      q[u] = static_cast<int>(threadIdx.x) + (u0 + u) * kSumThreads;
+      live[u] = u0 + u < kQuads && q[u] < kQuadsPerCol * p.m && row_base + (q[u] % kQuadsPerCol) * 4 < p.n;
+      offset[u] = (q[u] / kQuadsPerCol) * col_stride + (q[u] % kQuadsPerCol) * 4;
+      sum[u] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    }
+    for (int j0 = 0; j0 < count; j0 += kBatch) {
+      float4 v[kInFlight][kBatch];
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          if (live[u] && j0 + b < count)
+            v[u][b] = __ldcg(reinterpret_cast<const float4*>(source_at(j0 + b) + offset[u]));
+        }
+      }
+#pragma unroll
+      for (int u = 0; u < kInFlight; ++u) {
+#pragma unroll
+        for (int b = 0; b < kBatch; ++b) {
+          if (live[u] && j0 + b < count) sum[u] = j0 + b == 0 ? v[u][b] : add_rn(sum[u], v[u][b]);
+        }
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      if (!live[u]) continue;
+      const int col = q[u] / kQuadsPerCol;
+      const int row = row_base + (q[u] % kQuadsPerCol) * 4;
+      const float lanes[4] = {sum[u].x, sum[u].y, sum[u].z, sum[u].w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        if (row + e < p.n) store(row + e, col, lanes[e]);
+      }
+    }
+  }
+}
+
 // The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 64-bit word: a
 // partial sum's fp32 bits in the low half, kSlotFull in the high half, 0 when empty. It is written
 // and read with relaxed accesses at GPU scope of whole 64-bit words, each single-copy atomic, so a
