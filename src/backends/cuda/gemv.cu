@@ -413,13 +413,17 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
 }
 
 namespace {
-constexpr size_t align256(size_t bytes) { return (bytes + 255) / 256 * 256; }
+constexpr size_t align256(size_t bytes) {
+  return (bytes + 255) / 256 * 256;
+}
 constexpr size_t kPartialBytes = align256(kGemvWorkspaceFloats * sizeof(float));
 constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
 constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
 }  // namespace
 
-size_t gemv_workspace_bytes() { return kPartialBytes + kCounterBytes + kSlotBytes; }
+size_t gemv_workspace_bytes() {
+  return kPartialBytes + kCounterBytes + kSlotBytes;
+}
 
 GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
   auto* bytes = static_cast<uint8_t*>(base);

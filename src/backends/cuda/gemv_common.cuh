@@ -236,7 +236,8 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
 // row block b, token row col, local weight row r at ((j * blocks + b) * 16 + col) * 128 + r.
 inline constexpr uint32_t kSlotFull = 1;
 
-__device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int block, int col, int local_row) {
+__device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int block, int col,
+                                                    int local_row) {
   return ((static_cast<int64_t>(split) * blocks + block) * 16 + col) * 128 + local_row;
 }
 
@@ -245,8 +246,12 @@ __device__ __forceinline__ void put_slot(uint64_t* slot, float value) {
   asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
 }
 
-__device__ __forceinline__ bool slot_full(uint64_t word) { return static_cast<uint32_t>(word >> 32) == kSlotFull; }
-__device__ __forceinline__ float slot_value(uint64_t word) { return __uint_as_float(static_cast<uint32_t>(word)); }
+__device__ __forceinline__ bool slot_full(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32) == kSlotFull;
+}
+__device__ __forceinline__ float slot_value(uint64_t word) {
+  return __uint_as_float(static_cast<uint32_t>(word));
+}
 
 // kRows (1 or 2) consecutive slots, read or emptied with one access (2: 16-byte aligned).
 template <int kRows>
@@ -254,7 +259,10 @@ __device__ __forceinline__ void peek_slots(const uint64_t* slot, uint64_t (&word
   if constexpr (kRows == 1) {
     asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word[0]) : "l"(slot) : "memory");
   } else {
-    asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];" : "=l"(word[0]), "=l"(word[1]) : "l"(slot) : "memory");
+    asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
+                 : "=l"(word[0]), "=l"(word[1])
+                 : "l"(slot)
+                 : "memory");
   }
 }
 template <int kRows>

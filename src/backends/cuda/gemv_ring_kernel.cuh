@@ -431,7 +431,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (p.n % 4 == 0) {
       const float* block_partials = p.partials + row_first;
       sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, 4>(
-          p, row_first, p.ksplit, p.n, [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+          p, row_first, p.ksplit, p.n,
+          [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
           [&](int row, int col, float sum) { finish_output(row, col, sum); });
     } else {
       for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {

@@ -72,8 +72,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     arena_ = std::make_unique<kc::DeviceArena>();
     lt_workspace_ = arena_->allocate(kLtWorkspaceBytes, kc::MemoryPurpose::kWorkspace);
     lt_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes);
-    gemv_ws_ = kc::gemv_workspace_in(arena_->allocate(kc::gemv_workspace_bytes(), kc::MemoryPurpose::kWorkspace),
-                                     stream_);
+    gemv_ws_ = kc::gemv_workspace_in(
+        arena_->allocate(kc::gemv_workspace_bytes(), kc::MemoryPurpose::kWorkspace), stream_);
     std::string warnings;
     levers_ = linear_levers_from_env(&warnings);
     if (!warnings.empty()) spdlog::warn("{}", warnings);

@@ -14,7 +14,8 @@ namespace lathe::gpu_test {
 
 class GemvTestWorkspace {
  public:
-  GemvTestWorkspace() : bytes_(cuda::gemv_workspace_bytes()), ws_(cuda::gemv_workspace_in(bytes_.get(), nullptr)) {
+  GemvTestWorkspace()
+      : bytes_(cuda::gemv_workspace_bytes()), ws_(cuda::gemv_workspace_in(bytes_.get(), nullptr)) {
     LATHE_CUDA_CHECK(cudaDeviceSynchronize());
   }
   const cuda::GemvWorkspace& get() const { return ws_; }

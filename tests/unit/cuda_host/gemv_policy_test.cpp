@@ -29,7 +29,8 @@ TEST(GemvPolicy, SplitDependsOnlyOnShape) {
       EXPECT_GE(split * chunk, k / 128);
       EXPECT_LT((split - 1) * chunk, k / 128) << "every split non-empty";
       EXPECT_LE(static_cast<size_t>(split) * 16 * n, split > 1 ? cuda::kGemvWorkspaceFloats : SIZE_MAX);
-      EXPECT_LE(static_cast<size_t>(split) * 16 * ((n + 127) / 128 * 128), split > 1 ? cuda::kGemvSplitSlots : SIZE_MAX);
+      EXPECT_LE(static_cast<size_t>(split) * 16 * ((n + 127) / 128 * 128),
+                split > 1 ? cuda::kGemvSplitSlots : SIZE_MAX);
     }
   }
 }
