@@ -325,7 +325,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     }
     return;
   }
-  const int n_base = blockIdx.x * kRowsPerCta + warp * 16;
   {
     const int s_begin = blockIdx.y * p.chunk_steps;
     const int nsteps = min(s_begin + p.chunk_steps, ksteps) - s_begin;
@@ -380,33 +379,32 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     }
   };
 
-  // acc[cg][i]: row n_base + g + (i >= 2 ? 8 : 0), column cg * 8 + 2c + (i & 1).
+  // Calls f(local row, weight row, column, sum) for each of this thread's sums with a column < m:
+  // acc[cg][i] is local row warp * 16 + g + (i >= 2 ? 8 : 0) of the block, column cg * 8 + 2c + (i & 1).
+  const int row_first = blockIdx.x * kRowsPerCta;
+  auto for_each_sum = [&](auto f) {
+#pragma unroll
+    for (int cg = 0; cg < kColGroups; ++cg) {
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int lr = warp * 16 + g + (i >= 2 ? 8 : 0);
+        const int col = cg * 8 + 2 * c + (i & 1);
+        if (col < m) f(lr, row_first + lr, col, acc[cg][i]);
+      }
+    }
+  };
   if (p.ksplit == 1) {
     if constexpr (kStash) {
-#pragma unroll
-      for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int col = cg * 8 + 2 * c + (i & 1);
-          if (col < m) stash(warp * 16 + g + (i >= 2 ? 8 : 0), col, acc[cg][i]);
-        }
-      }
+      for_each_sum([&](int lr, int, int col, float sum) { stash(lr, col, sum); });
       epilogue_finish();
     } else {
-#pragma unroll
-      for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const int row = n_base + g + (i >= 2 ? 8 : 0);
-          const int col = cg * 8 + 2 * c + (i & 1);
-          if (row < p.n && col < m) store_output(p, row, col, acc[cg][i]);
-        }
-      }
+      for_each_sum([&](int, int row, int col, float sum) {
+        if (row < p.n) store_output(p, row, col, sum);
+      });
     }
     return;
   }
 
-  const int row_first = blockIdx.x * kRowsPerCta;
   if constexpr (kMaxM > 4) {
     // The 16-row tier: every split writes its partials, arrives on the block's counter, and the
     // last to arrive sums the splits in index order, taking quads of rows with their loads batched
@@ -415,15 +413,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     // per thread (session 17, docs/PERFORMANCE.md). The split slots below, whose sum reads and
     // empties twice the bytes, made it slower at 16 rows (session 29).
     float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
-#pragma unroll
-    for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int row = n_base + g + (i >= 2 ? 8 : 0);
-        const int col = cg * 8 + 2 * c + (i & 1);
-        if (row < p.n && col < m) __stcg(part + static_cast<int64_t>(col) * p.n + row, acc[cg][i]);
-      }
-    }
+    for_each_sum([&](int, int row, int col, float sum) {
+      if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
+    });
     __syncthreads();
     if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
     __syncthreads();
@@ -458,33 +450,17 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // sums the splits in index order as their slots fill: no CTA barrier, fence or atomic between
   // the last partial and the sum. Measured on the H200 (docs/PERFORMANCE.md, "Session 29").
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
-#pragma unroll
-    for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int row = n_base + g + (i >= 2 ? 8 : 0);
-        const int col = cg * 8 + 2 * c + (i & 1);
-        if (row < p.n && col < m) {
-          const int lr = row - row_first;
-          put_slot(p.split_slots + split_slot_index(blockIdx.y, gridDim.x, blockIdx.x, col, lr), acc[cg][i]);
-        }
-      }
-    }
+    for_each_sum([&](int lr, int row, int col, float sum) {
+      if (row < p.n)
+        put_slot(p.split_slots + split_slot_index(blockIdx.y, gridDim.x, blockIdx.x, col, lr), sum);
+    });
     return;
   }
   // The own partials as [column][local row], after the epilogue's stash in the free x buffers.
   float* const own = stash_vals + (kStash ? kMaxM * kRowsPerCta : 0);
   static_assert((kStash ? 2 : 1) * kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the own partials (and the stash) fit the x buffers");
-#pragma unroll
-  for (int cg = 0; cg < kColGroups; ++cg) {
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      const int lr = warp * 16 + g + (i >= 2 ? 8 : 0);
-      const int col = cg * 8 + 2 * c + (i & 1);
-      if (col < m) own[col * kRowsPerCta + lr] = acc[cg][i];
-    }
-  }
+  for_each_sum([&](int lr, int, int col, float sum) { own[col * kRowsPerCta + lr] = sum; });
   __syncthreads();
   // Tier 1: one row a thread (128 threads); tier 4: row pairs (one 16-byte read a slot pair).
   constexpr int kSumRows = kMaxM > 1 ? 2 : 1;
