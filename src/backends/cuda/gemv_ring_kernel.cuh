@@ -446,9 +446,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // Tiers 1 and 4: the split slots (gemv_common.cuh). Every split but the last puts its partials
   // in its slots and is done; the block's last split, last in launch order (it waits only on CTAs
   // dispatched before it: CUDA does not promise that order, the hardware keeps it, and the grids
-  // `auto` picks fit one wave), keeps its own partials in shared memory and
-  // sums the splits in index order as their slots fill: no CTA barrier, fence or atomic between
-  // the last partial and the sum. Measured on the H200 (docs/PERFORMANCE.md, "Session 29").
+  // `auto` picks fit one wave), keeps its own partials in shared memory and sums the splits in
+  // index order as their slots fill: no CTA barrier, fence or atomic between the last partial and
+  // the sum. Measured on the H200 (docs/PERFORMANCE.md, "Session 29").
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
     for_each_sum([&](int lr, int row, int col, float sum) {
       if (row < p.n)
