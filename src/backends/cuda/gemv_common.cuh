@@ -26,7 +26,7 @@ struct Params {
   void* y;
   float* partials;
   int* counters;
-  uint64_t* split_slots;  // register ring: tagged split-K slots (put_slot / take_slot)
+  uint64_t* split_slots;  // register ring, tiers 1 and 4: split-K slots (put_slot / sum_split_slots)
   int64_t x_stride;
   int64_t y_stride;
   int n;

@@ -413,6 +413,7 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
     const auto wide = dy.download<float>(static_cast<size_t>(16 * n));
     EXPECT_EQ(std::memcmp(wide.data(), single.data(), wide.size() * 4), 0) << variant << ": tier 16 vs m = 1";
   }
+  EXPECT_EQ(workspace.full_split_slots(), 0u) << "split slots left full";
 }
 
 }  // namespace
