@@ -297,11 +297,9 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   }
   const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
   if (ksplit > 1) {
-    // Tier 16 sums through the partials and counters, tiers 1 and 4 through the split slots.
+    // Every tier sums through the split slots.
     const size_t blocks = static_cast<size_t>((p.n + kRowsPerCta - 1) / kRowsPerCta);
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
-        blocks > static_cast<size_t>(ws.counter_count) ||
-        static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
+    if (static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
       return "split-K workspace too small";
   }
   return {};
@@ -418,7 +416,7 @@ constexpr size_t align256(size_t bytes) {
 }
 constexpr size_t kPartialBytes = align256(kGemvWorkspaceFloats * sizeof(float));
 constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
-constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
+constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint32_t));
 }  // namespace
 
 size_t gemv_workspace_bytes() {
@@ -432,9 +430,11 @@ GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
   ws.partial_floats = kGemvWorkspaceFloats;
   ws.counters = reinterpret_cast<int*>(bytes + kPartialBytes);
   ws.counter_count = kGemvCounterCount;
-  ws.split_slots = reinterpret_cast<uint64_t*>(bytes + kPartialBytes + kCounterBytes);
+  ws.split_slots = reinterpret_cast<uint32_t*>(bytes + kPartialBytes + kCounterBytes);
   ws.split_slot_count = kGemvSplitSlots;
-  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes + kSlotBytes, stream));
+  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes, stream));
+  static_assert(gemv_detail::kEmptySlot == 0xffffffffu, "empty slots are all-ones bytes");
+  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.split_slots, 0xff, kSlotBytes, stream));
   return ws;
 }
 
