@@ -297,9 +297,11 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   }
   const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
   if (ksplit > 1) {
-    // Every tier sums through the split slots.
+    // Tier 16 sums through the partials and counters, tiers 1 and 4 through the split slots.
     const size_t blocks = static_cast<size_t>((p.n + kRowsPerCta - 1) / kRowsPerCta);
-    if (static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
+    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
+        blocks > static_cast<size_t>(ws.counter_count) ||
+        static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
       return "split-K workspace too small";
   }
   return {};

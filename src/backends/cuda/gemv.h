@@ -105,12 +105,13 @@ struct GemvProblem {
   const QkNormRopeArgs* rope = nullptr;
 };
 
-// Split-K scratch. The balanced and stream kernels: partial sums and one arrival counter per CTA
-// (the last CTA of a block resets its counter, so replays need no memset). The register ring:
-// split slots, one 32-bit word per (split, row block, token row, weight row) holding a partial's
-// fp32 bits or the empty word (gemv_common.cuh, put_slot / sum_split_slots); the CTA that sums a
-// block empties the slots it read, so every slot is empty between launches. gemv_workspace_in
-// zeroes the counters and empties the slots.
+// Split-K scratch. The balanced and stream kernels and the register ring's 16-row tier: partial
+// sums and one arrival counter per CTA or row block (the last CTA of a block resets its counter,
+// so replays need no memset). The register ring's tiers 1 and 4: split slots, one 32-bit word per
+// (split, row block, token row, weight row) holding a partial's fp32 bits or the empty word
+// (gemv_common.cuh, put_slot / sum_split_slots); the CTA that sums a block empties the slots it
+// read, so every slot is empty between launches. gemv_workspace_in zeroes the counters and empties
+// the slots.
 struct GemvWorkspace {
   float* partials = nullptr;
   size_t partial_floats = 0;

@@ -26,7 +26,7 @@ struct Params {
   void* y;
   float* partials;
   int* counters;
-  uint32_t* split_slots;  // register ring: split-K slots (put_slot / sum_split_slots)
+  uint32_t* split_slots;  // register ring, tiers 1 and 4: split-K slots (put_slot / sum_split_slots)
   int64_t x_stride;
   int64_t y_stride;
   int n;
@@ -228,18 +228,22 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
 }
 
 // The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 32-bit word that
-// holds a partial sum's fp32 bits, or kEmptySlot (all ones: a NaN that the partial never is, see
-// put_slot). It is written and read with relaxed accesses at GPU scope, each word single-copy
+// holds a partial sum's fp32 bits, or kEmptySlot (all ones: a NaN that no written partial is, see
+// split_partial). It is written and read with relaxed accesses at GPU scope, each word single-copy
 // atomic, so a reader that sees a word other than kEmptySlot sees the whole partial: no fence,
 // no counter, no barrier before the sum. Every slot is empty at a kernel boundary (set to
 // kEmptySlot at creation; the CTA that reads a slot empties it, and the next launch writes it only
 // after its chained-launch wait). Layout: split j, row block b, token row col, local weight row r
 // at ((j * blocks + b) * 16 + col) * 128 + r.
 inline constexpr uint32_t kEmptySlot = 0xffffffffu;
-// What put_slot stores for a partial whose bits are kEmptySlot: the canonical quiet NaN. Either
-// word reads as NaN, so the sum is NaN either way; every tier stores through put_slot, so the
-// tiers keep each other's bytes.
+// A split's partial as it enters the split sum, in every tier and whichever way it travels
+// (slot, partials buffer, the reducing CTA's own): a partial with kEmptySlot's bits (a NaN)
+// becomes the canonical quiet NaN, so no written slot reads as empty and the tiers add the same
+// words. Either word is a NaN, so the sum is NaN either way.
 inline constexpr uint32_t kCanonicalNan = 0x7fffffffu;
+__device__ __forceinline__ float split_partial(float value) {
+  return __float_as_uint(value) == kEmptySlot ? __uint_as_float(kCanonicalNan) : value;
+}
 
 __device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int block, int col,
                                                     int local_row) {
@@ -247,27 +251,20 @@ __device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int b
 }
 
 __device__ __forceinline__ void put_slot(uint32_t* slot, float value) {
-  const uint32_t bits = __float_as_uint(value);
-  const uint32_t word = bits == kEmptySlot ? kCanonicalNan : bits;
+  const uint32_t word = __float_as_uint(split_partial(value));
   asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(slot), "r"(word) : "memory");
 }
 
-// kRows (1, 2 or 4) consecutive slots, read or emptied with one access (aligned to kRows words).
-// A vector access is kRows single-copy-atomic words; each word flags itself, so a reader checks
-// each.
+// kRows (1 or 2) consecutive slots, read or emptied with one access (2: 8-byte aligned). A vector
+// access is kRows single-copy-atomic words; each word flags itself, so a reader checks each.
 template <int kRows>
 __device__ __forceinline__ void peek_slots(const uint32_t* slot, uint32_t (&word)[kRows]) {
-  static_assert(kRows == 1 || kRows == 2 || kRows == 4, "one, two or four slots an access");
+  static_assert(kRows == 1 || kRows == 2, "one or two slots an access");
   if constexpr (kRows == 1) {
     asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(word[0]) : "l"(slot) : "memory");
-  } else if constexpr (kRows == 2) {
+  } else {
     asm volatile("ld.relaxed.gpu.global.v2.b32 {%0, %1}, [%2];"
                  : "=r"(word[0]), "=r"(word[1])
-                 : "l"(slot)
-                 : "memory");
-  } else {
-    asm volatile("ld.relaxed.gpu.global.v4.b32 {%0, %1, %2, %3}, [%4];"
-                 : "=r"(word[0]), "=r"(word[1]), "=r"(word[2]), "=r"(word[3])
                  : "l"(slot)
                  : "memory");
   }
@@ -276,11 +273,8 @@ template <int kRows>
 __device__ __forceinline__ void empty_slots(uint32_t* slot) {
   if constexpr (kRows == 1) {
     asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(slot), "r"(kEmptySlot) : "memory");
-  } else if constexpr (kRows == 2) {
-    asm volatile("st.relaxed.gpu.global.v2.b32 [%0], {%1, %1};" ::"l"(slot), "r"(kEmptySlot) : "memory");
   } else {
-    asm volatile("st.relaxed.gpu.global.v4.b32 [%0], {%1, %1, %1, %1};" ::"l"(slot), "r"(kEmptySlot)
-                 : "memory");
+    asm volatile("st.relaxed.gpu.global.v2.b32 [%0], {%1, %1};" ::"l"(slot), "r"(kEmptySlot) : "memory");
   }
 }
 
@@ -291,7 +285,7 @@ __device__ __forceinline__ void empty_slots(uint32_t* slot) {
 // store(r, col, sum) for r < rows. A thread takes kInFlight items of kRows consecutive rows at a
 // time and requests kBatch splits of each before adding any; until every requested slot is full
 // it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
-// The adds are those of a plain ordered loop, so every tier gives the same bytes.
+// The adds are those of the 16-row tier's counter-based sum, in the same order, so the bytes are too.
 template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
 __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
                                                 Store store) {

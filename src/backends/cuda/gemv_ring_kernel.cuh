@@ -405,12 +405,52 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return;
   }
 
-  // The K split's sum, through the split slots (gemv_common.cuh). Every split but the last puts its
-  // partials in its slots and is done; the block's last split, last in launch order (it waits only
-  // on CTAs dispatched before it: CUDA does not promise that order, the hardware keeps it), keeps
-  // its own partials in shared memory and sums the splits in index order as their slots fill: no
-  // CTA barrier, fence or atomic between the last partial and the sum. Tiers 1 and 4 since session
-  // 29, the 16-row tier since its slots became 32-bit words (session 30; docs/PERFORMANCE.md).
+  if constexpr (kMaxM > 4) {
+    // The 16-row tier: every split writes its partials, arrives on the block's counter, and the
+    // last to arrive sums the splits in index order, taking quads of rows with their loads batched
+    // where n keeps the quads aligned (two quads of four splits in flight per thread; two quads of
+    // eight spill at three CTAs per SM): 7-17% off the split shapes at m = 16 against one output
+    // per thread (session 17, docs/PERFORMANCE.md). The split slots below made it slower at 16 rows
+    // in both their forms: 64-bit words (session 29) and 32-bit ones (session 30, by 2.4-2.6 us on
+    // the shapes of six to eight splits; the reducing CTA's empties, 4 bytes an output, are the
+    // likely cost).
+    float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
+    for_each_sum([&](int, int row, int col, float sum) {
+      if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, split_partial(sum));
+    });
+    __syncthreads();
+    if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
+    __syncthreads();
+    if (!last_arrival) return;
+    if (p.n % 4 == 0) {
+      const float* block_partials = p.partials + row_first;
+      sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, 4>(
+          p, row_first, p.ksplit, p.n,
+          [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+          [&](int row, int col, float sum) { finish_output(row, col, sum); });
+    } else {
+      for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
+        const int row = row_first + (i % kRowsPerCta);
+        const int col = i / kRowsPerCta;
+        if (row >= p.n) continue;
+        const int64_t idx = static_cast<int64_t>(col) * p.n + row;
+        float sum = __ldcg(p.partials + idx);
+        for (int j = 1; j < p.ksplit; ++j)
+          sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
+        finish_output(row, col, sum);
+      }
+    }
+    if constexpr (kStash) epilogue_finish();
+    if (threadIdx.x == 0) p.counters[blockIdx.x] = 0;
+    return;
+  }
+
+  // Tiers 1 and 4: the split slots (gemv_common.cuh). Every split but the last puts its partials
+  // in its slots and is done; the block's last split, last in launch order (it waits only on CTAs
+  // dispatched before it: CUDA does not promise that order, the hardware keeps it), keeps its own
+  // partials in shared memory and sums the splits in index order as their slots fill: no CTA
+  // barrier, fence or atomic between the last partial and the sum. Measured on the H200
+  // (docs/PERFORMANCE.md, "Session 29").
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
     for_each_sum([&](int lr, int row, int col, float sum) {
       if (row < p.n)
@@ -422,15 +462,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   float* const own = stash_vals + (kStash ? kMaxM * kRowsPerCta : 0);
   static_assert((kStash ? 2 : 1) * kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the own partials (and the stash) fit the x buffers");
-  for_each_sum([&](int lr, int, int col, float sum) { own[col * kRowsPerCta + lr] = sum; });
+  for_each_sum([&](int lr, int, int col, float sum) { own[col * kRowsPerCta + lr] = split_partial(sum); });
   __syncthreads();
-  // Tier 1: one row a thread (128 threads); tier 4: row pairs; tier 16: row quads, two a thread,
-  // requested together where two CTAs share an SM's registers (at three, two quads in flight made
-  // ptxas spill the 16-row instantiations, CUDA 13.0).
-  constexpr int kSumRows = kMaxM > 4 ? 4 : kMaxM > 1 ? 2 : 1;
-  constexpr int kSumInFlight = kMaxM > 4 && kMinCtas < 3 ? 2 : 1;
-  constexpr int kSumBatch = kMaxM > 4 ? 4 : 8;
-  sum_split_slots<kThreads, kSumRows, kSumInFlight, kSumBatch>(
+  // Tier 1: one row a thread (128 threads); tier 4: row pairs (one 8-byte read a slot pair).
+  constexpr int kSumRows = kMaxM > 1 ? 2 : 1;
+  sum_split_slots<kThreads, kSumRows, 1, 8>(
       m, min(kRowsPerCta, p.n - row_first), p.ksplit, own,
       [&](int j) { return p.split_slots + split_slot_index(j, gridDim.x, blockIdx.x, 0, 0); },
       [&](int lr, int col, float sum) { finish_output(row_first + lr, col, sum); });
