@@ -418,7 +418,7 @@ constexpr size_t align256(size_t bytes) {
 }
 constexpr size_t kPartialBytes = align256(kGemvWorkspaceFloats * sizeof(float));
 constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
-constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint32_t));
+constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
 }  // namespace
 
 size_t gemv_workspace_bytes() {
@@ -432,11 +432,9 @@ GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
   ws.partial_floats = kGemvWorkspaceFloats;
   ws.counters = reinterpret_cast<int*>(bytes + kPartialBytes);
   ws.counter_count = kGemvCounterCount;
-  ws.split_slots = reinterpret_cast<uint32_t*>(bytes + kPartialBytes + kCounterBytes);
+  ws.split_slots = reinterpret_cast<uint64_t*>(bytes + kPartialBytes + kCounterBytes);
   ws.split_slot_count = kGemvSplitSlots;
-  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes, stream));
-  static_assert(gemv_detail::kEmptySlot == 0xffffffffu, "empty slots are all-ones bytes");
-  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.split_slots, 0xff, kSlotBytes, stream));
+  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes + kSlotBytes, stream));
   return ws;
 }
 

@@ -107,24 +107,24 @@ struct GemvProblem {
 
 // Split-K scratch. The balanced and stream kernels and the register ring's 16-row tier: partial
 // sums and one arrival counter per CTA or row block (the last CTA of a block resets its counter,
-// so replays need no memset). The register ring's tiers 1 and 4: split slots, one 32-bit word per
-// (split, row block, token row, weight row) holding a partial's fp32 bits or the empty word
+// so replays need no memset). The register ring's tiers 1 and 4: split slots, one 64-bit word per
+// (split, row block, token row, weight row) holding a partial's fp32 bits and a full flag
 // (gemv_common.cuh, put_slot / sum_split_slots); the CTA that sums a block empties the slots it
-// read, so every slot is empty between launches. gemv_workspace_in zeroes the counters and empties
-// the slots.
+// read, so every slot is empty between launches. Counters and slots start at zero
+// (gemv_workspace_in).
 struct GemvWorkspace {
   float* partials = nullptr;
   size_t partial_floats = 0;
   int* counters = nullptr;
   int counter_count = 0;
-  uint32_t* split_slots = nullptr;
+  uint64_t* split_slots = nullptr;
   size_t split_slot_count = 0;
 };
 
 // Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one
-// counter per CTA (132 or 264 CTAs); the register ring's gemv_ksplit keeps ksplit * 16 * n under
-// kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its slots, ksplit * 16 * n
-// rounded up to whole 128-row blocks, under twice that (16 MB) for n >= 128.
+// counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
+// ksplit * 16 * n under kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its
+// slots, ksplit * 16 * n rounded up to whole 128-row blocks, under twice that (32 MB) for n >= 128.
 inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 21;
 inline constexpr int kGemvCounterCount = 1024;
 inline constexpr size_t kGemvSplitSlots = 2 * kGemvWorkspaceFloats;
@@ -132,7 +132,7 @@ inline constexpr size_t kGemvSplitSlots = 2 * kGemvWorkspaceFloats;
 // Bytes of device memory gemv_workspace_in needs (every part 256-byte aligned).
 size_t gemv_workspace_bytes();
 // A full-size GemvWorkspace carved out of `base` (gemv_workspace_bytes() bytes, 256-byte
-// aligned), its counters zeroed and its split slots emptied on `stream`.
+// aligned), its counters and split slots zeroed on `stream`.
 GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream);
 
 // The K split of a (n, k) weight: 1 when there are enough 128-row blocks to fill the device,

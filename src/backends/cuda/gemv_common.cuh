@@ -26,7 +26,7 @@ struct Params {
   void* y;
   float* partials;
   int* counters;
-  uint32_t* split_slots;  // register ring, tiers 1 and 4: split-K slots (put_slot / sum_split_slots)
+  uint64_t* split_slots;  // register ring, tiers 1 and 4: split-K slots (put_slot / sum_split_slots)
   int64_t x_stride;
   int64_t y_stride;
   int n;
@@ -227,54 +227,50 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
   }
 }
 
-// The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 32-bit word that
-// holds a partial sum's fp32 bits, or kEmptySlot (all ones: a NaN that no written partial is, see
-// split_partial). It is written and read with relaxed accesses at GPU scope, each word single-copy
-// atomic, so a reader that sees a word other than kEmptySlot sees the whole partial: no fence,
-// no counter, no barrier before the sum. Every slot is empty at a kernel boundary (set to
-// kEmptySlot at creation; the CTA that reads a slot empties it, and the next launch writes it only
-// after its chained-launch wait). Layout: split j, row block b, token row col, local weight row r
-// at ((j * blocks + b) * 16 + col) * 128 + r.
-inline constexpr uint32_t kEmptySlot = 0xffffffffu;
-// A split's partial as it enters the split sum, in every tier and whichever way it travels
-// (slot, partials buffer, the reducing CTA's own): a partial with kEmptySlot's bits (a NaN)
-// becomes the canonical quiet NaN, so no written slot reads as empty and the tiers add the same
-// words. Either word is a NaN, so the sum is NaN either way.
-inline constexpr uint32_t kCanonicalNan = 0x7fffffffu;
-__device__ __forceinline__ float split_partial(float value) {
-  return __float_as_uint(value) == kEmptySlot ? __uint_as_float(kCanonicalNan) : value;
-}
+// The register ring's split-K slots (GemvWorkspace::split_slots). A slot is one 64-bit word: a
+// partial sum's fp32 bits in the low half, kSlotFull in the high half, 0 when empty. It is written
+// and read with relaxed accesses at GPU scope of whole 64-bit words, each single-copy atomic, so a
+// reader that sees the flag sees the value with it: no fence, no counter, no barrier before the
+// sum. Every slot is empty at a kernel boundary (zeroed at creation; the CTA that reads a slot
+// empties it, and the next launch writes it only after its chained-launch wait). Layout: split j,
+// row block b, token row col, local weight row r at ((j * blocks + b) * 16 + col) * 128 + r.
+inline constexpr uint32_t kSlotFull = 1;
 
 __device__ __forceinline__ int64_t split_slot_index(int split, int blocks, int block, int col,
                                                     int local_row) {
   return ((static_cast<int64_t>(split) * blocks + block) * 16 + col) * 128 + local_row;
 }
 
-__device__ __forceinline__ void put_slot(uint32_t* slot, float value) {
-  const uint32_t word = __float_as_uint(split_partial(value));
-  asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(slot), "r"(word) : "memory");
+__device__ __forceinline__ void put_slot(uint64_t* slot, float value) {
+  const uint64_t word = (static_cast<uint64_t>(kSlotFull) << 32) | __float_as_uint(value);
+  asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(word) : "memory");
 }
 
-// kRows (1 or 2) consecutive slots, read or emptied with one access (2: 8-byte aligned). A vector
-// access is kRows single-copy-atomic words; each word flags itself, so a reader checks each.
+__device__ __forceinline__ bool slot_full(uint64_t word) {
+  return static_cast<uint32_t>(word >> 32) == kSlotFull;
+}
+__device__ __forceinline__ float slot_value(uint64_t word) {
+  return __uint_as_float(static_cast<uint32_t>(word));
+}
+
+// kRows (1 or 2) consecutive slots, read or emptied with one access (2: 16-byte aligned).
 template <int kRows>
-__device__ __forceinline__ void peek_slots(const uint32_t* slot, uint32_t (&word)[kRows]) {
-  static_assert(kRows == 1 || kRows == 2, "one or two slots an access");
+__device__ __forceinline__ void peek_slots(const uint64_t* slot, uint64_t (&word)[kRows]) {
   if constexpr (kRows == 1) {
-    asm volatile("ld.relaxed.gpu.global.b32 %0, [%1];" : "=r"(word[0]) : "l"(slot) : "memory");
+    asm volatile("ld.relaxed.gpu.global.b64 %0, [%1];" : "=l"(word[0]) : "l"(slot) : "memory");
   } else {
-    asm volatile("ld.relaxed.gpu.global.v2.b32 {%0, %1}, [%2];"
-                 : "=r"(word[0]), "=r"(word[1])
+    asm volatile("ld.relaxed.gpu.global.v2.b64 {%0, %1}, [%2];"
+                 : "=l"(word[0]), "=l"(word[1])
                  : "l"(slot)
                  : "memory");
   }
 }
 template <int kRows>
-__device__ __forceinline__ void empty_slots(uint32_t* slot) {
+__device__ __forceinline__ void empty_slots(uint64_t* slot) {
   if constexpr (kRows == 1) {
-    asm volatile("st.relaxed.gpu.global.b32 [%0], %1;" ::"l"(slot), "r"(kEmptySlot) : "memory");
+    asm volatile("st.relaxed.gpu.global.b64 [%0], %1;" ::"l"(slot), "l"(uint64_t{0}) : "memory");
   } else {
-    asm volatile("st.relaxed.gpu.global.v2.b32 [%0], {%1, %1};" ::"l"(slot), "r"(kEmptySlot) : "memory");
+    asm volatile("st.relaxed.gpu.global.v2.b64 [%0], {%1, %1};" ::"l"(slot), "l"(uint64_t{0}) : "memory");
   }
 }
 
@@ -285,7 +281,7 @@ __device__ __forceinline__ void empty_slots(uint32_t* slot) {
 // store(r, col, sum) for r < rows. A thread takes kInFlight items of kRows consecutive rows at a
 // time and requests kBatch splits of each before adding any; until every requested slot is full
 // it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
-// The adds are those of the 16-row tier's counter-based sum, in the same order, so the bytes are too.
+// The adds are those of the counter-based sum, in the same order, so the bytes are too.
 template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
 __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
                                                 Store store) {
@@ -302,15 +298,11 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
       live[u] = i < items && (i % kItemsPerCol) * kRows < rows;
     }
     for (int j0 = 0; j0 < count - 1; j0 += kBatch) {
-      uint32_t word[kInFlight][kBatch][kRows];
+      uint64_t word[kInFlight][kBatch][kRows];
       auto requested = [&](int u, int b) { return live[u] && j0 + b < count - 1; };
-      // Slots of rows past `rows` are never written: they stay empty and are not waited for.
-      auto any_empty = [&](int u, int b) {
-        bool empty = false;
-#pragma unroll
-        for (int e = 0; e < kRows; ++e) empty |= word[u][b][e] == kEmptySlot && offset[u] % 128 + e < rows;
-        return requested(u, b) && empty;
-      };
+      // Whether row e of item u is awaited: slots of rows past `rows` (an item of kRows rows that
+      // reaches past n) are never written and stay empty.
+      auto awaited = [&](int u, int e) { return offset[u] % 128 + e < rows; };
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
@@ -323,14 +315,21 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
-          for (int b = 0; b < kBatch; ++b) all_full &= !any_empty(u, b);
+          for (int b = 0; b < kBatch; ++b) {
+#pragma unroll
+            for (int e = 0; e < kRows; ++e)
+              all_full &= !requested(u, b) || !awaited(u, e) || slot_full(word[u][b][e]);
+          }
         }
         if (all_full) break;
 #pragma unroll
         for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
           for (int b = 0; b < kBatch; ++b) {
-            if (any_empty(u, b)) peek_slots<kRows>(slot_at(j0 + b) + offset[u], word[u][b]);
+            bool empty = false;
+#pragma unroll
+            for (int e = 0; e < kRows; ++e) empty |= requested(u, b) && awaited(u, e) && !slot_full(word[u][b][e]);
+            if (empty) peek_slots<kRows>(slot_at(j0 + b) + offset[u], word[u][b]);
           }
         }
       }
@@ -342,7 +341,7 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
           empty_slots<kRows>(slot_at(j0 + b) + offset[u]);
 #pragma unroll
           for (int e = 0; e < kRows; ++e) {
-            const float v = __uint_as_float(word[u][b][e]);
+            const float v = slot_value(word[u][b][e]);
             sum[u][e] = j0 + b == 0 ? v : __fadd_rn(sum[u][e], v);
           }
         }

@@ -410,13 +410,11 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     // last to arrive sums the splits in index order, taking quads of rows with their loads batched
     // where n keeps the quads aligned (two quads of four splits in flight per thread; two quads of
     // eight spill at three CTAs per SM): 7-17% off the split shapes at m = 16 against one output
-    // per thread (session 17, docs/PERFORMANCE.md). The split slots below made it slower at 16 rows
-    // in both their forms: 64-bit words (session 29) and 32-bit ones (session 30, by 2.4-2.6 us on
-    // the shapes of six to eight splits; the reducing CTA's empties, 4 bytes an output, are the
-    // likely cost).
+    // per thread (session 17, docs/PERFORMANCE.md). The split slots below, whose sum reads and
+    // empties twice the bytes, made it slower at 16 rows (session 29).
     float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
     for_each_sum([&](int, int row, int col, float sum) {
-      if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, split_partial(sum));
+      if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
     });
     __syncthreads();
     if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
@@ -447,10 +445,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 
   // Tiers 1 and 4: the split slots (gemv_common.cuh). Every split but the last puts its partials
   // in its slots and is done; the block's last split, last in launch order (it waits only on CTAs
-  // dispatched before it: CUDA does not promise that order, the hardware keeps it), keeps its own
-  // partials in shared memory and sums the splits in index order as their slots fill: no CTA
-  // barrier, fence or atomic between the last partial and the sum. Measured on the H200
-  // (docs/PERFORMANCE.md, "Session 29").
+  // dispatched before it: CUDA does not promise that order, the hardware keeps it, and the grids
+  // `auto` picks fit one wave), keeps its own partials in shared memory and sums the splits in
+  // index order as their slots fill: no CTA barrier, fence or atomic between the last partial and
+  // the sum. Measured on the H200 (docs/PERFORMANCE.md, "Session 29").
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
     for_each_sum([&](int lr, int row, int col, float sum) {
       if (row < p.n)
@@ -462,9 +460,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   float* const own = stash_vals + (kStash ? kMaxM * kRowsPerCta : 0);
   static_assert((kStash ? 2 : 1) * kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the own partials (and the stash) fit the x buffers");
-  for_each_sum([&](int lr, int, int col, float sum) { own[col * kRowsPerCta + lr] = split_partial(sum); });
+  for_each_sum([&](int lr, int, int col, float sum) { own[col * kRowsPerCta + lr] = sum; });
   __syncthreads();
-  // Tier 1: one row a thread (128 threads); tier 4: row pairs (one 8-byte read a slot pair).
+  // Tier 1: one row a thread (128 threads); tier 4: row pairs (one 16-byte read a slot pair).
   constexpr int kSumRows = kMaxM > 1 ? 2 : 1;
   sum_split_slots<kThreads, kSumRows, 1, 8>(
       m, min(kRowsPerCta, p.n - row_first), p.ksplit, own,

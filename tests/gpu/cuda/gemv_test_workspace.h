@@ -14,8 +14,6 @@ namespace lathe::gpu_test {
 
 class GemvTestWorkspace {
  public:
-  static constexpr uint32_t kEmptySlotWord = 0xffffffffu;  // gemv_common.cuh's kEmptySlot
-
   GemvTestWorkspace()
       : bytes_(cuda::gemv_workspace_bytes()), ws_(cuda::gemv_workspace_in(bytes_.get(), nullptr)) {
     LATHE_CUDA_CHECK(cudaDeviceSynchronize());
@@ -24,12 +22,11 @@ class GemvTestWorkspace {
 
   // Split slots left full (every launch must leave none: the next one's sum relies on it).
   size_t full_split_slots() const {
-    std::vector<uint32_t> slots(ws_.split_slot_count);
+    std::vector<uint64_t> slots(ws_.split_slot_count);
     LATHE_CUDA_CHECK(cudaDeviceSynchronize());
     LATHE_CUDA_CHECK(
-        cudaMemcpy(slots.data(), ws_.split_slots, slots.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-    return static_cast<size_t>(
-        std::count_if(slots.begin(), slots.end(), [](uint32_t s) { return s != kEmptySlotWord; }));
+        cudaMemcpy(slots.data(), ws_.split_slots, slots.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
+    return static_cast<size_t>(std::count_if(slots.begin(), slots.end(), [](uint64_t s) { return s != 0; }));
   }
 
  private:
