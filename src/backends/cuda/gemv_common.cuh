@@ -278,9 +278,12 @@ __device__ __forceinline__ void empty_slots(uint64_t* slot) {
 // count - 1, the block's last CTA in launch order; threads [0, kSumThreads)): output (local row r,
 // col) = slot 0 + slot 1 + ... + slot count-2 + own, in that order, where slot j of (r, col) is
 // slot_at(j)[col * 128 + r] and own[col * 128 + r] the reducing CTA's own partial, handed to
-// store(r, col, sum) for r < rows. A thread takes kInFlight items of kRows consecutive rows at a
-// time and requests kBatch splits of each before adding any; until every requested slot is full
-// it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
+// store(r, col, sum) for r < rows. The slots of all 128 rows are read and emptied: the splits write
+// rows past n too, so no group of kRows rows is half written (a launch whose last block had an odd
+// row count once waited forever for a slot no split wrote). A thread takes kInFlight items of
+// kRows consecutive rows at a time and requests kBatch splits of each before adding any; until
+// every requested slot is full it requests the empty ones again, all at once (one L2 round trip
+// per poll, not one per slot).
 // The adds are those of the counter-based sum, in the same order, so the bytes are too.
 template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
 __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
@@ -295,14 +298,11 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
     for (int u = 0; u < kInFlight; ++u) {
       const int i = i0 + u * kSumThreads;
       offset[u] = (i / kItemsPerCol) * 128 + (i % kItemsPerCol) * kRows;
-      live[u] = i < items && (i % kItemsPerCol) * kRows < rows;
+      live[u] = i < items;  // every slot of the block's 128 rows: each split writes them all
     }
     for (int j0 = 0; j0 < count - 1; j0 += kBatch) {
       uint64_t word[kInFlight][kBatch][kRows];
       auto requested = [&](int u, int b) { return live[u] && j0 + b < count - 1; };
-      // Whether row e of item u is awaited: slots of rows past `rows` (an item of kRows rows that
-      // reaches past n) are never written and stay empty.
-      auto awaited = [&](int u, int e) { return offset[u] % 128 + e < rows; };
 #pragma unroll
       for (int u = 0; u < kInFlight; ++u) {
 #pragma unroll
@@ -317,8 +317,7 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
 #pragma unroll
           for (int b = 0; b < kBatch; ++b) {
 #pragma unroll
-            for (int e = 0; e < kRows; ++e)
-              all_full &= !requested(u, b) || !awaited(u, e) || slot_full(word[u][b][e]);
+            for (int e = 0; e < kRows; ++e) all_full &= !requested(u, b) || slot_full(word[u][b][e]);
           }
         }
         if (all_full) break;
@@ -328,7 +327,7 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
           for (int b = 0; b < kBatch; ++b) {
             bool empty = false;
 #pragma unroll
-            for (int e = 0; e < kRows; ++e) empty |= requested(u, b) && awaited(u, e) && !slot_full(word[u][b][e]);
+            for (int e = 0; e < kRows; ++e) empty |= requested(u, b) && !slot_full(word[u][b][e]);
             if (empty) peek_slots<kRows>(slot_at(j0 + b) + offset[u], word[u][b]);
           }
         }
