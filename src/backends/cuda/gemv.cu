@@ -296,6 +296,8 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
     return {};
   }
   const int ksplit = gemv_ring_ksplit(p.n, p.k, ring_split_request(v, p.n));
+  // The slot sum of tier 4 would never finish on an odd n (gemv_ring_ksplit never splits one).
+  if (ksplit > 1 && p.n % 2 != 0) return "K split of an odd row count";
   if (ksplit > 1) {
     // Tier 16 sums through the partials and counters, tiers 1 and 4 through the split slots.
     const size_t blocks = static_cast<size_t>((p.n + kRowsPerCta - 1) / kRowsPerCta);

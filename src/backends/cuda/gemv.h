@@ -232,7 +232,7 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped
 // to [1, k / 256] (chunks of at least 2 steps) and to what kGemvWorkspaceFloats holds
-// (split * 16 * n floats); every split is non-empty.
+// (split * 16 * n floats); every split is non-empty; 1 for an odd n (gemv_ksplit too).
 int gemv_ring_ksplit(int64_t n, int64_t k, int want);
 // Steps of 128 k per split for gemv_ring_ksplit(n, k, want).
 int gemv_ring_chunk_steps(int64_t n, int64_t k, int want);

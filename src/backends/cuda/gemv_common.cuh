@@ -278,12 +278,9 @@ __device__ __forceinline__ void empty_slots(uint64_t* slot) {
 // count - 1, the block's last CTA in launch order; threads [0, kSumThreads)): output (local row r,
 // col) = slot 0 + slot 1 + ... + slot count-2 + own, in that order, where slot j of (r, col) is
 // slot_at(j)[col * 128 + r] and own[col * 128 + r] the reducing CTA's own partial, handed to
-// store(r, col, sum) for r < rows. The slots of all 128 rows are read and emptied: the splits write
-// rows past n too, so no group of kRows rows is half written (a launch whose last block had an odd
-// row count once waited forever for a slot no split wrote). A thread takes kInFlight items of
-// kRows consecutive rows at a time and requests kBatch splits of each before adding any; until
-// every requested slot is full it requests the empty ones again, all at once (one L2 round trip
-// per poll, not one per slot).
+// store(r, col, sum) for r < rows. A thread takes kInFlight items of kRows consecutive rows at a
+// time and requests kBatch splits of each before adding any; until every requested slot is full
+// it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
 // The adds are those of the counter-based sum, in the same order, so the bytes are too.
 template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
 __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
@@ -298,7 +295,7 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
     for (int u = 0; u < kInFlight; ++u) {
       const int i = i0 + u * kSumThreads;
       offset[u] = (i / kItemsPerCol) * 128 + (i % kItemsPerCol) * kRows;
-      live[u] = i < items;  // every slot of the block's 128 rows: each split writes them all
+      live[u] = i < items && (i % kItemsPerCol) * kRows < rows;
     }
     for (int j0 = 0; j0 < count - 1; j0 += kBatch) {
       uint64_t word[kInFlight][kBatch][kRows];

@@ -165,7 +165,7 @@ int gemv_chunk_steps(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
   int64_t split = 1;
-  if (blocks < kTargetCtas) {
+  if (blocks < kTargetCtas && n % 2 == 0) {  // odd n: no K split (gemv_ring_ksplit says why)
     const int64_t want = (kTargetCtas + blocks - 1) / blocks;
     split = std::clamp<int64_t>(want, 1, std::max<int64_t>(1, ksteps / 4));
   }
@@ -176,6 +176,12 @@ int gemv_ring_ksplit(int64_t n, int64_t k, int want) {
   if (want <= 0) return gemv_ksplit(n, k);
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   const int64_t blocks = std::max<int64_t>(1, (n + kRowsPerCta - 1) / kRowsPerCta);
+  // Odd n: one split. Tier 4 sums the split slots in pairs of rows, and the pair that straddles n
+  // would wait forever for the slot of row n, which no split writes (gemv_common.cuh,
+  // sum_split_slots). Every Qwen3 shape is even; odd ones give up the split rather than the 1- and
+  // 4-row tiers their slot sum (session 30: both ways of summing past n measured 0.5-2% longer
+  // Qwen3 decode steps).
+  if (n % 2 != 0) return 1;
   int64_t split = std::min<int64_t>(want, std::max<int64_t>(1, ksteps / 2));
   split = std::min<int64_t>(split, std::max<int64_t>(1, static_cast<int64_t>(kGemvWorkspaceFloats) / (16 * n)));
   if (blocks > kGemvCounterCount) split = 1;

@@ -449,11 +449,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // `auto` picks fit one wave), keeps its own partials in shared memory and sums the splits in
   // index order as their slots fill: no CTA barrier, fence or atomic between the last partial and
   // the sum. Measured on the H200 (docs/PERFORMANCE.md, "Session 29").
-  // Every slot of the block is written, rows past n too (their sums are of clamped rows and never
-  // stored): the sum reads slots in groups of rows and waits until each one is full.
   if (static_cast<int>(blockIdx.y) != p.ksplit - 1) {
-    for_each_sum([&](int lr, int, int col, float sum) {
-      put_slot(p.split_slots + split_slot_index(blockIdx.y, gridDim.x, blockIdx.x, col, lr), sum);
+    for_each_sum([&](int lr, int row, int col, float sum) {
+      if (row < p.n)
+        put_slot(p.split_slots + split_slot_index(blockIdx.y, gridDim.x, blockIdx.x, col, lr), sum);
     });
     return;
   }

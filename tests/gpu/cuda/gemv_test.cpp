@@ -338,8 +338,8 @@ std::vector<Case> cases() {
   }
   out.push_back({384, 1024, true, GemvScale::kBlock128, 1234});
   out.push_back({200, 2048, false, GemvScale::kNone, 4321});
-  // 203x2048: a K split whose last row block has 75 rows, so slot groups of 2 and 4 rows reach past
-  // n (the sum must not wait for slots no split writes).
+  // 203x2048: an odd n, which the register ring does not split (gemv_ring_ksplit: tier 4's slot
+  // pair that straddles n would wait for a slot no split writes); 204 would take four splits.
   out.push_back({203, 2048, true, GemvScale::kPerChannel, 977});
   out.push_back({203, 2048, false, GemvScale::kNone, 978});
   return out;

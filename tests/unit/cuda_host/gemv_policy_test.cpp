@@ -83,6 +83,22 @@ TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
   EXPECT_EQ(cuda::gemv_ring_ksplit(151936, 4096, 4), 1) << "more row blocks than counters";
 }
 
+TEST(GemvPolicy, OddRowCountsAreNeverSplit) {
+  // Tier 4 sums the split slots in row pairs; with an odd n the pair that straddles n would wait
+  // for a slot no split writes, so the ring never splits K there (and the launcher refuses to).
+  for (int64_t n : {1, 75, 203, 4095, 6143}) {
+    for (int64_t k : {256, 2048, 4096, 12288}) {
+      EXPECT_EQ(cuda::gemv_ksplit(n, k), 1) << n << "x" << k;
+      EXPECT_EQ(cuda::gemv_chunk_steps(n, k), k / 128);
+      for (int want : {0, 2, 4, 8, 16}) {
+        EXPECT_EQ(cuda::gemv_ring_ksplit(n, k, want), 1) << n << "x" << k << " want " << want;
+        EXPECT_EQ(cuda::gemv_ring_chunk_steps(n, k, want), k / 128);
+      }
+    }
+  }
+  EXPECT_GT(cuda::gemv_ring_ksplit(204, 2048, 0), 1) << "the even neighbour still splits";
+}
+
 TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // Measured on the H200 (2026-11-30, bench/results/gemv_sweep_2026-11-30.txt): K splits that
   // fill one wave of 264 CTAs won on every split shape of the Qwen3 8B/32B decode layer except
