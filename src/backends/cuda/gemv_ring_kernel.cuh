@@ -410,8 +410,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     // last to arrive sums the splits in index order, taking quads of rows with their loads batched
     // where n keeps the quads aligned (two quads of four splits in flight per thread; two quads of
     // eight spill at three CTAs per SM): 7-17% off the split shapes at m = 16 against one output
-    // per thread (session 17, docs/PERFORMANCE.md). The split slots below, whose sum reads and
-    // empties twice the bytes, made it slower at 16 rows (session 29).
+    // per thread (session 17, docs/PERFORMANCE.md). The split slots below made it slower at 16
+    // rows, as 64-bit words (session 29) and as 32-bit ones with half the bytes (session 30).
     float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
     for_each_sum([&](int, int row, int col, float sum) {
       if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
