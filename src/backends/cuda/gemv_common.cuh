@@ -282,6 +282,8 @@ __device__ __forceinline__ void empty_slots(uint64_t* slot) {
 // time and requests kBatch splits of each before adding any; until every requested slot is full
 // it requests the empty ones again, all at once (one L2 round trip per poll, not one per slot).
 // The adds are those of the counter-based sum, in the same order, so the bytes are too.
+// Precondition: `rows` is a multiple of kRows (an item reaching past it would wait forever for a
+// slot no split writes); gemv_ring_ksplit never splits an odd n, so tier 4's pairs always fit.
 template <int kSumThreads, int kRows, int kInFlight, int kBatch, typename SlotAt, typename Store>
 __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, const float* own, SlotAt slot_at,
                                                 Store store) {
