@@ -103,6 +103,7 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // Measured on the H200 (2026-11-30, bench/results/gemv_sweep_2026-11-30.txt): K splits that
   // fill one wave of 264 CTAs won on every split shape of the Qwen3 8B/32B decode layer except
   // 4096x4096 (4 steps per split lost 18% at m = 16; the >= 6-step floor keeps its 5 splits);
+  // session 31: the floor is in bytes (96 KB), so bf16 4096x4096 takes 8 splits of 4 steps;
   // ringbal won on 51200x5120 (400 row blocks) at every m; s4 on fp8 24576x4096 at m <= 4.
   // Session 15: where a wave of three CTAs per SM is filled by >= 15 points more than the two-CTA
   // wave (24576x4096: 384 of 396 slots against 192 of 264), that wave (b3) won at m <= 4.
@@ -117,6 +118,7 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   };
   for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16"},
                                          {4096, 4096, true, "ring:k5:g16"},
+                                         {4096, 4096, false, "ring:k8:g16"},
                                          {24576, 4096, true, "ring:k2:g16:b3:wg:wgn"},
                                          {24576, 4096, false, "ring:k2:g16:b3"},
                                          {12288, 5120, true, "ring:k4:g16:b3:wg:wgn"},
