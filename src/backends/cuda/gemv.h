@@ -223,7 +223,8 @@ struct GemvVariant {
 //   three CTAs per SM ("ringbal:b3", 396 CTAs; measured faster in session 16);
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, bytes / 96 KB)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 96 KB of its row
-//   block's weights (6 steps of fp8, 3 of bf16; session 31), never fewer than the old rule; fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4);
+//   block's weights (6 steps of fp8, 3 of bf16; session 31), never fewer than the old rule;
+//   fp8 with chunks of >= 32 steps keeps 4 steps in flight (s4);
 //   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,

@@ -286,7 +286,8 @@ GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave) {
   v.kernel = GemvKernel::kRegisterRing;
   // Every split keeps at least kMinSplitBytes of weights a row block: 6 steps of fp8, 3 of bf16.
   const int64_t elem_bytes = fp8 ? 1 : 2;
-  const int64_t fill = std::min<int64_t>(wave / blocks, ksteps * kStepK * kRowsPerCta * elem_bytes / kMinSplitBytes);
+  const int64_t fill =
+      std::min<int64_t>(wave / blocks, ksteps * kStepK * kRowsPerCta * elem_bytes / kMinSplitBytes);
   v.ksplit = static_cast<int>(std::max<int64_t>(gemv_ksplit(n, k), std::max<int64_t>(1, fill)));
   if (fp8 && gemv_ring_chunk_steps(n, k, v.ksplit) >= 32) v.stages = 4;
   v.group_steps = kWideGroupSteps;  // used by tiers 1 and 4 (the 16-row tier stages 4 steps)
