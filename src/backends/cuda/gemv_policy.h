@@ -16,7 +16,7 @@ inline constexpr int kRingWaveSms = 132;  // SMs of an H100/H200 (a constant: gr
 
 // The least weight bytes per K split of a 128-row block that gemv_auto_variant's split keeps: 6
 // steps of fp8 (64 KB splits lost on Qwen3-8B o and down), 3 of bf16 (Qwen3-8B o at 8 splits of
-// 128 KB: 7% faster at 1 and 4 rows than 5 of 205 KB; session 31, docs/PERFORMANCE.md).
+// 128 KB: 7% faster at 1 and 4 rows than 5 of 224 KB; session 31, docs/PERFORMANCE.md).
 inline constexpr int64_t kMinSplitBytes = 6 * kStepK * kRowsPerCta;
 
 // gemv_auto_variant takes the three-CTA wave (396 slots, "b3") over the two-CTA one when its
