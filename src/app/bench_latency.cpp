@@ -59,12 +59,19 @@ struct Setup {
   engine::Executor& executor;
   int32_t num_blocks;
   int32_t id_limit;
+  ops::OpClock* step_clock;  // the executor's step clock (--step-breakdown), else nullptr
+};
+
+// One decode step's phases in seconds (StepBreakdown).
+struct StepPhases {
+  std::vector<double> inputs, forward, sample, outside;
 };
 
 struct BatchTiming {
   double prefill_s = 0.0;
   int64_t prefill_steps = 0;
   std::vector<double> decode_s;  // one per decode step
+  StepPhases phases;             // --step-breakdown
 };
 
 // Prefill B prompts of input_len, then output_len - 1 decode steps.
@@ -110,6 +117,7 @@ BatchTiming run_batch(const Setup& s, int64_t batch, int64_t input_len, int64_t 
     const ops::ForwardBatch fb = engine::build_forward_batch(step, blocks);
     const std::vector<ops::SamplingParams> params = step.sampling_params();
     const std::vector<int32_t> ids = s.executor.execute(fb, params);
+    if (s.step_clock) (void)s.step_clock->collect();  // prefill steps are not broken down
     size_t next = 0;
     for (const engine::ScheduledSeq& rows : step.seqs) {
       if (rows.samples) last[static_cast<size_t>(rows.id - 1)] = ids.at(next++);
@@ -136,7 +144,17 @@ BatchTiming run_batch(const Setup& s, int64_t batch, int64_t input_len, int64_t 
     const ops::ForwardBatch fb = engine::build_forward_batch(step, blocks);
     const std::vector<int32_t> ids = s.executor.execute(fb, step.sampling_params());
     for (int64_t i = 0; i < batch; ++i) last[static_cast<size_t>(i)] = ids.at(static_cast<size_t>(i));
-    timing.decode_s.push_back(seconds_since(step_start));
+    const double wall = seconds_since(step_start);
+    timing.decode_s.push_back(wall);
+    if (s.step_clock) {
+      const std::vector<double> t = s.step_clock->collect();  // entry, inputs, forward, ids (executor marks)
+      if (t.size() != 4)
+        fail("bench latency: internal: a decode step left {} clock marks, expected 4", t.size());
+      timing.phases.inputs.push_back(t[1] - t[0]);
+      timing.phases.forward.push_back(t[2] - t[1]);
+      timing.phases.sample.push_back(t[3] - t[2]);
+      timing.phases.outside.push_back(wall - t[3]);
+    }
   }
   return timing;
 }
@@ -271,7 +289,13 @@ LatencyReport run_latency(const LatencyOptions& o) {
   } else {
     report.graphs_line = o.enforce_eager ? "decode graphs: off (--enforce-eager)" : "decode graphs: none (eager backend)";
   }
-  const Setup setup{o, config, executor, static_cast<int32_t>(num_blocks), id_limit};
+  std::unique_ptr<ops::OpClock> step_clock;
+  if (o.step_breakdown) {
+    step_clock = backend->make_op_clock();
+    executor.set_step_clock(step_clock.get());
+    report.step_clock = backend->kind() == ops::DeviceKind::kCpu ? "host" : "device";
+  }
+  const Setup setup{o, config, executor, static_cast<int32_t>(num_blocks), id_limit, step_clock.get()};
   if (o.warmup) {
     const int64_t batch = std::min<int64_t>(max_batch, 2);
     run_batch(setup, batch, std::min<int64_t>(o.input_len, 16), std::min<int64_t>(o.output_len, 3), o.seed ^ 0xA5A5ull);
@@ -295,6 +319,11 @@ LatencyReport run_latency(const LatencyOptions& o) {
     row.kv_bytes = decode_kv_bytes(config, batch, row.floor_context, kv_dtype);
     if (report.read_ceiling_bytes_per_s) {
       row.floor_ms = (row.weight_bytes + row.kv_bytes) / *report.read_ceiling_bytes_per_s * 1e3;
+    }
+    if (setup.step_clock) {
+      const StepPhases& ph = timing.phases;
+      row.breakdown = StepBreakdown{summarize(ph.inputs).p50 * 1e3, summarize(ph.forward).p50 * 1e3,
+                                    summarize(ph.sample).p50 * 1e3, summarize(ph.outside).p50 * 1e3};
     }
     report.rows.push_back(row);
   }
@@ -325,6 +354,19 @@ std::string format_latency_report(const LatencyReport& r) {
   }
   out += "decode_p50: median decode step (host planning + forward + sampling + ids to host); floor at the median "
          "step's context (input + output/2): (weight + KV bytes) / read ceiling\n";
+  if (!r.rows.empty() && r.rows.front().breakdown) {
+    out += fmt::format("decode step phases, median ms ({} clock):\n", r.step_clock);
+    out += fmt::format("{:>6} {:>9} {:>9} {:>11} {:>9}\n", "batch", "inputs", "forward", "sample+ids",
+                       "outside");
+    for (const LatencyRow& row : r.rows) {
+      const StepBreakdown& b = *row.breakdown;
+      out += fmt::format("{:>6} {:>9.3f} {:>9.3f} {:>11.3f} {:>9.3f}\n", row.batch, b.inputs_ms, b.forward_ms,
+                         b.sample_ms, b.outside_ms);
+    }
+    out +=
+        "inputs: host packing and the inputs' copy; forward: the layers and lm_head; sample+ids: sampling "
+        "kernels, the ids' copy and the host's wait; outside: host time before and after (planning)\n";
+  }
   return out;
 }
 
@@ -365,6 +407,12 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
     x["floor_ms"] = row.floor_ms ? nlohmann::ordered_json(*row.floor_ms) : nlohmann::ordered_json(nullptr);
     x["measured_over_floor"] = row.floor_ms ? nlohmann::ordered_json(row.decode_median_ms / *row.floor_ms)
                                             : nlohmann::ordered_json(nullptr);
+    if (row.breakdown) {
+      x["step_inputs_ms"] = row.breakdown->inputs_ms;
+      x["step_forward_ms"] = row.breakdown->forward_ms;
+      x["step_sample_ms"] = row.breakdown->sample_ms;
+      x["step_outside_ms"] = row.breakdown->outside_ms;
+    }
     rows.push_back(std::move(x));
   }
   j["rows"] = std::move(rows);

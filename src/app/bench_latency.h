@@ -36,6 +36,16 @@ struct LatencyOptions {
   bool warmup = true;                     // one short unmeasured run first
   bool enforce_eager = false;             // no decode graphs (every step launched op by op)
   bool calculate_kv_scales = false;       // FP8 KV: calibrate on one random prompt before the graphs
+  bool step_breakdown = false;            // time each decode step's phases (LatencyRow::breakdown)
+};
+
+// Where a decode step's time goes (medians over the steps, ms), from marks on the backend's op
+// clock (server::ModelExecutor::set_step_clock): the device's clock on CUDA, the host's on the CPU.
+struct StepBreakdown {
+  double inputs_ms = 0.0;   // entry -> the step's inputs copied (host packing, the copy)
+  double forward_ms = 0.0;  // -> the forward done
+  double sample_ms = 0.0;   // -> the sampled ids on the host (sampling kernels, the copy, the wait)
+  double outside_ms = 0.0;  // the step's wall time outside those (host planning, the bench's own work)
 };
 
 struct LatencyRow {
@@ -51,6 +61,7 @@ struct LatencyRow {
   double weight_bytes = 0.0;        // read per decode step (bench_floor.h)
   double kv_bytes = 0.0;            // read by the median decode step
   std::optional<double> floor_ms;   // (weight + kv) / read ceiling; CUDA only
+  std::optional<StepBreakdown> breakdown;  // --step-breakdown
 };
 
 struct LatencyReport {
@@ -65,6 +76,7 @@ struct LatencyReport {
   double capture_s = 0.0;           // recording the decode graphs (not in load_s)
   std::optional<double> read_ceiling_bytes_per_s;  // best pass
   std::string read_ceiling_line;
+  std::string step_clock;  // --step-breakdown: "device" or "host", whose clock timed the phases
   LatencyOptions options;
   std::vector<LatencyRow> rows;
 };

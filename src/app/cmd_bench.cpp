@@ -67,6 +67,10 @@ void add_latency_flags(CLI::App& cmd, LatencyFlags& f) {
   cmd.add_option("--out", f.out, "Also write the results as JSON to this file");
   cmd.add_flag("--no-warmup", f.no_warmup, "Skip the short unmeasured run before the first batch size");
   cmd.add_flag("--enforce-eager", o.enforce_eager, "Launch every decode step op by op (no CUDA graphs)");
+  cmd.add_flag(
+      "--step-breakdown", o.step_breakdown,
+      "Also time each decode step's phases on the device clock (input copy, forward, sampling + ids to "
+      "the host, host time outside them)");
   cmd.add_flag("--calculate-kv-scales", o.calculate_kv_scales,
                "FP8 KV without checkpoint scales: calibrate k/v scales (amax / 448) on one random prompt first");
 }

@@ -151,14 +151,16 @@ ops::Act DecodeGraphs::logits_view(int64_t rows) const {
   return a;
 }
 
-ops::Act DecodeGraphs::run(const ops::ForwardBatch& batch) {
+ops::Act DecodeGraphs::run(const ops::ForwardBatch& batch, ops::OpClock* clock) {
   if (!fits_decode_graph(batch, layout_)) return {};
   const ops::Act out = logits_view(batch.num_seqs());
   (void)model_.plan_step(batch, out);  // validates ids, slots and blocks against the model
   const auto bucket = std::lower_bound(buckets_.begin(), buckets_.end(), batch.num_seqs());
   if (bucket == buckets_.end()) return {};
   pack_padded_decode(batch, *bucket, layout_, host_);
-  model_.backend().upload(inputs_.data(), host_.data(), host_.size() * sizeof(int32_t));
+  // In stream order before the replay; the host does not wait for the copy.
+  model_.backend().upload_async(inputs_.data(), host_.data(), host_.size() * sizeof(int32_t));
+  if (clock) clock->mark();
   graphs_[static_cast<size_t>(bucket - buckets_.begin())]->replay();
   return out;
 }

@@ -63,8 +63,9 @@ class DecodeGraphs {
 
   // Runs `batch` from a graph when it fits one: packs, uploads, replays, and returns the logits
   // of its rows (F32 [num_seqs, vocab] view of the logits buffer; asynchronous like the ops).
-  // Returns an empty Act (rows 0) when the step must run eagerly.
-  ops::Act run(const ops::ForwardBatch& batch);
+  // Returns an empty Act (rows 0) when the step must run eagerly. `clock` (optional) gets one
+  // mark between the inputs' copy and the replay, only when a graph runs.
+  ops::Act run(const ops::ForwardBatch& batch, ops::OpClock* clock = nullptr);
 
   const std::vector<int32_t>& buckets() const { return buckets_; }
   double capture_seconds() const { return capture_seconds_; }

@@ -93,6 +93,9 @@ class Backend {
   virtual void* alloc(size_t bytes) = 0;  // throws lathe::Error when memory runs out
   virtual void free(void* ptr) = 0;
   virtual void upload(void* dst, const void* host_src, size_t bytes) = 0;
+  // upload() in the order of the backend's ops, without waiting for the copy: host_src may be
+  // reused as soon as the call returns, and later ops see the bytes. The default is upload().
+  virtual void upload_async(void* dst, const void* host_src, size_t bytes) { upload(dst, host_src, bytes); }
   virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;

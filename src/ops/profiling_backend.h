@@ -74,6 +74,9 @@ class ProfilingBackend final : public Backend {
   void* alloc(size_t bytes) override { return inner_->alloc(bytes); }
   void free(void* ptr) override { inner_->free(ptr); }
   void upload(void* dst, const void* host_src, size_t bytes) override { inner_->upload(dst, host_src, bytes); }
+  void upload_async(void* dst, const void* host_src, size_t bytes) override {
+    inner_->upload_async(dst, host_src, bytes);
+  }
   void download(void* host_dst, const void* src, size_t bytes) override { inner_->download(host_dst, src, bytes); }
   void fill_zero(void* dst, size_t bytes) override { inner_->fill_zero(dst, bytes); }
   void synchronize() override { inner_->synchronize(); }

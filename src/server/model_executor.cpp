@@ -40,10 +40,16 @@ std::vector<int32_t> ModelExecutor::execute(const ops::ForwardBatch& batch,
          model_->options().max_logits_rows);
   }
   std::vector<int32_t> tokens(static_cast<size_t>(rows), 0);
+  const auto mark = [this] {
+    if (clock_) clock_->mark();
+  };
+  mark();
   if (graphs_) {
-    const ops::Act replayed = graphs_->run(batch);
+    const ops::Act replayed = graphs_->run(batch, clock_);
     if (replayed.rows > 0) {
+      mark();
       sample(replayed, sampling, tokens);
+      mark();
       return tokens;
     }
   }
@@ -53,9 +59,12 @@ std::vector<int32_t> ModelExecutor::execute(const ops::ForwardBatch& batch,
   logits.rows = rows;
   logits.cols = model_->vocab_size();
   logits.stride = logits.cols;
+  mark();                          // eager: the inputs travel inside forward()
   model_->forward(batch, logits);  // validates the batch against the model's sizes
+  mark();
   if (rows == 0) return tokens;  // a step of prefill chunks that finish no prompt
   sample(logits, sampling, tokens);
+  mark();
   return tokens;
 }
 

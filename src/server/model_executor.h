@@ -40,6 +40,12 @@ class ModelExecutor final : public engine::Executor {
   // ends that step's requests with an error and keeps serving).
   std::vector<int32_t> execute(const ops::ForwardBatch& batch, std::span<const ops::SamplingParams> sampling) override;
 
+  // Marks each step's phases on `clock` (nullptr: none; the clock must outlive its use): at
+  // entry, once the inputs are on their way, once the forward is issued, and after sampling, when
+  // the ids are on the host. So a caller's collect() after a step gives, on the device's clock,
+  // the input copy (with the host's packing), the forward, and sampling with the ids' trip back.
+  void set_step_clock(ops::OpClock* clock) { clock_ = clock; }
+
   const model::Qwen3Model& model() const { return *model_; }
   // The recorded decode graphs, or nullptr when every step runs eagerly.
   const model::DecodeGraphs* decode_graphs() const { return graphs_.get(); }
@@ -52,6 +58,7 @@ class ModelExecutor final : public engine::Executor {
   model::DeviceBuffer logits_;  // F32 [max_logits_rows, vocab]
   std::vector<ops::SamplingParams> params_;  // reused per step
   std::unique_ptr<model::DecodeGraphs> graphs_;
+  ops::OpClock* clock_ = nullptr;
 };
 
 class TextDetokenizer final : public engine::Detokenizer {

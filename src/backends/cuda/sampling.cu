@@ -15,33 +15,99 @@ struct Best {
   int32_t i;
 };
 
+// The argmax order (the CPU reference's rule): any number beats NaN, a larger value wins, and the
+// lower index breaks ties (between equal values or two NaNs). A total order, so any grouping of
+// the comparisons finds the same winner.
 __device__ __forceinline__ Best better(Best a, Best b) {
-  if (b.v > a.v || (b.v == a.v && b.i < a.i)) return b;
+  if (isnan(b.v)) return isnan(a.v) && b.i < a.i ? b : a;
+  if (isnan(a.v) || b.v > a.v || (b.v == a.v && b.i < a.i)) return b;
   return a;
 }
 
-__global__ void argmax_kernel(const float* logits, int64_t stride, int64_t vocab, const SampleRow* params,
-                              int32_t* out) {
-  __shared__ Best warp_best[kThreads / 32];
-  const int64_t r = blockIdx.x;
-  const float* row = logits + r * stride;
-  Best best{-INFINITY, INT32_MAX};
-  for (int64_t i = threadIdx.x; i < vocab; i += blockDim.x) {
-    float v = row[i];
-    if (isnan(v)) v = -INFINITY;
-    best = better(best, Best{v, static_cast<int32_t>(i)});
-  }
+__device__ __forceinline__ Best candidate(float v, int64_t i) {
+  return Best{v, static_cast<int32_t>(i)};
+}
+
+// Greedy rows: each CTA of grid (argmax_chunks(vocab), rows) finds the best of kArgmaxChunk
+// logits of its row (float4 loads, all in flight at once), leaves it in `partials`, and the
+// row's last CTA to arrive (an arrival counter, zero between launches: it resets it) takes the best of the
+// row's partials. `better` is a total order on (value, index), so the winner does not depend on the order in
+// which chunks or threads are combined: the same token as one CTA scanning the whole row.
+constexpr int kArgmaxThreads = 256;
+constexpr int kArgmaxVectors = 4;  // float4 loads per thread
+constexpr int64_t kArgmaxChunk = int64_t{kArgmaxThreads} * kArgmaxVectors * 4;
+
+int argmax_chunks(int64_t vocab) {
+  return static_cast<int>((vocab + kArgmaxChunk - 1) / kArgmaxChunk);
+}
+
+__device__ __forceinline__ Best warp_best(Best b) {
 #pragma unroll
   for (int off = 16; off > 0; off >>= 1) {
-    Best other{__shfl_xor_sync(0xffffffffu, best.v, off), __shfl_xor_sync(0xffffffffu, best.i, off)};
-    best = better(best, other);
+    const Best other{__shfl_xor_sync(0xffffffffu, b.v, off), __shfl_xor_sync(0xffffffffu, b.i, off)};
+    b = better(b, other);
   }
-  if ((threadIdx.x & 31) == 0) warp_best[threadIdx.x >> 5] = best;
+  return b;
+}
+
+__global__ void __launch_bounds__(kArgmaxThreads)
+    argmax_kernel(const float* logits, int64_t stride, int64_t vocab, const SampleRow* params, Best* partials,
+                  unsigned* arrivals_end, int32_t* out) {
+  __shared__ Best warps[kArgmaxThreads / 32];
+  __shared__ bool last;
+  const int64_t r = blockIdx.y;
+  const int chunks = static_cast<int>(gridDim.x);
+  const float* row = logits + r * stride;
+  const int64_t begin = static_cast<int64_t>(blockIdx.x) * kArgmaxChunk;
+  const int64_t end = min(begin + kArgmaxChunk, vocab);
+  Best best{NAN, INT32_MAX};  // loses to every element
+  if (end - begin == kArgmaxChunk && (reinterpret_cast<uintptr_t>(row) & 15) == 0) {
+    float4 v[kArgmaxVectors];
+#pragma unroll
+    for (int u = 0; u < kArgmaxVectors; ++u)
+      v[u] = __ldcg(reinterpret_cast<const float4*>(row + begin) + u * kArgmaxThreads + threadIdx.x);
+#pragma unroll
+    for (int u = 0; u < kArgmaxVectors; ++u) {
+      const int64_t i = begin + (static_cast<int64_t>(u) * kArgmaxThreads + threadIdx.x) * 4;
+      best = better(best, candidate(v[u].x, i));
+      best = better(best, candidate(v[u].y, i + 1));
+      best = better(best, candidate(v[u].z, i + 2));
+      best = better(best, candidate(v[u].w, i + 3));
+    }
+  } else {  // the row's ragged last chunk, or rows not 16-byte aligned
+    for (int64_t i = begin + threadIdx.x; i < end; i += kArgmaxThreads)
+      best = better(best, candidate(row[i], i));
+  }
+  best = warp_best(best);
+  const int lane = threadIdx.x & 31;
+  if (lane == 0) warps[threadIdx.x >> 5] = best;
   __syncthreads();
   if (threadIdx.x == 0) {
-    Best b = warp_best[0];
-    for (int w = 1; w < kThreads / 32; ++w) b = better(b, warp_best[w]);
-    if (params[r].temperature == 0.0f) out[r] = b.i == INT32_MAX ? 0 : b.i;
+    for (int w = 1; w < kArgmaxThreads / 32; ++w) best = better(best, warps[w]);
+    last = chunks == 1;
+    if (!last) {
+      partials[r * chunks + blockIdx.x] = best;
+      __threadfence();  // the partial is visible before the arrival
+      last = atomicAdd(arrivals_end - 1 - r, 1u) == static_cast<unsigned>(chunks - 1);
+    }
+    warps[0] = best;
+  }
+  __syncthreads();
+  if (!last || threadIdx.x >= 32) return;
+  if (chunks > 1) {
+    __threadfence();
+    best = Best{NAN, INT32_MAX};
+    for (int c = lane; c < chunks; c += 32) {
+      const int2 w = __ldcg(reinterpret_cast<const int2*>(partials + r * chunks + c));
+      best = better(best, Best{__int_as_float(w.x), w.y});
+    }
+    best = warp_best(best);
+  } else {
+    best = warps[0];
+  }
+  if (lane == 0) {
+    if (chunks > 1) arrivals_end[-1 - r] = 0;  // ready for the next launch
+    if (params[r].temperature == 0.0f) out[r] = best.i == INT32_MAX ? 0 : best.i;
   }
 }
 
@@ -166,11 +232,30 @@ Layout layout(int64_t vocab) {
 
 size_t sampler_workspace_bytes(int64_t vocab) { return layout(vocab).total; }
 
+// The partials from the scratch's start, the arrival counters (row r at the (r+1)-th word from
+// the end) from its end, so a call with fewer rows than an earlier one never writes partials
+// over a counter a later, wider call may use: 8 r c + 4 r' <= 8 r' c + 4 r' <= size whenever
+// r < r', and 8 r c <= size - 4 r <= size - 4 r' whenever r > r'.
+size_t argmax_scratch_size(int64_t rows, int64_t vocab) {
+  return static_cast<size_t>(rows) *
+         (static_cast<size_t>(argmax_chunks(vocab)) * sizeof(Best) + sizeof(unsigned));
+}
+
 void launch_sample(const float* logits, int64_t stride, int64_t rows, int64_t vocab, const SampleRow* params,
-                   bool any_random, int32_t* out_ids, void* workspace, size_t workspace_bytes, cudaStream_t stream) {
+                   bool any_random, int32_t* out_ids, void* argmax_scratch, size_t argmax_scratch_bytes,
+                   void* workspace, size_t workspace_bytes, cudaStream_t stream) {
   if (rows <= 0) return;
   if (vocab <= 0 || vocab > (int64_t{1} << 31) / kSampleChunkRows) throw_error("sample: vocabulary size out of range");
-  argmax_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(logits, stride, vocab, params, out_ids);
+  if (rows > 65535) throw_error("sample: more than 65535 rows in one call");
+  if (argmax_scratch_bytes < argmax_scratch_size(rows, vocab))
+    throw_error("sample: argmax scratch too small");
+  const int chunks = argmax_chunks(vocab);
+  if (reinterpret_cast<uintptr_t>(argmax_scratch) % 8 != 0) throw_error("sample: argmax scratch misaligned");
+  auto* partials = static_cast<Best*>(argmax_scratch);
+  auto* arrivals_end =
+      reinterpret_cast<unsigned*>(static_cast<char*>(argmax_scratch) + argmax_scratch_bytes / 4 * 4);
+  argmax_kernel<<<dim3(static_cast<unsigned>(chunks), static_cast<unsigned>(rows)), kArgmaxThreads, 0,
+                  stream>>>(logits, stride, vocab, params, partials, arrivals_end, out_ids);
   LATHE_CUDA_CHECK_LAUNCH();
   if (!any_random) return;
   const Layout l = layout(vocab);

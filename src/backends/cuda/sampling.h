@@ -27,9 +27,15 @@ struct SampleRow {
 inline constexpr int64_t kSampleChunkRows = 16;
 size_t sampler_workspace_bytes(int64_t vocab);
 
+// Device scratch of the greedy rows' argmax: partial results and per-row arrival counters. Zero it
+// when it is allocated (or grown); every launch leaves its counters at zero again, so it is
+// reused as is, by calls of any row count up to the size it was sized for (8-byte aligned).
+size_t argmax_scratch_size(int64_t rows, int64_t vocab);
+
 // logits f32 [rows, vocab] (row stride in elements); params and out_ids in device memory.
 // `any_random`: false skips the softmax/sort path (all rows greedy).
 void launch_sample(const float* logits, int64_t stride, int64_t rows, int64_t vocab, const SampleRow* params,
-                   bool any_random, int32_t* out_ids, void* workspace, size_t workspace_bytes, cudaStream_t stream);
+                   bool any_random, int32_t* out_ids, void* argmax_scratch, size_t argmax_scratch_bytes,
+                   void* workspace, size_t workspace_bytes, cudaStream_t stream);
 
 }  // namespace lathe::cuda

@@ -5,6 +5,7 @@
 // layers through the pure dispatch ladder (ops/linear_dispatch).
 #include "ops/cuda/cuda_backend_class.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace lathe::ops {
@@ -25,17 +26,28 @@ void CudaBackend::sample(Act logits, const std::vector<SamplingParams>& params, 
   }
   auto* dparams = static_cast<kc::SampleRow*>(scratch(kSampleParams, rows.size() * sizeof(kc::SampleRow)));
   auto* dids = static_cast<int32_t*>(scratch(kSampleIds, rows.size() * sizeof(int32_t)));
-  LATHE_CUDA_CHECK(cudaMemcpyAsync(dparams, rows.data(), rows.size() * sizeof(kc::SampleRow), cudaMemcpyHostToDevice, stream_));
+  staging_.copy(dparams, rows.data(), rows.size() * sizeof(kc::SampleRow), stream_);
+  const auto [argmax, argmax_bytes] =
+      zeroed_scratch(kArgmax, kc::argmax_scratch_size(logits.rows, logits.cols));
   void* ws = nullptr;
   size_t ws_bytes = 0;
   if (any_random) {
     ws_bytes = kc::sampler_workspace_bytes(logits.cols);
     ws = scratch(kSampler, ws_bytes);
   }
-  kc::launch_sample(static_cast<const float*>(logits.data), logits.stride, logits.rows, logits.cols, dparams, any_random,
-                    dids, ws, ws_bytes, stream_);
-  LATHE_CUDA_CHECK(cudaMemcpyAsync(out_ids, dids, rows.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
+  kc::launch_sample(static_cast<const float*>(logits.data), logits.stride, logits.rows, logits.cols, dparams,
+                    any_random, dids, argmax, argmax_bytes, ws, ws_bytes, stream_);
+  if (rows.size() > ids_pinned_count_) {  // page-locked, so the copy below is a plain DMA
+    LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    if (ids_pinned_) LATHE_CUDA_CHECK(cudaFreeHost(ids_pinned_));
+    ids_pinned_ = nullptr;
+    ids_pinned_count_ = std::max<size_t>(rows.size(), 256);
+    LATHE_CUDA_CHECK(cudaMallocHost(&ids_pinned_, ids_pinned_count_ * sizeof(int32_t)));
+  }
+  LATHE_CUDA_CHECK(
+      cudaMemcpyAsync(ids_pinned_, dids, rows.size() * sizeof(int32_t), cudaMemcpyDeviceToHost, stream_));
   LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+  std::copy(ids_pinned_, ids_pinned_ + rows.size(), out_ids);
 }
 
 }  // namespace cuda_detail

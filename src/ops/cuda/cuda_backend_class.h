@@ -20,6 +20,7 @@
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/kv_amax.h"
+#include "backends/cuda/pinned_staging.h"
 #include "backends/cuda/quant.h"
 #include "backends/cuda/rope_kv.h"
 #include "backends/cuda/sampling.h"
@@ -59,6 +60,7 @@ enum Scratch {
   kSampler,
   kSampleParams,
   kSampleIds,
+  kArgmax,
   kScratchCount
 };
 
@@ -68,7 +70,6 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     info_ = kc::select_device(device);
     device_ = device;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
-    LATHE_CUDA_CHECK(cudaEventCreateWithFlags(&batch_copied_, cudaEventDisableTiming));
     arena_ = std::make_unique<kc::DeviceArena>();
     lt_workspace_ = arena_->allocate(kLtWorkspaceBytes, kc::MemoryPurpose::kWorkspace);
     lt_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes);
@@ -89,8 +90,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
 
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
-    if (pinned_) cudaFreeHost(pinned_);
-    cudaEventDestroy(batch_copied_);
+    if (ids_pinned_) cudaFreeHost(ids_pinned_);
     lt_.reset();
     arena_.reset();
     cudaStreamDestroy(stream_);
@@ -105,6 +105,9 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void upload(void* dst, const void* host_src, size_t bytes) override {
     LATHE_CUDA_CHECK(cudaMemcpyAsync(dst, host_src, bytes, cudaMemcpyHostToDevice, stream_));
     LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the caller may reuse host_src at once
+  }
+  void upload_async(void* dst, const void* host_src, size_t bytes) override {
+    staging_.copy(dst, host_src, bytes, stream_);  // through page-locked memory; no wait
   }
   void download(void* host_dst, const void* src, size_t bytes) override {
     LATHE_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
@@ -161,22 +164,16 @@ class CudaBackend final : public Backend, public CudaBackendControls {
       total += (arrays[i]->size() * sizeof(int32_t) + 255) / 256 * 256;
     }
     total = std::max<size_t>(total, 256);
-    LATHE_CUDA_CHECK(cudaEventSynchronize(batch_copied_));  // the previous step's copy has left pinned_
-    if (total > pinned_bytes_) {
-      if (pinned_) LATHE_CUDA_CHECK(cudaFreeHost(pinned_));
-      pinned_bytes_ = std::max(total, pinned_bytes_ * 2);
-      LATHE_CUDA_CHECK(cudaMallocHost(&pinned_, pinned_bytes_));
-    }
     if (total > batch_dev_bytes_) {
       LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));  // nothing may still read the old buffer
       arena_->release(batch_dev_);
       batch_dev_bytes_ = std::max(total, batch_dev_bytes_ * 2);
       batch_dev_ = arena_->allocate(batch_dev_bytes_, kc::MemoryPurpose::kActivations);
     }
+    char* host = static_cast<char*>(staging_.reserve(total));
     for (size_t i = 0; i < arrays.size(); ++i)
-      std::memcpy(static_cast<char*>(pinned_) + offsets[i], arrays[i]->data(), arrays[i]->size() * sizeof(int32_t));
-    LATHE_CUDA_CHECK(cudaMemcpyAsync(batch_dev_, pinned_, total, cudaMemcpyHostToDevice, stream_));
-    LATHE_CUDA_CHECK(cudaEventRecord(batch_copied_, stream_));
+      std::memcpy(host + offsets[i], arrays[i]->data(), arrays[i]->size() * sizeof(int32_t));
+    staging_.send(batch_dev_, total, stream_);
     auto at = [&](size_t i) { return reinterpret_cast<const int32_t*>(static_cast<char*>(batch_dev_) + offsets[i]); };
     return device_batch(b, {at(0), at(1), at(2), at(3), at(4), at(5), at(6)});
   }
@@ -333,6 +330,14 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     return ptr;
   }
 
+  // scratch() whose bytes are zero whenever it is (re)allocated; returns it and its size.
+  std::pair<void*, size_t> zeroed_scratch(Scratch slot, size_t bytes) {
+    const bool grows = bytes > scratch_[slot].second;
+    void* ptr = scratch(slot, bytes);
+    if (grows) LATHE_CUDA_CHECK(cudaMemsetAsync(ptr, 0, scratch_[slot].second, stream_));
+    return {ptr, scratch_[slot].second};
+  }
+
   // The arm linear() takes for these arguments (what the kernels support here, then the ladder).
   LinearRoute plan_linear(Phase phase, const Act& x, const WeightView& w, const Act& out);
   // norm: the tier normalises its own input; y_add: out is the residual stream, added into
@@ -369,11 +374,12 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   bool gemv_after_attention_ = false;  // the next GEMV follows decode attention (run_gemv)
   void* attn_ws_ = nullptr;
   size_t attn_ws_bytes_ = 0;
-  void* pinned_ = nullptr;
-  size_t pinned_bytes_ = 0;
+  kc::PinnedStaging
+      staging_;  // every host-to-device copy of step inputs (upload_batch, upload_async, sample)
+  int32_t* ids_pinned_ = nullptr;  // sampled ids on their way to the host
+  size_t ids_pinned_count_ = 0;
   void* batch_dev_ = nullptr;
   size_t batch_dev_bytes_ = 0;
-  cudaEvent_t batch_copied_ = nullptr;
   std::array<std::pair<void*, size_t>, kScratchCount> scratch_{};
 };
 

@@ -65,6 +65,36 @@ TEST(BenchLatencyCli, DummyAndRealWeightsOnTheCpu) {
   }
 }
 
+// --step-breakdown: each row carries the step's phases, which fit inside the measured step (the
+// CPU's clock is the host's, so the marks and the step's wall time share one clock).
+TEST(BenchLatencyCli, StepBreakdownPartsFitTheStep) {
+  const auto json = temp_dir() / "latency-breakdown.json";
+  const Outcome o =
+      run_lathe("bench latency '" + kTiny + "' --load-format dummy --device cpu --batch-sizes 1,3" +
+                " --input-len 12 --output-len 6 --step-breakdown --out '" + json.string() + "'");
+  ASSERT_EQ(o.status, 0) << o.err;
+  EXPECT_NE(o.out.find("decode step phases, median ms (host clock)"), std::string::npos) << o.out;
+  const nlohmann::json j = nlohmann::json::parse(read_file(json));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  for (const auto& row : j["rows"]) {
+    // Each step's parts add up to its wall time, so no part's median exceeds the slowest step.
+    for (const char* key : {"step_inputs_ms", "step_forward_ms", "step_sample_ms", "step_outside_ms"}) {
+      ASSERT_TRUE(row.contains(key)) << key;
+      EXPECT_GE(row[key].get<double>(), 0.0) << key;
+      EXPECT_LE(row[key].get<double>(), row["decode_max_ms"].get<double>()) << key;
+    }
+    EXPECT_GT(row["step_forward_ms"].get<double>(), 0.0);
+  }
+  // Without the flag the rows carry no phases.
+  const auto plain = temp_dir() / "latency-plain.json";
+  ASSERT_EQ(run_lathe("bench latency '" + kTiny +
+                      "' --load-format dummy --device cpu --batch-sizes 1 --input-len 12" +
+                      " --output-len 3 --out '" + plain.string() + "'")
+                .status,
+            0);
+  EXPECT_FALSE(nlohmann::json::parse(read_file(plain))["rows"][0].contains("step_forward_ms"));
+}
+
 TEST(BenchLatencyCli, BadFlagsAreOneLineErrors) {
   struct Case {
     std::string args;

@@ -479,5 +479,77 @@ TEST(OpHarness, SamplingGreedyExactAndSeededAgrees) {
   EXPECT_GE(agree, rows - 2);
 }
 
+// The greedy path's argmax runs across many CTAs per row (chunks of 4096 logits, the row's last
+// CTA combining): it must pick exactly the CPU reference's token on the rows where a chunked scan
+// could go wrong (the maximum in the ragged last chunk or on a chunk edge, ties across chunks, NaN
+// and infinities, rows not 16-byte aligned), and its arrival counters must survive calls of
+// changing row counts (fewer rows, then more, then a grown scratch).
+TEST(OpHarness, SamplingGreedyArgmaxMatchesTheReferenceOnEdgeRows) {
+  std::unique_ptr<Backend> cpu = make_cpu_backend();
+  std::unique_ptr<Backend> gpu = make_cuda_backend(0);
+  const float nan = std::numeric_limits<float>::quiet_NaN(), inf = std::numeric_limits<float>::infinity();
+  auto make_rows = [&](int64_t rows, int64_t vocab, int64_t stride, uint32_t seed) {
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> dist(0.0f, 2.0f);
+    std::vector<float> v(static_cast<size_t>((rows - 1) * stride + vocab), 0.0f);
+    for (auto& x : v) x = dist(rng);
+    auto at = [&](int64_t r, int64_t i) -> float& { return v[static_cast<size_t>(r * stride + i)]; };
+    for (int64_t r = 0; r < rows; ++r) {
+      switch (r % 8) {
+        case 0:
+          at(r, vocab - 1) = 50.0f;
+          break;  // the ragged last chunk's last logit
+        case 1:   // a tie across chunks and on a chunk edge: the lower index wins
+          at(r, std::min<int64_t>(4096, vocab - 1)) = 60.0f;
+          at(r, vocab - 1) = 60.0f;
+          at(r, std::min<int64_t>(4095, vocab - 2)) = 60.0f;
+          break;
+        case 2:  // NaNs never win; +inf does
+          for (int64_t i = 0; i < vocab; i += 3) at(r, i) = nan;
+          at(r, vocab / 2) = inf;
+          break;
+        case 3:  // NaN and -inf only: the first -inf
+          for (int64_t i = 0; i < vocab; ++i) at(r, i) = i % 2 == 0 ? nan : -inf;
+          break;
+        case 4:  // all NaN: index 0, as the reference
+          for (int64_t i = 0; i < vocab; ++i) at(r, i) = nan;
+          break;
+        case 5:  // all equal: index 0
+          for (int64_t i = 0; i < vocab; ++i) at(r, i) = 1.25f;
+          break;
+        default:
+          break;  // random: one clear winner somewhere
+      }
+    }
+    return v;
+  };
+  auto run = [&](Backend& b, const std::vector<float>& v, int64_t rows, int64_t vocab, int64_t stride) {
+    Mem m(b);
+    Act a{m.raw(v.data(), v.size() * 4), DType::kF32, rows, vocab, stride};
+    std::vector<SamplingParams> greedy(static_cast<size_t>(rows));
+    std::vector<int32_t> ids(static_cast<size_t>(rows), -1);
+    b.sample(a, greedy, ids.data());
+    return ids;
+  };
+  struct Case {
+    int64_t rows, vocab, stride;
+  };
+  // The real vocabulary (38 chunks, the last ragged); a stride that misaligns rows; one chunk;
+  // fewer rows after more (the counters' reuse), then a scratch that must grow.
+  const Case cases[] = {{8, 151936, 151936}, {8, 10001, 10003},    {8, 4096, 4096},     {3, 151936, 151936},
+                        {1, 151936, 151936}, {40, 151936, 151936}, {8, 151936, 151936}, {9, 8193, 8193}};
+  uint32_t seed = 5;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(fmt::format("rows {} vocab {} stride {}", c.rows, c.vocab, c.stride));
+    const std::vector<float> v = make_rows(c.rows, c.vocab, c.stride, seed++);
+    const std::vector<int32_t> want = run(*cpu, v, c.rows, c.vocab, c.stride);
+    EXPECT_EQ(run(*gpu, v, c.rows, c.vocab, c.stride), want);
+    EXPECT_EQ(want[0], c.vocab - 1);  // the cases above are what the test means them to be
+    if (c.rows > 3) {
+      EXPECT_EQ(want[3], 1);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace lathe::ops
