@@ -146,6 +146,11 @@ HttpServer::HttpServer(HttpOptions options) : impl_(std::make_unique<Impl>()) {
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
   });
+  // TCP_NODELAY (set on the listener, inherited by every accepted connection): a stream writes
+  // its headers and then one small SSE chunk per token. With Nagle's algorithm on, a chunk waits
+  // for the ACK of the previous write, which the client may delay by up to 40 ms; the first
+  // token of a short prefill paid exactly that.
+  server.set_tcp_nodelay(true);
 
   server.set_pre_routing_handler([&impl](const httplib::Request& req, httplib::Response& res) {
     const bool api = req.path == "/v1" || req.path.starts_with("/v1/");

@@ -6,7 +6,10 @@
 // tokenizer, chat template, engine, scheduler and HTTP layer are the production ones.
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <nlohmann/json.hpp>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
@@ -317,6 +320,41 @@ TEST_F(ScriptedServer, ErrorShapesForBadRequests) {
   expect_error_shape(post("/v1/completions", {{"prompt", std::string(5000, 'a')}}), 413);
   // The checkpoint directory's basename is accepted as well as the served name.
   EXPECT_EQ(post("/v1/completions", {{"prompt", "x"}, {"model", "qwen3-tiny-chat"}, {"seed", 3}}).status, 200);
+}
+
+// The server's end of every connection: sockets of this process bound to `port` that have a peer
+// (the listener has none). Found through /proc/self/fd, since httplib keeps its sockets private.
+std::vector<int> accepted_sockets(int port) {
+  std::vector<int> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc/self/fd")) {
+    const int fd = std::stoi(entry.path().filename().string());
+    sockaddr_in local{}, peer{};
+    socklen_t local_len = sizeof local, peer_len = sizeof peer;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 || local.sin_family != AF_INET) continue;
+    if (ntohs(local.sin_port) != port) continue;
+    if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
+    out.push_back(fd);
+  }
+  return out;
+}
+
+// Nagle's algorithm would hold a stream's small SSE chunks back until the client ACKs the previous
+// write (a delayed ACK: up to 40 ms): every accepted connection must have TCP_NODELAY.
+TEST_F(ScriptedServer, ConnectionsHaveNagleOff) {
+  start_service();
+  httplib::Client client("127.0.0.1", port_);
+  client.set_keep_alive(true);  // the server keeps its end open while we look at it
+  auto res = client.Get("/health");
+  ASSERT_TRUE(res);
+  ASSERT_EQ(res->status, 200);
+  const std::vector<int> sockets = accepted_sockets(port_);
+  ASSERT_FALSE(sockets.empty()) << "no accepted connection found on port " << port_;
+  for (const int fd : sockets) {
+    int nodelay = 0;
+    socklen_t len = sizeof nodelay;
+    ASSERT_EQ(getsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &nodelay, &len), 0);
+    EXPECT_NE(nodelay, 0) << "socket " << fd << " has Nagle's algorithm on";
+  }
 }
 
 }  // namespace
