@@ -62,7 +62,8 @@ for entry in "${added[@]}"; do
   fi
 done
 
-if [[ ! -f "$build/CMakeCache.txt" ]]; then
+# A configure that stopped half way leaves CMakeCache.txt without build.ninja: configure again.
+if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
 fi
 # Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
