@@ -10,6 +10,7 @@ namespace lathe::ops {
 namespace {
 
 constexpr int64_t kGemvWidest = 32;
+constexpr long long kMaxGemmPinM = 65536;  // LATHE_GEMM_PREFILL_PIN_M's ceiling: beyond any chunk
 
 LinearArm gemm_arm(LinearWeightKind kind, const LinearKernels& available) {
   switch (kind) {
@@ -132,6 +133,16 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
       levers.fused_rope_rows = static_cast<int>(value);
     }
   }
+  if (const char* v = std::getenv("LATHE_GEMM_PREFILL_PIN_M")) {
+    char* end = nullptr;
+    const long long value = std::strtoll(v, &end, 10);
+    if (end == v || *end != '\0' || value < 1 || value > kMaxGemmPinM) {
+      warn(fmt::format("LATHE_GEMM_PREFILL_PIN_M={:?} is not an integer in 1..{}; keeping gemm_prefill_pin_m={}", v,
+                       kMaxGemmPinM, levers.gemm_prefill_pin_m));
+    } else {
+      levers.gemm_prefill_pin_m = value;
+    }
+  }
   if (const char* v = std::getenv("LATHE_FFN_GEMV_MAX_M")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -155,6 +166,8 @@ std::string describe_levers(const LinearLevers& levers) {
                      std::getenv("LATHE_FFN_FUSED_SILU") != nullptr ? " (env)" : "");
   out += fmt::format(" qkv_fused_rope={}{}", levers.fused_rope_rows,
                      std::getenv("LATHE_QKV_FUSED_ROPE") != nullptr ? " (env)" : "");
+  out += fmt::format(" gemm_prefill_pin_m={}{}", levers.gemm_prefill_pin_m,
+                     std::getenv("LATHE_GEMM_PREFILL_PIN_M") != nullptr ? " (env)" : "");
   if (levers.decode_wide_gemv) out += " ffn_decode_wide=gemv (env)";  // only the environment arms it
   return out;
 }

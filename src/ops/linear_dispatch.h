@@ -70,7 +70,16 @@ struct LinearLevers {
   // keep the separate kernel. Default 4: on the H200 the Qwen3-8B-FP8 step was 2.2% shorter fused at
   // batch 1 and 0.8% at batch 4, 1.2% longer at batch 16 (docs/PERFORMANCE.md, "Session 27").
   int fused_rope_rows = 4;
+  // LATHE_GEMM_PREFILL_PIN_M (1..65536): the row count cuBLASLt's heuristic is asked about when
+  // the prefill GEMM pins its one algorithm per (n, k). That algorithm serves every prefill m (a
+  // row's bits never depend on the chunk it came in); decode steps wider than the tiers pin their
+  // own at kDecodeGemmPinM. The pin decides the tile: a small reference picks tiles for a few
+  // hundred rows, a large one tiles for the long chunks that dominate prefill time.
+  int64_t gemm_prefill_pin_m = 256;
 };
+
+// The row count the decode-wide GEMM (decode rows above the GEMV tiers) pins its algorithm at.
+inline constexpr int64_t kDecodeGemmPinM = 256;
 
 struct LinearRoute {
   LinearArm arm = LinearArm::kGemmBf16;

@@ -4,6 +4,7 @@
 
 #include "backends/cuda/check.h"
 #include "core/error.h"
+#include "core/log.h"
 
 namespace lathe::cuda {
 namespace {
@@ -161,6 +162,7 @@ LtGemm::Plan& LtGemm::plan(LtKind kind, int64_t n, int64_t k, bool y_f32) {
     p.info = fmt::format("cuBLASLt {} n={} k={}: no candidate runs with split-K off at m=1 (4 if block-scaled) and "
                          "m=4096 ({} candidates:{})",
                          lt_kind_name(kind), n, k, count, rejected);
+  spdlog::info("gemm pin (reference m={}): {}", reference_m_, p.info);
   return p;
 }
 

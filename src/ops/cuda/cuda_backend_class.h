@@ -72,12 +72,15 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
     arena_ = std::make_unique<kc::DeviceArena>();
     lt_workspace_ = arena_->allocate(kLtWorkspaceBytes, kc::MemoryPurpose::kWorkspace);
-    lt_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes);
     gemv_ws_ = kc::gemv_workspace_in(
         arena_->allocate(kc::gemv_workspace_bytes(), kc::MemoryPurpose::kWorkspace), stream_);
     std::string warnings;
     levers_ = linear_levers_from_env(&warnings);
     if (!warnings.empty()) spdlog::warn("{}", warnings);
+    // One pinned algorithm per (n, k) and phase; both run on stream_, one at a time, so they
+    // share the workspace.
+    lt_prefill_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes, levers_.gemm_prefill_pin_m);
+    lt_decode_ = std::make_unique<kc::LtGemm>(lt_workspace_, kLtWorkspaceBytes, kDecodeGemmPinM);
     // Until configure_attention() brings the serve's values: the target's default levers and a
     // split-K workspace wide enough for 256 decode sequences (--max-num-seqs' usual ceiling).
     attn_config_.max_decode_seqs = 256;
@@ -91,7 +94,8 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   ~CudaBackend() override {
     cudaStreamSynchronize(stream_);
     if (ids_pinned_) cudaFreeHost(ids_pinned_);
-    lt_.reset();
+    lt_prefill_.reset();
+    lt_decode_.reset();
     arena_.reset();
     cudaStreamDestroy(stream_);
   }
@@ -360,14 +364,17 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   // The tier (1 or 4) one GEMV of a fused linear_add_rms_norm_linear runs, or 0 when it cannot.
   int fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
                    const kc::GemvNormInput& norm, bool y_add);
-  void run_gemm(LinearArm arm, Act x, const WeightView& w, Act out);
+  void run_gemm(Phase phase, LinearArm arm, Act x, const WeightView& w, Act out);
+  // The GEMM of a phase: prefill rows and decode rows pin their algorithms apart (LinearLevers).
+  kc::LtGemm& lt(Phase phase) { return phase == Phase::kPrefill ? *lt_prefill_ : *lt_decode_; }
 
   kc::DeviceInfo info_;
   int device_ = 0;
   cudaStream_t stream_ = nullptr;
   std::unique_ptr<kc::DeviceArena> arena_;
   void* lt_workspace_ = nullptr;
-  std::unique_ptr<kc::LtGemm> lt_;
+  std::unique_ptr<kc::LtGemm> lt_prefill_;
+  std::unique_ptr<kc::LtGemm> lt_decode_;
   kc::GemvWorkspace gemv_ws_;
   LinearLevers levers_;
   AttentionConfig attn_config_;

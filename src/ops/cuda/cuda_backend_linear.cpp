@@ -36,7 +36,7 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
       }
       break;
     default:
-      run_gemm(route.arm, x, w, out);
+      run_gemm(phase, route.arm, x, w, out);
       break;
   }
 }
@@ -73,9 +73,9 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   const bool lt_fp8_shape = w.cols % 16 == 0 && x.stride % 16 == 0;
   if (kind == LinearWeightKind::kFp8Block128)
     avail.gemm_fp8_block = kW8A8BlockVerified && lt_fp8_shape && kc::lt_block_supported(w.rows, w.cols) &&
-                           lt_->available(kc::LtKind::kFp8Block, w.rows, w.cols, out_f32);
+                           lt(phase).available(kc::LtKind::kFp8Block, w.rows, w.cols, out_f32);
   if (kind == LinearWeightKind::kFp8PerChannel || kind == LinearWeightKind::kFp8PerTensor)
-    avail.gemm_fp8_channel = lt_fp8_shape && lt_->available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
+    avail.gemm_fp8_channel = lt_fp8_shape && lt(phase).available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
@@ -256,7 +256,7 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
   }
 }
 
-void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
+void CudaBackend::run_gemm(Phase phase, LinearArm arm, Act x, const WeightView& w, Act out) {
   gemv_after_attention_ = false;  // the linear after attention took the GEMM
   const int64_t n = w.rows, k = w.cols;
   const bool out_f32 = out.dtype == DType::kF32;
@@ -273,7 +273,7 @@ void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
       }
       weight = bf;
     }
-    lt_->run(kc::LtKind::kBf16, x.rows, n, k, kc::LtOperands{weight, x.data, x.stride, out.data, out.stride, out_f32},
+    lt(phase).run(kc::LtKind::kBf16, x.rows, n, k, kc::LtOperands{weight, x.data, x.stride, out.data, out.stride, out_f32},
              stream_);
   } else {
     const bool block = arm == LinearArm::kGemmFp8Block;
@@ -315,7 +315,7 @@ void CudaBackend::run_gemm(LinearArm arm, Act x, const WeightView& w, Act out) {
         y = scratch(kPaddedOut, static_cast<size_t>(gemm_rows * n) * out_elem);
         y_stride = n;
       }
-      lt_->run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, gemm_rows, n, k,
+      lt(phase).run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, gemm_rows, n, k,
                kc::LtOperands{w.data, q, k, y, y_stride, out_f32, w_scale, s}, stream_);
       if (gemm_rows != rows) {
         LATHE_CUDA_CHECK(cudaMemcpy2DAsync(ys.data, static_cast<size_t>(out.stride) * out_elem, y,

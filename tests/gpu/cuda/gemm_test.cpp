@@ -1,7 +1,7 @@
 // Prefill GEMMs through cuBLASLt: bf16 against a float64 reference; W8A8 block128 and
 // per-channel against a float64 reference of the same quantized operands with RANDOM scales
-// (proving the scale-tensor layouts); and per-row bit equality across M = 33..512 with the
-// algorithm pinned per (n, k).
+// (proving the scale-tensor layouts); and per-row bit equality across M = 1..512 with the
+// algorithm pinned per (n, k), and up to 4096 rows under the prefill GEMM's pin.
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -9,10 +9,13 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/quant.h"
 #include "gpu_test_util.h"
+#include "ops/linear_dispatch.h"
 
 namespace lathe {
 namespace {
@@ -25,8 +28,9 @@ using gpu_test::DeviceBuffer;
 constexpr size_t kLtWorkspace = size_t{32} << 20;
 
 struct Fixture {
+  explicit Fixture(int64_t pin_m = 256) : lt(workspace.get(), kLtWorkspace, pin_m) {}
   DeviceBuffer workspace{kLtWorkspace};
-  LtGemm lt{workspace.get(), kLtWorkspace};
+  LtGemm lt;
 };
 
 TEST(LtGemm, Bf16MatchesFloat64Reference) {
@@ -218,10 +222,11 @@ TEST(LtGemm, W8A8PerChannelAgainstReference) {
   EXPECT_LT(err, 4e-3) << note;
 }
 
-// One pinned algorithm per (n, k): a row's bytes must not depend on M.
-void check_row_invariance(LtKind kind, int64_t n, int64_t k) {
-  Fixture f;
-  constexpr int64_t kMaxM = 512;
+// One pinned algorithm per (n, k), pinned at `pin_m` rows: a row's bytes must not depend on M.
+// Every M up to 512 is checked; with max_m above 512, a few long chunks up to max_m as well.
+void check_row_invariance(LtKind kind, int64_t n, int64_t k, int64_t pin_m = 256, int64_t max_m = 512) {
+  Fixture f(pin_m);
+  const int64_t kMaxM = max_m;
   std::mt19937 rng(static_cast<unsigned>(n + k));
   const bool fp8 = kind != LtKind::kBf16;
   const bool channel = kind == LtKind::kFp8Channel;
@@ -254,7 +259,12 @@ void check_row_invariance(LtKind kind, int64_t n, int64_t k) {
   // block-scaled route only ever sees row counts padded to kLtBlockRowMultiple (the backend
   // pads), so those are the M it is checked at; the other routes take every M.
   const int64_t step = kind == LtKind::kFp8Block ? cuda::kLtBlockRowMultiple : 1;
-  for (int64_t m = step; m <= kMaxM; m += step) {
+  std::vector<int64_t> ms;
+  for (int64_t m = step; m <= std::min<int64_t>(kMaxM, 512); m += step) ms.push_back(m);
+  for (int64_t m : {int64_t{1000}, int64_t{2044}, kMaxM - step}) {
+    if (m > 512 && m < kMaxM && m % step == 0) ms.push_back(m);
+  }
+  for (const int64_t m : ms) {
     dy.poison();
     run(m, dy.get());
     const auto got = dy.download<uint16_t>(m * n);
@@ -295,6 +305,17 @@ TEST(LtGemm, RowsAreBitIdenticalAcrossM_Qwen3_8B_Shapes) {
   check_row_invariance(LtKind::kBf16, 4096, 12288);
   check_row_invariance(LtKind::kFp8Block, 6144, 4096);
   check_row_invariance(LtKind::kFp8Block, 4096, 12288);
+}
+
+// The prefill GEMM's pin (LinearLevers: the default, or LATHE_GEMM_PREFILL_PIN_M as the backend
+// reads it): the same invariance over short and long chunks of the Qwen3-8B shapes, block-scaled
+// FP8 and BF16.
+TEST(LtGemm, PrefillPinRowsAreBitIdenticalAcrossM_Qwen3_8B_Shapes) {
+  const int64_t pin = ops::linear_levers_from_env().gemm_prefill_pin_m;
+  for (const auto& [n, k] : {std::pair<int64_t, int64_t>{6144, 4096}, {4096, 12288}, {24576, 4096}}) {
+    check_row_invariance(LtKind::kBf16, n, k, pin, 4096);
+    check_row_invariance(LtKind::kFp8Block, n, k, pin, 4096);
+  }
 }
 
 }  // namespace
