@@ -235,6 +235,13 @@ Profile ProfilingBackend::profile() {
   return out;
 }
 
+void ProfilingBackend::reset() {
+  if (open_) close_step();
+  groups_.clear();
+  untimed_ops_ = 0;
+  any_step_ = false;
+}
+
 DeviceBatch ProfilingBackend::upload_batch(const ForwardBatch& batch) {
   if (open_) close_step();  // the previous step sampled nothing: it ends here
   const Clock::time_point now = Clock::now();

@@ -66,6 +66,9 @@ class ProfilingBackend final : public Backend {
 
   // The profile so far (closes a step still open first).
   Profile profile();
+  // Forgets every step timed so far (a bench's warm-up: first-use costs such as pinning a GEMM
+  // algorithm or loading a kernel module belong to no measured step).
+  void reset();
 
   DeviceKind kind() const override { return inner_->kind(); }
   std::string name() const override { return inner_->name(); }

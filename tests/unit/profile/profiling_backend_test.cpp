@@ -223,6 +223,27 @@ TEST(ProfilingBackend, OpsOutsideAStepAreForwardedUntimed) {
   EXPECT_TRUE(p.groups.empty());
 }
 
+TEST(ProfilingBackend, ResetForgetsEveryStepSoFar) {
+  const model::ModelConfig config = model::load_model_config(kTiny);
+  ops::ProfilingBackend profiled(ops::make_cpu_backend());
+  const std::vector<int32_t> first = run_script(profiled, config);
+  ASSERT_FALSE(profiled.profile().groups.empty());
+  profiled.reset();
+  EXPECT_TRUE(profiled.profile().groups.empty());
+  EXPECT_EQ(profiled.profile().untimed_ops, 0);
+  // The script again: the profile holds its steps once, as a fresh backend's would.
+  EXPECT_EQ(run_script(profiled, config), first);
+  ops::ProfilingBackend fresh(ops::make_cpu_backend());
+  run_script(fresh, config);
+  const ops::Profile again = profiled.profile(), once = fresh.profile();
+  ASSERT_EQ(again.groups.size(), once.groups.size());
+  for (size_t g = 0; g < once.groups.size(); ++g) {
+    EXPECT_EQ(again.groups[g].kind, once.groups[g].kind);
+    EXPECT_EQ(again.groups[g].steps, once.groups[g].steps) << once.groups[g].kind;
+    EXPECT_EQ(again.groups[g].tokens_total, once.groups[g].tokens_total) << once.groups[g].kind;
+  }
+}
+
 TEST(HostOpClock, MarksAreSecondsSinceTheFirstAndCollectStartsAfresh) {
   std::unique_ptr<ops::OpClock> clock = ops::make_host_op_clock();
   EXPECT_TRUE(clock->collect().empty());
