@@ -73,9 +73,11 @@ struct LinearLevers {
   // LATHE_GEMM_PREFILL_PIN_M (1..65536): the row count cuBLASLt's heuristic is asked about when
   // the prefill GEMM pins its one algorithm per (n, k). That algorithm serves every prefill m (a
   // row's bits never depend on the chunk it came in); decode steps wider than the tiers pin their
-  // own at kDecodeGemmPinM. The pin decides the tile: a small reference picks tiles for a few
-  // hundred rows, a large one tiles for the long chunks that dominate prefill time.
-  int64_t gemm_prefill_pin_m = 256;
+  // own at kDecodeGemmPinM. The pin decides the tile (the block-scaled FP8 route has one
+  // candidate whatever the pin; BF16 has several): on the H200, 1024 against the former 256 takes
+  // 4.3% off Qwen3-8B BF16's 1024-token prefill at batch 1 and 3.7% at batch 16, and the BF16
+  // lm_head's share of every model's (docs/PERFORMANCE.md, "Session 33").
+  int64_t gemm_prefill_pin_m = 1024;
 };
 
 // The row count the decode-wide GEMM (decode rows above the GEMV tiers) pins its algorithm at.

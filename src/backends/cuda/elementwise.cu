@@ -202,6 +202,29 @@ __global__ void silu_mul_kernel(const void* gate_up, RowType in_type, int64_t in
   }
 }
 
+// The BF16 SwiGLU with 16-byte accesses: eight gate and eight up values per thread and step (the
+// scalar kernel above issues one 2-byte load per element and ran at ~1.2 TB/s on a prefill of
+// 8192 rows). The same silu_mul_value per element, so the same bits.
+__global__ void silu_mul_bf16_kernel(const __nv_bfloat16* gate_up, int64_t in_stride, int64_t inter,
+                                     __nv_bfloat16* out, int64_t out_stride) {
+  chained_kernel_begin();
+  const int64_t r = blockIdx.y;
+  const __nv_bfloat16* gate = gate_up + r * in_stride;
+  const __nv_bfloat16* up = gate + inter;
+  __nv_bfloat16* y = out + r * out_stride;
+  for (int64_t v = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; v * kVecElems < inter;
+       v += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int64_t i = v * kVecElems;
+    const Bf16x8 g = load_vec(gate + i), u = load_vec(up + i);
+    Bf16x8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      o.h[j] = __floats2bfloat162_rn(silu_mul_value(__low2float(g.h[j]), __low2float(u.h[j])),
+                                     silu_mul_value(__high2float(g.h[j]), __high2float(u.h[j])));
+    store_vec(y + i, o);
+  }
+}
+
 __global__ void gather_kernel(const void* x, RowType x_type, int64_t x_stride, const int32_t* indices, int64_t cols,
                               void* out, RowType out_type, int64_t out_stride) {
   chained_kernel_begin();
@@ -265,6 +288,13 @@ void launch_add_rms_norm(void* residual, RowType residual_type, int64_t residual
 void launch_silu_mul(const void* gate_up, RowType in_type, int64_t in_stride, int64_t rows, int64_t inter, void* out,
                      RowType out_type, int64_t out_stride, cudaStream_t stream) {
   if (rows <= 0 || inter <= 0) return;
+  if (in_type == RowType::kBf16 && out_type == RowType::kBf16 && aligned16(gate_up) && aligned16(out) &&
+      in_stride % kVecElems == 0 && out_stride % kVecElems == 0 && inter % kVecElems == 0) {
+    launch_chained(silu_mul_bf16_kernel, dim3(column_blocks(inter / kVecElems), static_cast<unsigned>(rows)),
+                   dim3(kThreads), 0, stream, static_cast<const __nv_bfloat16*>(gate_up), in_stride, inter,
+                   static_cast<__nv_bfloat16*>(out), out_stride);
+    return;
+  }
   launch_chained(silu_mul_kernel, dim3(column_blocks(inter), static_cast<unsigned>(rows)), dim3(kThreads), 0, stream,
                  gate_up, in_type, in_stride, inter, out, out_type, out_stride);
 }

@@ -13,14 +13,24 @@
 
 namespace lathe::cuda {
 
+// (cos, sin) of rotary pair i's angle at `position`, each times attention_scaling. Every caller
+// computes the pair with this one function (inline, or once per token into a table), and the
+// rotation below rounds each product and sum explicitly, so a rotated value has the same bits
+// whichever way its pair was obtained.
+__device__ __forceinline__ float2 rope_cos_sin(const QkNormRopeArgs& a, float position, int i) {
+  const float angle = __fmul_rn(position, a.inv_freq[i]);
+  return make_float2(__fmul_rn(cosf(angle), a.attention_scaling), __fmul_rn(sinf(angle), a.attention_scaling));
+}
+
 // Head h (< num_heads: a query head, then num_kv_heads key heads, then the value heads) of token
 // t of `a`. buf[e] holds the head's value e (a bf16 value as float), e < head_dim <= kMaxHeadDim,
 // written by this warp (or visible to it); the function overwrites it. Writes the head's result
 // (normalised and rotated for q and k, as given for v; v only when `out` is not null) to `out`
 // (bf16 [head_dim]) and, for k and v, to the cache slot a.slot_mapping[t] (none when negative).
-template <int kMaxHeadDim>
+// cos_sin(i) returns rope_cos_sin(a, position of t, i) for i < rotary_dim / 2.
+template <int kMaxHeadDim, class CosSin>
 __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64_t t, int h, int lane,
-                                                  float* buf, __nv_bfloat16* out) {
+                                                  float* buf, __nv_bfloat16* out, CosSin cos_sin) {
   const int hd = a.head_dim;
   const int32_t slot = a.slot_mapping[t];
   auto write_cache = [&](void* cache, int kv_head, float scale, int e, float value) {
@@ -58,7 +68,6 @@ __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64
   __syncwarp();
   // Rotate-half RoPE on the first rotary_dim values: pair (i, i + half) turned by position * inv_freq[i].
   const int half = a.rotary_dim / 2;
-  const float position = static_cast<float>(a.positions[t]);
   float rotated[kMaxHeadDim / 32];
 #pragma unroll
   for (int j = 0; j < kMaxHeadDim / 32; ++j) {
@@ -66,11 +75,9 @@ __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64
     if (e >= hd) break;
     float v = buf[e];
     if (e < a.rotary_dim) {
-      const int i = e < half ? e : e - half;
-      const float angle = position * a.inv_freq[i];
-      const float cs = cosf(angle) * a.attention_scaling;
-      const float sn = sinf(angle) * a.attention_scaling;
-      v = e < half ? buf[e] * cs - buf[e + half] * sn : buf[e] * cs + buf[e - half] * sn;
+      const float2 cs = cos_sin(e < half ? e : e - half);
+      v = e < half ? __fsub_rn(__fmul_rn(buf[e], cs.x), __fmul_rn(buf[e + half], cs.y))
+                   : __fadd_rn(__fmul_rn(buf[e], cs.x), __fmul_rn(buf[e - half], cs.y));
     }
     rotated[j] = __bfloat162float(__float2bfloat16_rn(v));
   }
@@ -82,6 +89,14 @@ __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64
     out[e] = __float2bfloat16_rn(rotated[j]);
     if (!is_q) write_cache(a.cache_k, head, a.k_scale, e, rotated[j]);
   }
+}
+
+// The same, each pair computed where it is used (the q|k|v GEMV's epilogue: a few tokens a launch).
+template <int kMaxHeadDim>
+__device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64_t t, int h, int lane,
+                                                  float* buf, __nv_bfloat16* out) {
+  const float position = static_cast<float>(a.positions[t]);
+  qk_norm_rope_head<kMaxHeadDim>(a, t, h, lane, buf, out, [&](int i) { return rope_cos_sin(a, position, i); });
 }
 
 }  // namespace lathe::cuda

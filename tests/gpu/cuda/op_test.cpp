@@ -194,6 +194,14 @@ TEST(OpHarness, SiluMulAndGather) {
     m.backend().silu_mul(in, out);
     return std::vector<std::vector<double>>{m.read(out)};
   });
+  // 300 columns: not a whole number of 8-element vectors, so the CUDA backend's scalar kernel.
+  const int64_t odd = 300;
+  const auto gu_odd = bf16_rounded(rows * 2 * odd, rng, 4.0f);
+  compare("silu_mul (scalar path)", 5e-3, [&](Mem& m) {
+    Act in = m.act(gu_odd, rows, 2 * odd), out = m.act({}, rows, odd);
+    m.backend().silu_mul(in, out);
+    return std::vector<std::vector<double>>{m.read(out)};
+  });
   ForwardBatch fb;
   fb.token_ids = {1, 2, 3, 4, 5};
   fb.positions = {0, 1, 2, 0, 1};

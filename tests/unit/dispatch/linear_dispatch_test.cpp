@@ -229,11 +229,11 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_QKV_FUSED_ROPE"), std::string::npos) << bad;
   }
   unsetenv("LATHE_QKV_FUSED_ROPE");
-  // LATHE_GEMM_PREFILL_PIN_M: an integer in 1..65536; anything else warns and keeps 256.
+  // LATHE_GEMM_PREFILL_PIN_M: an integer in 1..65536; anything else warns and keeps 1024.
   warnings.clear();
-  EXPECT_EQ(linear_levers_from_env(&warnings).gemm_prefill_pin_m, 256);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("gemm_prefill_pin_m=256"), std::string::npos);
-  for (const auto& [text, rows] : {std::pair{"1", 1}, {"2048", 2048}, {"65536", 65536}}) {
+  EXPECT_EQ(linear_levers_from_env(&warnings).gemm_prefill_pin_m, 1024);
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find("gemm_prefill_pin_m=1024"), std::string::npos);
+  for (const auto& [text, rows] : {std::pair{"1", 1}, {"256", 256}, {"65536", 65536}}) {
     setenv("LATHE_GEMM_PREFILL_PIN_M", text, 1);
     l = linear_levers_from_env(&warnings);
     EXPECT_EQ(l.gemm_prefill_pin_m, rows) << text;
@@ -243,7 +243,7 @@ TEST(LinearDispatch, LeversFromEnvironment) {
   for (const char* bad : {"0", "-4", "65537", "2k", "", "99999999999999999999"}) {
     warnings.clear();
     setenv("LATHE_GEMM_PREFILL_PIN_M", bad, 1);
-    EXPECT_EQ(linear_levers_from_env(&warnings).gemm_prefill_pin_m, 256) << bad;
+    EXPECT_EQ(linear_levers_from_env(&warnings).gemm_prefill_pin_m, 1024) << bad;
     EXPECT_NE(warnings.find("LATHE_GEMM_PREFILL_PIN_M"), std::string::npos) << bad;
   }
   unsetenv("LATHE_GEMM_PREFILL_PIN_M");
