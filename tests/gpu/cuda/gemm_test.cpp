@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
@@ -118,6 +119,71 @@ W8A8Case make_case(int64_t m, int64_t n, int64_t k, bool block, unsigned seed) {
   W8A8Case c{m, n, k, gpu_test::random_fp8(n * k, rng), {}, gpu_test::random_bf16(m * k, rng, 4.0f)};
   c.w_scale = gpu_test::random_f32(block ? ((n + 127) / 128) * (k / 128) : n, rng, 0.01f, 1.0f);
   return c;
+}
+
+// e4m3(v), round to nearest with ties to an even code, saturating at 448: the magnitude code
+// nearest to |v| among all finite ones, with v's sign (a negative value that rounds to zero gives
+// -0, as the hardware conversion does). The host reference of the activation quantizer.
+uint8_t e4m3_nearest_even(float v) {
+  const double mag = std::fabs(static_cast<double>(v));
+  uint8_t best = 0;
+  double best_err = INFINITY;
+  for (int c = 0; c < 0x7f; ++c) {  // 0x7f is NaN
+    const double err = std::fabs(static_cast<double>(fp8_e4m3_to_float(static_cast<uint8_t>(c))) - mag);
+    if (err < best_err || (err == best_err && (c & 1) == 0)) {
+      best_err = err;
+      best = static_cast<uint8_t>(c);
+    }
+  }
+  return std::signbit(v) ? static_cast<uint8_t>(best | 0x80) : best;
+}
+
+// quantize_act_block128 against the host reference, byte for byte: the 16-byte path (rows of
+// stride k, k % 8 == 0) and the scalar one (an odd row stride) on the same values, both scale
+// layouts, a group of zeros and a partial last group.
+TEST(LtGemm, ActivationQuantizationMatchesTheReferenceOnBothPaths) {
+  std::mt19937 rng(21);
+  for (const int64_t k : {int64_t{1024}, int64_t{1000}}) {
+    const int64_t m = 37, groups = (k + 127) / 128;
+    std::vector<uint16_t> x = gpu_test::random_bf16(m * k, rng, 6.0f);
+    for (int64_t i = 0; i < 128 && i < k; ++i) x[5 * k + i] = 0;  // token 5, group 0: all zero
+    // Reference: s = max|x_g| / 448 (1 for a zero group), q = e4m3(x / s).
+    std::vector<float> ref_s(m * groups);
+    std::vector<uint8_t> ref_q(m * k);
+    for (int64_t t = 0; t < m; ++t) {
+      for (int64_t g = 0; g < groups; ++g) {
+        float amax = 0.0f;
+        for (int64_t i = g * 128; i < std::min(k, (g + 1) * 128); ++i)
+          amax = std::max(amax, std::fabs(gpu_test::bf16_value(x[t * k + i])));
+        const float sc = amax > 0.0f ? amax / 448.0f : 1.0f;
+        ref_s[t * groups + g] = sc;
+        for (int64_t i = g * 128; i < std::min(k, (g + 1) * 128); ++i)
+          ref_q[t * k + i] = e4m3_nearest_even(gpu_test::bf16_value(x[t * k + i]) / sc);
+      }
+    }
+    for (const int64_t stride : {k, k + 1}) {
+      std::vector<uint16_t> strided(m * stride, 0);
+      for (int64_t t = 0; t < m; ++t) std::copy_n(x.begin() + t * k, k, strided.begin() + t * stride);
+      DeviceBuffer dx(m * stride * 2), dq(m * k), ds(groups * (m + 4) * 4);
+      dx.upload(strided);
+      for (const bool m_major : {true, false}) {
+        SCOPED_TRACE(fmt::format("k={} stride={} m_major={}", k, stride, m_major));
+        const int64_t pitch = m_major ? cuda::lt_act_scale_pitch(m) : groups;
+        dq.poison();
+        ds.poison();
+        cuda::quantize_act_block128(dx.get(), stride, m, k, dq.as<uint8_t>(), ds.as<float>(), pitch, m_major, nullptr);
+        const auto q = dq.download<uint8_t>(m * k);
+        const auto sc = ds.download<float>(groups * (m + 4));
+        int64_t bad_q = 0, bad_s = 0;
+        for (int64_t i = 0; i < m * k; ++i) bad_q += q[i] != ref_q[i];
+        for (int64_t t = 0; t < m; ++t)
+          for (int64_t g = 0; g < groups; ++g)
+            bad_s += sc[m_major ? g * pitch + t : t * pitch + g] != ref_s[t * groups + g];
+        EXPECT_EQ(bad_q, 0);
+        EXPECT_EQ(bad_s, 0);
+      }
+    }
+  }
 }
 
 TEST(LtGemm, W8A8Block128ScaleLayoutsAgainstReference) {
