@@ -1,11 +1,10 @@
 #pragma once
-// QK-norm + RoPE + paged KV write, fused: a warp per (token, head) at a time, a CTA's warps on
-// one token whose cos/sin pairs it computes once. Numerics follow the CPU reference: per-head
-// RMSNorm over head_dim with the shared f32 weight (stored, i.e. rounded to the activation type),
-// then rotate-half RoPE at the token's position with cos/sin computed in f32 (times
-// attention_scaling; every product and sum rounded on its own, no fused multiply-add), stored
-// again; post-RoPE k and v go to the cache slot slot_mapping[t] (negative slot: row not cached).
-// FP8 caches store e4m3(x / scale).
+// QK-norm + RoPE + paged KV write, fused: one warp per (token, head), the token's cos/sin pairs
+// computed once per CTA. Numerics follow the CPU reference: per-head RMSNorm over head_dim with
+// the shared f32 weight (stored, i.e. rounded to the activation type), then rotate-half RoPE at
+// the token's position with cos/sin computed in f32 (times attention_scaling; every product and
+// sum rounded on its own, no fused multiply-add), stored again; post-RoPE k and v go to the cache
+// slot slot_mapping[t] (negative slot: row not cached). FP8 caches store e4m3(x / scale).
 #include <cuda_runtime.h>
 
 #include <cstdint>
