@@ -137,8 +137,9 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
     char* end = nullptr;
     const long long value = std::strtoll(v, &end, 10);
     if (end == v || *end != '\0' || value < 1 || value > kMaxGemmPinM) {
-      warn(fmt::format("LATHE_GEMM_PREFILL_PIN_M={:?} is not an integer in 1..{}; keeping gemm_prefill_pin_m={}", v,
-                       kMaxGemmPinM, levers.gemm_prefill_pin_m));
+      warn(fmt::format(
+          "LATHE_GEMM_PREFILL_PIN_M={:?} is not an integer in 1..{}; keeping gemm_prefill_pin_m={}", v,
+          kMaxGemmPinM, levers.gemm_prefill_pin_m));
     } else {
       levers.gemm_prefill_pin_m = value;
     }

@@ -49,8 +49,8 @@ void launch_qk_norm_rope_kv_write(const QkNormRopeArgs& args, cudaStream_t strea
     throw_error("qk_norm_rope_kv_write: head_dim must be in 1..512 and rotary_dim even and <= head_dim");
   const int heads = args.num_heads + 2 * args.num_kv_heads;
   const unsigned groups = static_cast<unsigned>((heads + kWarpsPerBlock - 1) / kWarpsPerBlock);
-  launch_chained(qk_norm_rope_kv_kernel, dim3(static_cast<unsigned>(args.tokens), groups), dim3(kWarpsPerBlock * 32),
-                 0, stream, args);
+  launch_chained(qk_norm_rope_kv_kernel, dim3(static_cast<unsigned>(args.tokens), groups),
+                 dim3(kWarpsPerBlock * 32), 0, stream, args);
 }
 
 }  // namespace lathe::cuda

@@ -19,7 +19,8 @@ namespace lathe::cuda {
 // whichever way its pair was obtained.
 __device__ __forceinline__ float2 rope_cos_sin(const QkNormRopeArgs& a, float position, int i) {
   const float angle = __fmul_rn(position, a.inv_freq[i]);
-  return make_float2(__fmul_rn(cosf(angle), a.attention_scaling), __fmul_rn(sinf(angle), a.attention_scaling));
+  return make_float2(__fmul_rn(cosf(angle), a.attention_scaling),
+                     __fmul_rn(sinf(angle), a.attention_scaling));
 }
 
 // Head h (< num_heads: a query head, then num_kv_heads key heads, then the value heads) of token
@@ -96,7 +97,8 @@ template <int kMaxHeadDim>
 __device__ __forceinline__ void qk_norm_rope_head(const QkNormRopeArgs& a, int64_t t, int h, int lane,
                                                   float* buf, __nv_bfloat16* out) {
   const float position = static_cast<float>(a.positions[t]);
-  qk_norm_rope_head<kMaxHeadDim>(a, t, h, lane, buf, out, [&](int i) { return rope_cos_sin(a, position, i); });
+  qk_norm_rope_head<kMaxHeadDim>(a, t, h, lane, buf, out,
+                                 [&](int i) { return rope_cos_sin(a, position, i); });
 }
 
 }  // namespace lathe::cuda

@@ -75,7 +75,8 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
     avail.gemm_fp8_block = kW8A8BlockVerified && lt_fp8_shape && kc::lt_block_supported(w.rows, w.cols) &&
                            lt(phase).available(kc::LtKind::kFp8Block, w.rows, w.cols, out_f32);
   if (kind == LinearWeightKind::kFp8PerChannel || kind == LinearWeightKind::kFp8PerTensor)
-    avail.gemm_fp8_channel = lt_fp8_shape && lt(phase).available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
+    avail.gemm_fp8_channel =
+        lt_fp8_shape && lt(phase).available(kc::LtKind::kFp8Channel, w.rows, w.cols, out_f32);
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
@@ -273,8 +274,8 @@ void CudaBackend::run_gemm(Phase phase, LinearArm arm, Act x, const WeightView& 
       }
       weight = bf;
     }
-    lt(phase).run(kc::LtKind::kBf16, x.rows, n, k, kc::LtOperands{weight, x.data, x.stride, out.data, out.stride, out_f32},
-             stream_);
+    lt(phase).run(kc::LtKind::kBf16, x.rows, n, k,
+                  kc::LtOperands{weight, x.data, x.stride, out.data, out.stride, out_f32}, stream_);
   } else {
     const bool block = arm == LinearArm::kGemmFp8Block;
     const float* w_scale = w.scale;
@@ -316,7 +317,7 @@ void CudaBackend::run_gemm(Phase phase, LinearArm arm, Act x, const WeightView& 
         y_stride = n;
       }
       lt(phase).run(block ? kc::LtKind::kFp8Block : kc::LtKind::kFp8Channel, gemm_rows, n, k,
-               kc::LtOperands{w.data, q, k, y, y_stride, out_f32, w_scale, s}, stream_);
+                    kc::LtOperands{w.data, q, k, y, y_stride, out_f32, w_scale, s}, stream_);
       if (gemm_rows != rows) {
         LATHE_CUDA_CHECK(cudaMemcpy2DAsync(ys.data, static_cast<size_t>(out.stride) * out_elem, y,
                                            static_cast<size_t>(n) * out_elem, static_cast<size_t>(n) * out_elem,

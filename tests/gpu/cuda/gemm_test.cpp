@@ -171,7 +171,8 @@ TEST(LtGemm, ActivationQuantizationMatchesTheReferenceOnBothPaths) {
         const int64_t pitch = m_major ? cuda::lt_act_scale_pitch(m) : groups;
         dq.poison();
         ds.poison();
-        cuda::quantize_act_block128(dx.get(), stride, m, k, dq.as<uint8_t>(), ds.as<float>(), pitch, m_major, nullptr);
+        cuda::quantize_act_block128(dx.get(), stride, m, k, dq.as<uint8_t>(), ds.as<float>(), pitch, m_major,
+                                    nullptr);
         const auto q = dq.download<uint8_t>(m * k);
         const auto sc = ds.download<float>(groups * (m + 4));
         int64_t bad_q = 0, bad_s = 0;

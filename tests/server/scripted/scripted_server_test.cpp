@@ -8,8 +8,8 @@
 #include <httplib.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <nlohmann/json.hpp>
 #include <sys/socket.h>
+#include <nlohmann/json.hpp>
 
 #include <chrono>
 #include <filesystem>
@@ -330,7 +330,8 @@ std::vector<int> accepted_sockets(int port) {
     const int fd = std::stoi(entry.path().filename().string());
     sockaddr_in local{}, peer{};
     socklen_t local_len = sizeof local, peer_len = sizeof peer;
-    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 || local.sin_family != AF_INET) continue;
+    if (getsockname(fd, reinterpret_cast<sockaddr*>(&local), &local_len) != 0 || local.sin_family != AF_INET)
+      continue;
     if (ntohs(local.sin_port) != port) continue;
     if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &peer_len) != 0) continue;
     out.push_back(fd);

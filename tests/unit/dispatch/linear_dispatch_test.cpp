@@ -237,7 +237,8 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     setenv("LATHE_GEMM_PREFILL_PIN_M", text, 1);
     l = linear_levers_from_env(&warnings);
     EXPECT_EQ(l.gemm_prefill_pin_m, rows) << text;
-    EXPECT_NE(describe_levers(l).find("gemm_prefill_pin_m=" + std::to_string(rows) + " (env)"), std::string::npos);
+    EXPECT_NE(describe_levers(l).find("gemm_prefill_pin_m=" + std::to_string(rows) + " (env)"),
+              std::string::npos);
   }
   EXPECT_TRUE(warnings.empty());
   for (const char* bad : {"0", "-4", "65537", "2k", "", "99999999999999999999"}) {
