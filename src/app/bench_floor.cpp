@@ -45,4 +45,19 @@ double decode_kv_bytes(const model::ModelConfig& config, int64_t batch, int64_t 
          static_cast<double>(config.head_dim) * static_cast<double>(dtype_size(kv_dtype));
 }
 
+double prefill_flops(const model::ModelConfig& c, int64_t batch, int64_t input_len) {
+  const double hidden = static_cast<double>(c.hidden_size), inter = static_cast<double>(c.intermediate_size);
+  const double q_width = static_cast<double>(c.num_attention_heads * c.head_dim);
+  const double kv_width = static_cast<double>(c.num_key_value_heads * c.head_dim);
+  const double layers = static_cast<double>(c.num_hidden_layers);
+  const double tokens = static_cast<double>(batch) * static_cast<double>(input_len);
+  // n x k of q, k, v, o, then gate, up, down.
+  const double layer_weights = hidden * (q_width + 2.0 * kv_width) + q_width * hidden + 3.0 * hidden * inter;
+  const double linear = 2.0 * layer_weights * layers * tokens;
+  const double lm_head = 2.0 * static_cast<double>(c.vocab_size) * hidden * static_cast<double>(batch);
+  const double len = static_cast<double>(input_len);
+  const double attention = 2.0 * 2.0 * q_width * (len * (len + 1.0) / 2.0) * layers * static_cast<double>(batch);
+  return linear + lm_head + attention;
+}
+
 }  // namespace lathe::app

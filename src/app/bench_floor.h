@@ -30,4 +30,11 @@ StepWeightBytes step_weight_bytes(const model::Qwen3Weights& weights);
 // Bytes of K and V one decode step reads for `batch` sequences of `context_len` cached tokens.
 double decode_kv_bytes(const model::ModelConfig& config, int64_t batch, int64_t context_len, DType kv_dtype);
 
+// The arithmetic of prefilling `batch` prompts of `input_len` tokens (a multiply-add counts as 2
+// FLOPs): every decoder linear over every prompt token (2 n k a token: q, k, v, o, gate, up,
+// down), lm_head over one row a sequence (the first sampled token), and causal attention, q.k and
+// p.v over the L (L + 1) / 2 visible (query, key) pairs of every query head of every sequence.
+// Norms, RoPE and SwiGLU are not counted (a rounding error beside the products).
+double prefill_flops(const model::ModelConfig& config, int64_t batch, int64_t input_len);
+
 }  // namespace lathe::app

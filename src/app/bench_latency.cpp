@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "app/bench_floor.h"
+#include "app/bench_gemm_ceiling.h"
 #include "app/bench_read_ceiling.h"
 #include "app/bench_stats.h"
 #include "app/model_runner.h"
@@ -251,6 +252,15 @@ LatencyReport run_latency(const LatencyOptions& o) {
   } else {
     report.read_ceiling_line = "read ceiling n/a (not measured on this backend)";
   }
+  if (const std::optional<GemmCeiling> gemm = measure_gemm_ceiling(*backend)) {
+    const bool fp8_block = config.quant.method == model::QuantConfig::Method::kFp8Block;
+    const double rate = fp8_block ? gemm->fp8_block_flops_per_s : gemm->bf16_flops_per_s;
+    if (rate > 0) report.gemm_ceiling_flops_per_s = rate;
+    report.gemm_ceiling_line = gemm->description + (fp8_block ? "; the prefill is quoted against W8A8 block-128"
+                                                              : "; the prefill is quoted against BF16");
+  } else {
+    report.gemm_ceiling_line = "GEMM reference n/a (not measured on this backend)";
+  }
 
   const int64_t max_batch = *std::max_element(o.batch_sizes.begin(), o.batch_sizes.end());
   const int64_t seq_tokens = o.input_len + o.output_len;
@@ -312,6 +322,7 @@ LatencyReport run_latency(const LatencyOptions& o) {
     row.batch = batch;
     row.prefill_s = timing.prefill_s;
     row.prefill_steps = timing.prefill_steps;
+    row.prefill_flops = prefill_flops(config, batch, o.input_len);
     row.decode_steps = static_cast<int64_t>(decode.count);
     row.decode_median_ms = decode.p50 * 1e3;
     row.decode_mean_ms = decode.mean * 1e3;
@@ -342,6 +353,7 @@ std::string format_latency_report(const LatencyReport& r) {
   out += fmt::format("{}\n", r.graphs_line);
   out += fmt::format("weights: {}\n", r.weights_line);
   out += fmt::format("{}\n", r.read_ceiling_line);
+  out += fmt::format("{}\n", r.gemm_ceiling_line);
   out += fmt::format("input {} tokens, output {} tokens (greedy, {} decode steps), prefill steps of <= {} tokens\n",
                      o.input_len, o.output_len, o.output_len - 1, o.max_num_batched_tokens);
   out += fmt::format("{:>6} {:>11} {:>12} {:>11} {:>10} {:>11} {:>9} {:>10} {:>9} {:>8}\n", "batch", "prefill_ms",
@@ -358,6 +370,15 @@ std::string format_latency_report(const LatencyReport& r) {
   }
   out += "decode_p50: median decode step (host planning + forward + sampling + ids to host); floor at the median "
          "step's context (input + output/2): (weight + KV bytes) / read ceiling\n";
+  out += fmt::format("{:>6} {:>14} {:>15} {:>12}\n", "batch", "prefill_TFLOP", "prefill_TFLOP/s", "of_GEMM_ref");
+  for (const LatencyRow& row : r.rows) {
+    const double rate = row.prefill_s > 0 ? row.prefill_flops / row.prefill_s : 0.0;
+    out += fmt::format("{:>6} {:>14.3f} {:>15.1f} {:>12}\n", row.batch, row.prefill_flops / 1e12, rate / 1e12,
+                       r.gemm_ceiling_flops_per_s ? fmt::format("{:.1f}%", 100.0 * rate / *r.gemm_ceiling_flops_per_s)
+                                                  : std::string("n/a"));
+  }
+  out += "prefill_TFLOP: linears over every prompt token, lm_head over one row a sequence, causal attention "
+         "(2 FLOPs a multiply-add); of_GEMM_ref: against the GEMM reference above\n";
   if (!r.rows.empty() && r.rows.front().breakdown) {
     out += fmt::format("decode step phases, median ms ({} clock):\n", r.step_clock);
     out += fmt::format("{:>6} {:>9} {:>9} {:>11} {:>9}\n", "batch", "inputs", "forward", "sample+ids",
@@ -390,6 +411,9 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
   j["read_ceiling_gbs"] = r.read_ceiling_bytes_per_s ? nlohmann::ordered_json(*r.read_ceiling_bytes_per_s / 1e9)
                                                      : nlohmann::ordered_json(nullptr);
   j["read_ceiling"] = r.read_ceiling_line;
+  j["gemm_reference_tflops"] = r.gemm_ceiling_flops_per_s ? nlohmann::ordered_json(*r.gemm_ceiling_flops_per_s / 1e12)
+                                                          : nlohmann::ordered_json(nullptr);
+  j["gemm_reference"] = r.gemm_ceiling_line;
   j["input_len"] = o.input_len;
   j["output_len"] = o.output_len;
   j["max_num_batched_tokens"] = o.max_num_batched_tokens;
@@ -400,6 +424,8 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
     x["batch"] = row.batch;
     x["prefill_ms"] = row.prefill_s * 1e3;
     x["prefill_steps"] = row.prefill_steps;
+    x["prefill_tflop"] = row.prefill_flops / 1e12;
+    x["prefill_tflops"] = row.prefill_s > 0 ? row.prefill_flops / row.prefill_s / 1e12 : 0.0;
     x["decode_steps"] = row.decode_steps;
     x["decode_median_ms"] = row.decode_median_ms;
     x["decode_mean_ms"] = row.decode_mean_ms;

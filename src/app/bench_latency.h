@@ -10,7 +10,8 @@
 // serving step costs.
 // Reported per batch size: the prefill time, the median (and mean) decode step, and the step's
 // floor (app/bench_floor.h) against the read ceiling measured in the same run (CUDA only; the
-// CPU has no floor to report).
+// CPU has no floor to report); and the prefill's FLOP/s against a cuBLASLt GEMM reference
+// measured in the same run (app/bench_gemm_ceiling.h; CUDA only).
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -61,6 +62,7 @@ struct LatencyRow {
   double weight_bytes = 0.0;        // read per decode step (bench_floor.h)
   double kv_bytes = 0.0;            // read by the median decode step
   std::optional<double> floor_ms;   // (weight + kv) / read ceiling; CUDA only
+  double prefill_flops = 0.0;       // the batch's prefill arithmetic (bench_floor.h)
   std::optional<StepBreakdown> breakdown;  // --step-breakdown
 };
 
@@ -76,6 +78,10 @@ struct LatencyReport {
   double capture_s = 0.0;           // recording the decode graphs (not in load_s)
   std::optional<double> read_ceiling_bytes_per_s;  // best pass
   std::string read_ceiling_line;
+  // The GEMM reference of the model's linear weights (bench_gemm_ceiling.h: W8A8 block-128 for
+  // block FP8 checkpoints, else BF16); CUDA only.
+  std::optional<double> gemm_ceiling_flops_per_s;
+  std::string gemm_ceiling_line;
   std::string step_clock;  // --step-breakdown: "device" or "host", whose clock timed the phases
   LatencyOptions options;
   std::vector<LatencyRow> rows;

@@ -30,6 +30,7 @@ void check_report(const nlohmann::json& j, const std::string& load_format) {
   EXPECT_EQ(j["load_format"], load_format);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_TRUE(j["read_ceiling_gbs"].is_null());
+  EXPECT_TRUE(j["gemm_reference_tflops"].is_null());  // the CPU has no GEMM reference
   ASSERT_EQ(j["rows"].size(), 2u);
   EXPECT_EQ(j["rows"][0]["batch"], 1);
   EXPECT_EQ(j["rows"][1]["batch"], 3);
@@ -40,7 +41,14 @@ void check_report(const nlohmann::json& j, const std::string& load_format) {
     EXPECT_EQ(row["floor_context"], 12 + 5 / 2);
     EXPECT_TRUE(row["floor_ms"].is_null());
     EXPECT_GT(row["weight_bytes_per_step"].get<double>(), 0.0);
+    // The prefill's arithmetic over its time (bench_floor_test checks the count itself).
+    EXPECT_GT(row["prefill_tflop"].get<double>(), 0.0);
+    EXPECT_NEAR(row["prefill_tflops"].get<double>(),
+                row["prefill_tflop"].get<double>() / (row["prefill_ms"].get<double>() * 1e-3), 1e-9);
   }
+  // Three prompts do three times one prompt's work.
+  const double one = j["rows"][0]["prefill_tflop"].get<double>();
+  EXPECT_NEAR(j["rows"][1]["prefill_tflop"].get<double>(), 3 * one, 1e-12 * one);
   // One more sequence reads one more embedding row and its KV.
   EXPECT_GT(j["rows"][1]["weight_bytes_per_step"].get<double>(), j["rows"][0]["weight_bytes_per_step"].get<double>());
   EXPECT_DOUBLE_EQ(j["rows"][1]["kv_bytes_per_step"].get<double>(), 3 * j["rows"][0]["kv_bytes_per_step"].get<double>());
@@ -57,6 +65,8 @@ TEST(BenchLatencyCli, DummyAndRealWeightsOnTheCpu) {
     ASSERT_EQ(o.status, 0) << o.err;
     EXPECT_NE(o.out.find("x_floor"), std::string::npos) << o.out;
     EXPECT_NE(o.out.find("n/a"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("GEMM reference n/a"), std::string::npos) << o.out;
+    EXPECT_NE(o.out.find("prefill_TFLOP/s"), std::string::npos) << o.out;
     const nlohmann::json j = nlohmann::json::parse(read_file(json));
     check_report(j, format);
     // 3 prompts of 12 tokens in steps of <= 16 tokens: 36 / 16 -> 3 steps.

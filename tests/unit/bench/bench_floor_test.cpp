@@ -59,5 +59,21 @@ TEST(BenchFloor, KvBytes) {
   EXPECT_DOUBLE_EQ(decode_kv_bytes(q8, 1, 1, DType::kBF16), 144.0 * 1024);
 }
 
+TEST(BenchFloor, PrefillFlops) {
+  const model::ModelConfig c = config_from(R"("vocab_size":200,"hidden_size":64,"intermediate_size":96,
+      "num_hidden_layers":2,"num_attention_heads":4,"num_key_value_heads":2,"head_dim":16)");
+  // Per token per layer: q 64x64 + k, v 32x64 each + o 64x64 + gate, up 96x64 each + down 64x96
+  // = 30720 multiply-adds; 2 layers x 3 sequences x 10 tokens. lm_head 200x64 once a sequence.
+  // Attention: q.k and p.v, 4 heads x 16 dims, 10 * 11 / 2 = 55 visible pairs, 2 layers x 3.
+  const double linear = 2.0 * 30720 * 2 * 3 * 10;
+  const double lm_head = 2.0 * 200 * 64 * 3;
+  const double attention = 2.0 * 2 * 4 * 16 * 55 * 2 * 3;
+  EXPECT_DOUBLE_EQ(prefill_flops(c, 3, 10), linear + lm_head + attention);
+  // Qwen3-8B, one 1024-token prompt: 6.95e9 linear weights, ~14.5 TFLOP in all.
+  const model::ModelConfig q8 =
+      model::load_model_config(std::filesystem::path(LATHE_SOURCE_DIR) / "configs" / "Qwen3-8B");
+  EXPECT_NEAR(prefill_flops(q8, 1, 1024) / 1e12, 14.55, 0.05);
+}
+
 }  // namespace
 }  // namespace lathe::app
