@@ -56,7 +56,8 @@ double prefill_flops(const model::ModelConfig& c, int64_t batch, int64_t input_l
   const double linear = 2.0 * layer_weights * layers * tokens;
   const double lm_head = 2.0 * static_cast<double>(c.vocab_size) * hidden * static_cast<double>(batch);
   const double len = static_cast<double>(input_len);
-  const double attention = 2.0 * 2.0 * q_width * (len * (len + 1.0) / 2.0) * layers * static_cast<double>(batch);
+  const double attention =
+      2.0 * 2.0 * q_width * (len * (len + 1.0) / 2.0) * layers * static_cast<double>(batch);
   return linear + lm_head + attention;
 }
 

@@ -53,7 +53,8 @@ double best_rate(int runs, cudaStream_t stream, Product product) {
       LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
       float ms = 0.0f;
       LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      const double flops = 2.0 * static_cast<double>(kSide) * static_cast<double>(kSide) * static_cast<double>(kSide);
+      const double flops =
+          2.0 * static_cast<double>(kSide) * static_cast<double>(kSide) * static_cast<double>(kSide);
       if (ms > 0.0f) best = std::max(best, flops / (static_cast<double>(ms) * 1e-3));
     }
   } catch (...) {
@@ -76,7 +77,8 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
   const int64_t kb = kSide / 128;
   const int64_t pitch = cuda::lt_act_scale_pitch(kSide);
   backend.synchronize();
-  Scoped w(backend, n * n * 2), x(backend, n * n * 2), y(backend, n * n * 2), workspace(backend, kWorkspaceBytes);
+  Scoped w(backend, n * n * 2), x(backend, n * n * 2), y(backend, n * n * 2),
+      workspace(backend, kWorkspaceBytes);
   Scoped w_scale(backend, static_cast<size_t>(kb * kb) * sizeof(float));
   Scoped x_scale(backend, static_cast<size_t>(kb * pitch) * sizeof(float));
   cudaStream_t stream = nullptr;
@@ -89,16 +91,23 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
     const std::vector<float> ones(static_cast<size_t>(kb * std::max(kb, pitch)), 1.0f);
     LATHE_CUDA_CHECK(cudaMemcpyAsync(w_scale.get(), ones.data(), static_cast<size_t>(kb * kb) * sizeof(float),
                                      cudaMemcpyHostToDevice, stream));
-    LATHE_CUDA_CHECK(cudaMemcpyAsync(x_scale.get(), ones.data(), static_cast<size_t>(kb * pitch) * sizeof(float),
-                                     cudaMemcpyHostToDevice, stream));
+    LATHE_CUDA_CHECK(cudaMemcpyAsync(x_scale.get(), ones.data(),
+                                     static_cast<size_t>(kb * pitch) * sizeof(float), cudaMemcpyHostToDevice,
+                                     stream));
     // The heuristic asked about this very shape: cuBLASLt at its best here.
     cuda::LtGemm lt(workspace.get(), kWorkspaceBytes, kSide);
     const cuda::LtOperands bf16{w.get(), x.get(), kSide, y.get(), kSide, false};
     out.bf16_flops_per_s =
         best_rate(runs, stream, [&] { lt.run(cuda::LtKind::kBf16, kSide, kSide, kSide, bf16, stream); });
     if (lt.available(cuda::LtKind::kFp8Block, kSide, kSide, false)) {
-      const cuda::LtOperands fp8{w.get(), x.get(), kSide, y.get(), kSide, false,
-                                 static_cast<const float*>(w_scale.get()), static_cast<const float*>(x_scale.get())};
+      const cuda::LtOperands fp8{w.get(),
+                                 x.get(),
+                                 kSide,
+                                 y.get(),
+                                 kSide,
+                                 false,
+                                 static_cast<const float*>(w_scale.get()),
+                                 static_cast<const float*>(x_scale.get())};
       out.fp8_block_flops_per_s =
           best_rate(runs, stream, [&] { lt.run(cuda::LtKind::kFp8Block, kSide, kSide, kSide, fp8, stream); });
     }
@@ -110,7 +119,8 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
   }
   cudaStreamDestroy(stream);
   out.description = fmt::format(
-      "GEMM reference {:.0f} TFLOP/s BF16, {} W8A8 block-128 (cuBLASLt, {}^3, best of {})", out.bf16_flops_per_s / 1e12,
+      "GEMM reference {:.0f} TFLOP/s BF16, {} W8A8 block-128 (cuBLASLt, {}^3, best of {})",
+      out.bf16_flops_per_s / 1e12,
       out.fp8_block_flops_per_s > 0 ? fmt::format("{:.0f} TFLOP/s", out.fp8_block_flops_per_s / 1e12)
                                     : std::string("no algorithm for"),
       kSide, std::max(runs, 1));

@@ -256,8 +256,9 @@ LatencyReport run_latency(const LatencyOptions& o) {
     const bool fp8_block = config.quant.method == model::QuantConfig::Method::kFp8Block;
     const double rate = fp8_block ? gemm->fp8_block_flops_per_s : gemm->bf16_flops_per_s;
     if (rate > 0) report.gemm_ceiling_flops_per_s = rate;
-    report.gemm_ceiling_line = gemm->description + (fp8_block ? "; the prefill is quoted against W8A8 block-128"
-                                                              : "; the prefill is quoted against BF16");
+    report.gemm_ceiling_line =
+        gemm->description + (fp8_block ? "; the prefill is quoted against W8A8 block-128"
+                                       : "; the prefill is quoted against BF16");
   } else {
     report.gemm_ceiling_line = "GEMM reference n/a (not measured on this backend)";
   }
@@ -370,15 +371,18 @@ std::string format_latency_report(const LatencyReport& r) {
   }
   out += "decode_p50: median decode step (host planning + forward + sampling + ids to host); floor at the median "
          "step's context (input + output/2): (weight + KV bytes) / read ceiling\n";
-  out += fmt::format("{:>6} {:>14} {:>15} {:>12}\n", "batch", "prefill_TFLOP", "prefill_TFLOP/s", "of_GEMM_ref");
+  out +=
+      fmt::format("{:>6} {:>14} {:>15} {:>12}\n", "batch", "prefill_TFLOP", "prefill_TFLOP/s", "of_GEMM_ref");
   for (const LatencyRow& row : r.rows) {
     const double rate = row.prefill_s > 0 ? row.prefill_flops / row.prefill_s : 0.0;
     out += fmt::format("{:>6} {:>14.3f} {:>15.1f} {:>12}\n", row.batch, row.prefill_flops / 1e12, rate / 1e12,
-                       r.gemm_ceiling_flops_per_s ? fmt::format("{:.1f}%", 100.0 * rate / *r.gemm_ceiling_flops_per_s)
-                                                  : std::string("n/a"));
+                       r.gemm_ceiling_flops_per_s
+                           ? fmt::format("{:.1f}%", 100.0 * rate / *r.gemm_ceiling_flops_per_s)
+                           : std::string("n/a"));
   }
-  out += "prefill_TFLOP: linears over every prompt token, lm_head over one row a sequence, causal attention "
-         "(2 FLOPs a multiply-add); of_GEMM_ref: against the GEMM reference above\n";
+  out +=
+      "prefill_TFLOP: linears over every prompt token, lm_head over one row a sequence, causal attention "
+      "(2 FLOPs a multiply-add); of_GEMM_ref: against the GEMM reference above\n";
   if (!r.rows.empty() && r.rows.front().breakdown) {
     out += fmt::format("decode step phases, median ms ({} clock):\n", r.step_clock);
     out += fmt::format("{:>6} {:>9} {:>9} {:>11} {:>9}\n", "batch", "inputs", "forward", "sample+ids",
@@ -411,8 +415,9 @@ nlohmann::ordered_json latency_report_json(const LatencyReport& r) {
   j["read_ceiling_gbs"] = r.read_ceiling_bytes_per_s ? nlohmann::ordered_json(*r.read_ceiling_bytes_per_s / 1e9)
                                                      : nlohmann::ordered_json(nullptr);
   j["read_ceiling"] = r.read_ceiling_line;
-  j["gemm_reference_tflops"] = r.gemm_ceiling_flops_per_s ? nlohmann::ordered_json(*r.gemm_ceiling_flops_per_s / 1e12)
-                                                          : nlohmann::ordered_json(nullptr);
+  j["gemm_reference_tflops"] = r.gemm_ceiling_flops_per_s
+                                   ? nlohmann::ordered_json(*r.gemm_ceiling_flops_per_s / 1e12)
+                                   : nlohmann::ordered_json(nullptr);
   j["gemm_reference"] = r.gemm_ceiling_line;
   j["input_len"] = o.input_len;
   j["output_len"] = o.output_len;
