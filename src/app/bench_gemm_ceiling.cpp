@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "app/bench_device_memory.h"
 #include "core/error.h"
 
 #ifdef LATHE_HAVE_CUDA
@@ -22,20 +23,6 @@ namespace {
 
 constexpr int64_t kSide = 8192;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
-
-// Backend memory freed on every path out (the measurement may throw).
-class Scoped {
- public:
-  Scoped(ops::Backend& backend, size_t bytes) : backend_(backend), ptr_(backend.alloc(bytes)) {}
-  ~Scoped() { backend_.free(ptr_); }
-  Scoped(const Scoped&) = delete;
-  Scoped& operator=(const Scoped&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  ops::Backend& backend_;
-  void* ptr_;
-};
 
 // Best FLOP/s of `runs` timed calls of `product` (after one warm-up) on `stream`.
 template <class Product>
@@ -77,10 +64,10 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
   const int64_t kb = kSide / 128;
   const int64_t pitch = cuda::lt_act_scale_pitch(kSide);
   backend.synchronize();
-  Scoped w(backend, n * n * 2), x(backend, n * n * 2), y(backend, n * n * 2),
+  ScopedDeviceMemory w(backend, n * n * 2), x(backend, n * n * 2), y(backend, n * n * 2),
       workspace(backend, kWorkspaceBytes);
-  Scoped w_scale(backend, static_cast<size_t>(kb * kb) * sizeof(float));
-  Scoped x_scale(backend, static_cast<size_t>(kb * pitch) * sizeof(float));
+  ScopedDeviceMemory w_scale(backend, static_cast<size_t>(kb * kb) * sizeof(float));
+  ScopedDeviceMemory x_scale(backend, static_cast<size_t>(kb * pitch) * sizeof(float));
   cudaStream_t stream = nullptr;
   LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   GemmCeiling out;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "app/bench_device_memory.h"
 #include "core/error.h"
 
 #ifdef LATHE_HAVE_CUDA
@@ -18,20 +19,6 @@ namespace lathe::app {
 
 #ifdef LATHE_HAVE_CUDA
 namespace {
-
-// Frees backend memory on every path out (the measurement may throw).
-class Scoped {
- public:
-  Scoped(ops::Backend& backend, size_t bytes) : backend_(backend), ptr_(backend.alloc(bytes)) {}
-  ~Scoped() { backend_.free(ptr_); }
-  Scoped(const Scoped&) = delete;
-  Scoped& operator=(const Scoped&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  ops::Backend& backend_;
-  void* ptr_;
-};
 
 class Events {
  public:
@@ -59,8 +46,8 @@ std::optional<ReadCeiling> measure_read_ceiling(ops::Backend& backend, int runs)
 #ifdef LATHE_HAVE_CUDA
   constexpr size_t kBytes = size_t{4} << 30;
   backend.synchronize();
-  Scoped data(backend, kBytes);
-  Scoped sink(backend, 256);
+  ScopedDeviceMemory data(backend, kBytes);
+  ScopedDeviceMemory sink(backend, 256);
   Events ev;
   cuda::fill_random(data.get(), kBytes, cuda::FillKind::kFp8E4M3, 7, ev.stream);
   cuda::read_probe(data.get(), kBytes, static_cast<unsigned*>(sink.get()), ev.stream);  // warm-up

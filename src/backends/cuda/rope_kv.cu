@@ -12,9 +12,10 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kMaxHeadDim = 512;
 
 // Grid (tokens, head groups of kWarpsPerBlock): each warp takes one head of the block's token.
-// The token's (cos, sin) pairs are computed once per block, not once per element of every q and k
-// head (two trig calls each; with positions in the thousands, cosf and sinf take their slow
-// argument reduction), which made this kernel several times slower than its memory traffic.
+// The token's (cos, sin) pairs are computed once per block, not twice per element of every q and
+// k head: 18% off this kernel on an 8192-token prefill (docs/PERFORMANCE.md, "Session 33"). The
+// kernel is still bound by each warp's chain per head (load, norm, rotation), not by its bytes;
+// giving a warp several heads of its token made it 1.9x slower.
 __global__ void qk_norm_rope_kv_kernel(QkNormRopeArgs a) {
   chained_kernel_begin();
   __shared__ float head_buf[kWarpsPerBlock][kMaxHeadDim];
