@@ -1,16 +1,25 @@
 // Paged prefill attention: flash-attention-2 style on BF16 tensor cores (mma.sync m16n8k16).
 //
-// One CTA per (64-query tile, q head, sequence), 4 warps of 16 query rows each. KV is walked in
-// 64-position tiles anchored at position 0 (tile t = positions 64t .. 64t+63) up to the tile's
-// last visible position. Per tile and row, in f32 (log2 domain):
+// One CTA per (128-query tile, q head, sequence). Head dims 64 and 128 run 4 warps of 32 query rows
+// (two m16 row tiles, rows 16w .. 16w + 15 and 64 + 16w .. 64 + 16w + 15 of the CTA's tile, so the
+// causal diagonal weighs on every warp alike); head dim 256, whose output accumulators would not fit
+// twice in registers, runs 8 warps of one m16 tile. A K or V fragment loaded from shared memory
+// feeds every row tile of its warp: two row tiles halve the shared-memory reads per MMA, which are
+// what bounds this loop (one 512-byte ldmatrix per two MMAs is 2 clocks of shared-memory bandwidth
+// per MMA on sm_90).
+//
+// KV is walked in 64-position tiles anchored at position 0 (tile t = positions 64t .. 64t+63) up to
+// the CTA's last visible position, two tiles in flight: tile t + 1's copies (cp.async) are issued
+// before tile t is computed. Per tile and row, in f32 (log2 domain):
 //   s   = (q . k) * scale * log2(e) [* k_scale],  masked to -inf past the row's position
 //   m'  = max(m, max s);  a = 2^(m - m');  p = 2^(s - m')
 //   l'  = l * a + sum p;  o' = o * a + bf16(p) . v
 // out = o / l [* v_scale]. A row's arithmetic never involves another row (tensor-core rows are
 // independent), and the tiles past a row's own position are fully masked, which leaves m, l and
-// o bit-unchanged (a = 1, p = 0); so a row's bytes are the same however its prompt was chunked.
-// FP8 KV is widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value) and the
-// scales are applied to s and to the output.
+// o bit-unchanged (a = 1, p = 0); so a row's bytes are the same however its prompt was chunked,
+// whichever row tile or CTA it lands in, and whatever else the step holds. FP8 KV is copied raw
+// and widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value); its scales are
+// applied to s and to the output.
 #include <cuda_bf16.h>
 
 #include "backends/cuda/paged_attention.h"
@@ -22,10 +31,23 @@ namespace {
 
 using namespace attn;
 
-constexpr int kPrefillWarps = 4;
-constexpr int kPrefillThreads = kPrefillWarps * 32;
-constexpr int kTileQ = 16 * kPrefillWarps;  // query rows per CTA
-constexpr int kTileKv = 64;                 // KV positions per tile
+constexpr int kTileQ = 128;  // query rows per CTA
+constexpr int kTileKv = 64;  // KV positions per tile
+constexpr int kStages = 2;   // KV tiles in shared memory (the one computed, the one arriving)
+
+// Geometry per head dim: warps per CTA and m16 row tiles per warp (kWarps * kRowTiles * 16 rows).
+template <int HD>
+struct PrefillShape {
+  static constexpr int kRowTiles = HD <= 128 ? 2 : 1;
+  static constexpr int kWarps = kTileQ / (16 * kRowTiles);
+  static constexpr int kThreads = kWarps * 32;
+  // CTAs per SM the launch bounds ask for: two for HD <= 128 (~210 registers a thread at HD 128,
+  // 104 KB of shared memory a CTA), one at HD 256 (203 KB).
+  static constexpr int kMinBlocks = HD <= 128 ? 2 : 1;
+  // Shared-memory row stride of a BF16 tile in elements: 16 bytes of padding so that the 8 rows one
+  // ldmatrix phase reads fall in different banks.
+  static constexpr int kStride = HD + 8;
+};
 
 struct PrefillParams {
   const __nv_bfloat16* q;
@@ -46,165 +68,277 @@ struct PrefillParams {
   const int32_t* query_start;
 };
 
-// Shared-memory row stride in BF16 elements: 16 bytes of padding so that the 8 rows one
-// ldmatrix phase reads fall in different banks.
-template <int HD>
-constexpr int kStride = HD + 8;
+// Shared memory, in this order: the Q tile (BF16, padded rows); kStages (K, V) tiles as copied
+// (BF16 padded rows, or FP8 codes unpadded); for FP8 one more (K, V) pair widened to BF16.
+template <typename Kv, int HD>
+struct PrefillSmem {
+  static constexpr int kS = PrefillShape<HD>::kStride;
+  static constexpr size_t kQBytes = static_cast<size_t>(kTileQ) * kS * 2;
+  static constexpr size_t kCopyRowBytes = Kv::kDType == KvDType::kBF16 ? kS * 2 : HD;
+  static constexpr size_t kCopyTileBytes = kTileKv * kCopyRowBytes;  // one of K or V
+  static constexpr size_t kWideTileBytes =
+      Kv::kDType == KvDType::kBF16 ? 0 : static_cast<size_t>(kTileKv) * kS * 2;
+  static constexpr size_t kBytes = kQBytes + kStages * 2 * kCopyTileBytes + 2 * kWideTileBytes;
+};
 
-template <int HD>
-constexpr size_t prefill_smem_bytes() {
-  return static_cast<size_t>(kTileQ + 2 * kTileKv) * kStride<HD> * sizeof(__nv_bfloat16);
+// Issues the copies of KV tile `tile` (positions 64 tile ..) of this CTA's kv head into stage
+// buffers dk / dv. Positions at or past ctx are zero-filled (read nothing). Every thread of the CTA
+// takes part; the caller commits the group.
+template <typename Kv, int HD, int kThreads>
+__device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const int32_t* table, int kv_head,
+                                             int ctx, int tile, unsigned char* dk, unsigned char* dv) {
+  using Smem = PrefillSmem<Kv, HD>;
+  constexpr int kElemsPerCopy = 16 / Kv::kBytes;  // 16-byte copies
+  constexpr int kCopiesPerRow = HD / kElemsPerCopy;
+  constexpr int kCopies = kTileKv * kCopiesPerRow;
+  static_assert(kCopies % kThreads == 0, "every thread issues the same number of copies");
+  const int kv0 = tile * kTileKv;
+#pragma unroll
+  for (int i = 0; i < kCopies / kThreads; ++i) {
+    const int c = static_cast<int>(threadIdx.x) + i * kThreads;
+    const int r = c / kCopiesPerRow, col = (c % kCopiesPerRow) * kElemsPerCopy;
+    const int pos = kv0 + r;
+    const bool valid = pos < ctx;
+    int64_t byte_off = 0;
+    if (valid) {
+      const int32_t block = __ldg(table + pos / p.block_size);
+      byte_off = (kv_offset(block, kv_head, pos % p.block_size, p.num_kv_heads, p.block_size, HD) + col) *
+                 Kv::kBytes;
+    }
+    const size_t dst = r * Smem::kCopyRowBytes + col * Kv::kBytes;
+    cp_async16(dk + dst, static_cast<const unsigned char*>(p.k) + byte_off, valid);
+    cp_async16(dv + dst, static_cast<const unsigned char*>(p.v) + byte_off, valid);
+  }
 }
 
-// 8 KV elements at `offset` -> 8 BF16 in shared memory (FP8 codes widened exactly).
-template <typename Kv>
-__device__ __forceinline__ void stage_frag(const void* base, int64_t offset, __nv_bfloat16* dst) {
-  if constexpr (Kv::kDType == KvDType::kBF16) {
-    *reinterpret_cast<uint4*>(dst) = load_frag<uint4>(base, offset, 2);
-  } else {
+// FP8 only: widens one copied (K or V) tile of E4M3 codes to BF16 padded rows (exact).
+template <int HD, int kThreads>
+__device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bfloat16* dst) {
+  constexpr int kS = PrefillShape<HD>::kStride;
+  constexpr int kUnits = kTileKv * HD / kFragElems;  // 8 codes each
+  static_assert(kUnits % kThreads == 0, "every thread widens the same number of units");
+#pragma unroll
+  for (int i = 0; i < kUnits / kThreads; ++i) {
+    const int u = static_cast<int>(threadIdx.x) + i * kThreads;
+    const int r = u / (HD / kFragElems), col = (u % (HD / kFragElems)) * kFragElems;
     float f[kFragElems];
-    widen(load_frag<uint2>(base, offset, 1), f);
+    widen(*reinterpret_cast<const uint2*>(src + r * HD + col), f);
     uint4 packed;
     packed.x = pack_bf16x2(f[0], f[1]);
     packed.y = pack_bf16x2(f[2], f[3]);
     packed.z = pack_bf16x2(f[4], f[5]);
     packed.w = pack_bf16x2(f[6], f[7]);
-    *reinterpret_cast<uint4*>(dst) = packed;
+    *reinterpret_cast<uint4*>(dst + r * kS + col) = packed;
   }
 }
 
 template <typename Kv, int HD>
-__global__ void __launch_bounds__(kPrefillThreads) paged_prefill_kernel(const PrefillParams p) {
-  constexpr int kS = kStride<HD>;
-  constexpr int kFragsPerRow = HD / kFragElems;
+__global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::kMinBlocks)
+    paged_prefill_kernel(const PrefillParams p) {
+  using Shape = PrefillShape<HD>;
+  using Smem = PrefillSmem<Kv, HD>;
+  constexpr int kS = Shape::kStride;
+  constexpr int kM = Shape::kRowTiles;
+  constexpr int kThreads = Shape::kThreads;
+  constexpr int kCols = kTileKv / 8;  // n8 score tiles per row tile
+  constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-  __nv_bfloat16* sk = sq + kTileQ * kS;
-  __nv_bfloat16* sv = sk + kTileKv * kS;
+  unsigned char* copies = smem_raw + Smem::kQBytes;
+  const auto copy_k = [&](int stage) { return copies + (2 * stage) * Smem::kCopyTileBytes; };
+  const auto copy_v = [&](int stage) { return copies + (2 * stage + 1) * Smem::kCopyTileBytes; };
+  __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(copies + kStages * 2 * Smem::kCopyTileBytes);
+  __nv_bfloat16* wide_v = wide_k + kTileKv * kS;
 
+  // Heads vary fastest, so the q heads of one kv head run side by side and share its tiles in L2;
+  // the query tiles run last-first, so the longest (most KV tiles) start first.
+  const int head = blockIdx.x;
   const int seq = blockIdx.z;
-  const int head = blockIdx.y;
   const int q_begin = p.query_start[seq];
   const int qlen = p.query_start[seq + 1] - q_begin;
-  const int tile_row0 = blockIdx.x * kTileQ;
+  const int tile_row0 = (gridDim.y - 1 - blockIdx.y) * kTileQ;
   if (tile_row0 >= qlen) return;
   const int ctx = p.context_lens[seq];
   const int first_pos = ctx - qlen;  // position of the chunk's row 0
   const int kv_head = head / (p.num_heads / p.num_kv_heads);
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
+  const int last_row = min(tile_row0 + kTileQ, qlen) - 1;
+  const int num_tiles = (first_pos + last_row) / kTileKv + 1;
+
+  copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, 0, copy_k(0), copy_v(0));
+  cp_async_commit();
 
   // Q tile (rows past the chunk are zero and never stored).
-  for (int c = tid; c < kTileQ * kFragsPerRow; c += kPrefillThreads) {
-    const int r = c / kFragsPerRow, col = (c % kFragsPerRow) * kFragElems;
+  constexpr int kQUnits = kTileQ * HD / kFragElems;
+  for (int c = tid; c < kQUnits; c += kThreads) {
+    const int r = c / (HD / kFragElems), col = (c % (HD / kFragElems)) * kFragElems;
     uint4 value = make_uint4(0, 0, 0, 0);
     if (tile_row0 + r < qlen) {
-      value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(q_begin + tile_row0 + r) * p.q_stride +
-                                                   static_cast<int64_t>(head) * HD + col));
+      value = __ldg(
+          reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(q_begin + tile_row0 + r) * p.q_stride +
+                                         static_cast<int64_t>(head) * HD + col));
     }
     *reinterpret_cast<uint4*>(sq + r * kS + col) = value;
   }
 
-  // This thread's two rows (g and g + 8 of its warp's 16) and their positions.
+  // This thread's rows: in row tile i, g and g + 8 of the tile's 16 (tile rows 16 (i kWarps + warp)).
   const int g = lane / 4, t = lane % 4;
-  const int row_a = tile_row0 + warp * 16 + g;
-  const int pos_a = first_pos + row_a;
-  const int pos_b = pos_a + 8;
-  const int last_row = min(tile_row0 + kTileQ, qlen) - 1;
-  const int num_tiles = (first_pos + last_row) / kTileKv + 1;
-  const float s_mul = p.scale * kLog2e * (Kv::kDType == KvDType::kFP8E4M3 ? p.k_scale : 1.0f);
-
-  float o[HD / 8][4];
+  int pos_a[kM], pos_b[kM];
 #pragma unroll
-  for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-  float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+  for (int i = 0; i < kM; ++i) {
+    pos_a[i] = first_pos + tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
+    pos_b[i] = pos_a[i] + 8;
+  }
+  // The warp's lowest row position: tiles ending at or before it need no mask for any of its rows.
+  const int warp_first_pos = first_pos + tile_row0 + warp * 16;
+  const float s_mul = p.scale * kLog2e * (kFp8 ? p.k_scale : 1.0f);
 
-  for (int tile = 0; tile < num_tiles; ++tile) {
-    const int kv0 = tile * kTileKv;
-    __syncthreads();  // the previous tile's K/V are no longer read
-    for (int c = tid; c < kTileKv * kFragsPerRow; c += kPrefillThreads) {
-      const int r = c / kFragsPerRow, col = (c % kFragsPerRow) * kFragElems;
-      const int pos = kv0 + r;
-      if (pos < ctx) {
-        const int32_t block = __ldg(table + pos / p.block_size);
-        const int64_t off = kv_offset(block, kv_head, pos % p.block_size, p.num_kv_heads, p.block_size, HD) + col;
-        stage_frag<Kv>(p.k, off, sk + r * kS + col);
-        stage_frag<Kv>(p.v, off, sv + r * kS + col);
-      } else {
-        *reinterpret_cast<uint4*>(sk + r * kS + col) = make_uint4(0, 0, 0, 0);
-        *reinterpret_cast<uint4*>(sv + r * kS + col) = make_uint4(0, 0, 0, 0);
-      }
-    }
-    __syncthreads();
-
-    // S = Q K^T for this warp's 16 rows x 64 positions.
-    float s[kTileKv / 8][4];
+  float o[kM][HD / 8][4];
+  float m_a[kM], m_b[kM], l_a[kM], l_b[kM];
 #pragma unroll
-    for (int j = 0; j < kTileKv / 8; ++j) s[j][0] = s[j][1] = s[j][2] = s[j][3] = 0.0f;
+  for (int i = 0; i < kM; ++i) {
 #pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) {
-      uint32_t a[4];
-      ldmatrix_x4(a, sq + (warp * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + kk * 16 + 8 * (lane / 16));
-      mma_qk_chunk(s, a, sk, kS, kk, lane);
-    }
-
-    // Scale, mask, row max over the tile (the 4 threads of a quad share a row).
-    float tile_max_a, tile_max_b;
-    const auto causal = [&](int pos, bool& a, bool& b) {
-      a = pos <= pos_a;
-      b = pos <= pos_b;
-    };
-    scale_mask_tile(s, kv0, t, s_mul, causal, tile_max_a, tile_max_b);
-    float alpha_a, alpha_b;
-    online_softmax_max(tile_max_a, tile_max_b, m_a, m_b, alpha_a, alpha_b);
-
-    // P = 2^(s - m), row sums, and P as BF16 A fragments (two 8-wide S tiles per k16 step).
-    float sum_a = 0.0f, sum_b = 0.0f;
-    uint32_t pa[kTileKv / 16][4];
-#pragma unroll
-    for (int j = 0; j < kTileKv / 8; ++j) {
-      const float p0 = exp2f(s[j][0] - m_a), p1 = exp2f(s[j][1] - m_a);
-      const float p2 = exp2f(s[j][2] - m_b), p3 = exp2f(s[j][3] - m_b);
-      sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-      sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-      pa[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
-      pa[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
-    }
-    online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a, l_b, o);
-
-    // O += P V.
-#pragma unroll
-    for (int kk = 0; kk < kTileKv / 16; ++kk) mma_pv_chunk(o, sv, kS, kk, lane, pa[kk]);
+    for (int j = 0; j < HD / 8; ++j) o[i][j][0] = o[i][j][1] = o[i][j][2] = o[i][j][3] = 0.0f;
+    m_a[i] = m_b[i] = -INFINITY;
+    l_a[i] = l_b[i] = 0.0f;
   }
 
-  const float v_mul = Kv::kDType == KvDType::kFP8E4M3 ? p.v_scale : 1.0f;
-  const float inv_a = l_a > 0.0f ? __fdiv_rn(v_mul, l_a) : 0.0f;
-  const float inv_b = l_b > 0.0f ? __fdiv_rn(v_mul, l_b) : 0.0f;
-  const int row_b = row_a + 8;
-#pragma unroll
-  for (int j = 0; j < HD / 8; ++j) {
-    const int col = head * HD + j * 8 + 2 * t;
-    if (row_a < qlen) {
-      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_a) * p.out_stride + col) =
-          __floats2bfloat162_rn(__fmul_rn(o[j][0], inv_a), __fmul_rn(o[j][1], inv_a));
+  for (int tile = 0; tile < num_tiles; ++tile) {
+    const int stage = tile % kStages;
+    const int kv0 = tile * kTileKv;
+    cp_async_wait<0>();  // this tile's copies (the only group in flight) have landed
+    __syncthreads();     // ... for every thread; and no warp still reads the stage refilled next
+    if (tile + 1 < num_tiles) {
+      copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, tile + 1, copy_k((tile + 1) % kStages),
+                                     copy_v((tile + 1) % kStages));
     }
-    if (row_b < qlen) {
-      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_b) * p.out_stride + col) =
-          __floats2bfloat162_rn(__fmul_rn(o[j][2], inv_b), __fmul_rn(o[j][3], inv_b));
+    cp_async_commit();
+    const __nv_bfloat16* sk;
+    const __nv_bfloat16* sv;
+    if constexpr (kFp8) {
+      widen_fp8_tile<HD, kThreads>(copy_k(stage), wide_k);
+      widen_fp8_tile<HD, kThreads>(copy_v(stage), wide_v);
+      __syncthreads();
+      sk = wide_k;
+      sv = wide_v;
+    } else {
+      sk = reinterpret_cast<const __nv_bfloat16*>(copy_k(stage));
+      sv = reinterpret_cast<const __nv_bfloat16*>(copy_v(stage));
+    }
+
+    // S = Q K^T for this warp's row tiles x 64 positions; each K fragment feeds every row tile.
+    float s[kM][kCols][4];
+#pragma unroll
+    for (int i = 0; i < kM; ++i) {
+#pragma unroll
+      for (int j = 0; j < kCols; ++j) s[i][j][0] = s[i][j][1] = s[i][j][2] = s[i][j][3] = 0.0f;
+    }
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      uint32_t a[kM][4];
+#pragma unroll
+      for (int i = 0; i < kM; ++i) {
+        ldmatrix_x4(a[i], sq + ((i * Shape::kWarps + warp) * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS +
+                              kk * 16 + 8 * (lane / 16));
+      }
+#pragma unroll
+      for (int j = 0; j < kCols; j += 2) {
+        uint32_t b[4];
+        ldmatrix_x4(b, sk + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kS + kk * 16 + 8 * ((lane / 8) % 2));
+#pragma unroll
+        for (int i = 0; i < kM; ++i) {
+          mma_bf16(s[i][j], a[i], b[0], b[1]);
+          mma_bf16(s[i][j + 1], a[i], b[2], b[3]);
+        }
+      }
+    }
+
+    // Scale, mask (only where the tile crosses one of the warp's rows), softmax step, P as BF16 A
+    // fragments (two n8 score tiles per k16 step).
+    const bool masked = kv0 + kTileKv - 1 > warp_first_pos;
+    uint32_t pa[kM][kTileKv / 16][4];
+#pragma unroll
+    for (int i = 0; i < kM; ++i) {
+      float tile_max_a, tile_max_b;
+      if (masked) {
+        const auto causal = [&](int pos, bool& keep_a, bool& keep_b) {
+          keep_a = pos <= pos_a[i];
+          keep_b = pos <= pos_b[i];
+        };
+        scale_mask_tile(s[i], kv0, t, s_mul, causal, tile_max_a, tile_max_b);
+      } else {
+        const auto all = [](int, bool& keep_a, bool& keep_b) { keep_a = keep_b = true; };
+        scale_mask_tile(s[i], kv0, t, s_mul, all, tile_max_a, tile_max_b);
+      }
+      float alpha_a, alpha_b;
+      online_softmax_max(tile_max_a, tile_max_b, m_a[i], m_b[i], alpha_a, alpha_b);
+      float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kCols; ++j) {
+        const float p0 = exp2f(s[i][j][0] - m_a[i]), p1 = exp2f(s[i][j][1] - m_a[i]);
+        const float p2 = exp2f(s[i][j][2] - m_b[i]), p3 = exp2f(s[i][j][3] - m_b[i]);
+        sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+        sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+        pa[i][j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
+        pa[i][j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
+      }
+      online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a[i], l_b[i], o[i]);
+    }
+
+    // O += P V; each V fragment feeds every row tile.
+#pragma unroll
+    for (int kk = 0; kk < kTileKv / 16; ++kk) {
+#pragma unroll
+      for (int j = 0; j < HD / 8; j += 2) {
+        uint32_t b[4];
+        ldmatrix_x4_trans(b, sv + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + (j + lane / 16) * 8);
+#pragma unroll
+        for (int i = 0; i < kM; ++i) {
+          mma_bf16(o[i][j], pa[i][kk], b[0], b[1]);
+          mma_bf16(o[i][j + 1], pa[i][kk], b[2], b[3]);
+        }
+      }
+    }
+  }
+
+  const float v_mul = kFp8 ? p.v_scale : 1.0f;
+#pragma unroll
+  for (int i = 0; i < kM; ++i) {
+    const int row_a = tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
+    const int row_b = row_a + 8;
+    const float inv_a = l_a[i] > 0.0f ? __fdiv_rn(v_mul, l_a[i]) : 0.0f;
+    const float inv_b = l_b[i] > 0.0f ? __fdiv_rn(v_mul, l_b[i]) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) {
+      const int col = head * HD + j * 8 + 2 * t;
+      if (row_a < qlen) {
+        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_a) * p.out_stride +
+                                           col) =
+            __floats2bfloat162_rn(__fmul_rn(o[i][j][0], inv_a), __fmul_rn(o[i][j][1], inv_a));
+      }
+      if (row_b < qlen) {
+        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_b) * p.out_stride +
+                                           col) =
+            __floats2bfloat162_rn(__fmul_rn(o[i][j][2], inv_b), __fmul_rn(o[i][j][3], inv_b));
+      }
     }
   }
 }
 
 template <typename Kv, int HD>
-cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max_query_len, cudaStream_t stream) {
-  constexpr size_t smem = prefill_smem_bytes<HD>();
+cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max_query_len,
+                           cudaStream_t stream) {
+  constexpr size_t smem = PrefillSmem<Kv, HD>::kBytes;
   // The shared-memory opt-in is a per-function attribute: set once per process (single device),
   // on the first launch, which callers make outside graph capture.
-  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_prefill_kernel<Kv, HD>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  static const cudaError_t opt_in = cudaFuncSetAttribute(
+      paged_prefill_kernel<Kv, HD>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
-  const dim3 grid((max_query_len + kTileQ - 1) / kTileQ, p.num_heads, num_seqs);
-  paged_prefill_kernel<Kv, HD><<<grid, kPrefillThreads, smem, stream>>>(p);
+  const int32_t q_tiles = (max_query_len + kTileQ - 1) / kTileQ;
+  if (q_tiles > 65535) return cudaErrorInvalidValue;  // grid.y limit: 8.4M rows in one chunk
+  const dim3 grid(p.num_heads, q_tiles, num_seqs);
+  paged_prefill_kernel<Kv, HD><<<grid, PrefillShape<HD>::kThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }
 
