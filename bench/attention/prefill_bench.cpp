@@ -4,12 +4,11 @@
 //    product (backends/cuda/gemm_lt.h, the library lathe's prefill linears call), best of 10.
 // 2. For (num_heads, num_kv_heads, head_dim) in {(32,8,128) Qwen3-8B, (64,8,128) Qwen3-32B,
 //    (24,4,256) the Qwen3.5-27B class}, (batch x prompt) in {16 x 1024, 4 x 4096, 1 x 16384} and KV in
-//    {BF16, FP8 E4M3}, each prefill kernel the GPU has for the head dim (`wgmma`, the warpgroup-MMA
-//    kernel of sm_90a at head dims 64 and 128; `mma`, the mma.sync kernel, everywhere): one launch over whole
-//    prompts (row i sees positions 0..i), KV in 16-token blocks at shuffled places of the pool, as a serve
-//    lays them out. Median microseconds per launch over CUDA-graph replays (two launches a graph, one
-//    warm-up, median of 9), the causal FLOPs done per second (4 * head_dim * num_heads per (row, visible
-//    position): q.k and p.v, 2 FLOPs per multiply-add) and the percent of the reference, and an FNV-1a
+//    {BF16, FP8 E4M3}: one launch of the prefill kernel over whole prompts (row i sees positions
+//    0..i), KV in 16-token blocks at shuffled places of the pool, as a serve lays them out. Median
+//    microseconds per launch over CUDA-graph replays (two launches a graph, one warm-up, median of
+//    9), the causal FLOPs done per second (4 * head_dim * num_heads per (row, visible position):
+//    q.k and p.v, 2 FLOPs per multiply-add) and the percent of the reference, and an FNV-1a
 //    fingerprint of the launch's output bytes, so runs of two builds show cell by cell whether a
 //    change kept the bytes.
 //
@@ -19,7 +18,6 @@
 //   --shapes: num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --dtypes: `bf16`, `fp8` or both (default both).
 //   --cells: BATCHxPROMPT entries instead of the default three, e.g. `8x2048,1x32768`.
-//   --kernels: `wgmma`, `mma` or both (default both; wgmma only where the GPU and build have it).
 //   --out: also write DIR/prefill_attention.csv.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -192,7 +190,6 @@ int main(int argc, char** argv) {
   std::vector<std::string> shape_filter;
   std::vector<cuda::KvDType> dtypes;
   std::vector<Cell> cells;
-  std::vector<std::string> kernels = {"wgmma", "mma"};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--out") && has_value) {
@@ -206,14 +203,6 @@ int main(int argc, char** argv) {
           return 2;
         }
         dtypes.push_back(d == "bf16" ? cuda::KvDType::kBF16 : cuda::KvDType::kFP8E4M3);
-      }
-    } else if (!std::strcmp(argv[i], "--kernels") && has_value) {
-      kernels = bench::split_list(argv[++i]);
-      for (const std::string& k : kernels) {
-        if (k != "wgmma" && k != "mma") {
-          std::fprintf(stderr, "error: --kernels: %s is not wgmma or mma\n", k.c_str());
-          return 2;
-        }
       }
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;

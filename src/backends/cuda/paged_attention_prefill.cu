@@ -1,7 +1,4 @@
-// Paged prefill attention on mma.sync m16n8k16 (BF16 in, f32 accumulate), flash-attention-2
-// style, for every compiled head dim and architecture; on sm_90a head dims 64 and 128 take the
-// warpgroup-MMA kernel instead (paged_attention_prefill_wgmma.cu), with the same bytes. The
-// arithmetic and its invariances: paged_attention_prefill_common.cuh.
+// Paged prefill attention: flash-attention-2 style on BF16 tensor cores (mma.sync m16n8k16).
 //
 // One CTA per (128-query tile, q head, sequence). Head dims 64 and 128 run 4 warps of 32 query rows
 // (two m16 row tiles, rows 16w .. 16w + 15 and 64 + 16w .. 64 + 16w + 15 of the CTA's tile, so the
@@ -9,46 +6,73 @@
 // twice in registers, runs 8 warps of one m16 tile. A K or V fragment loaded from shared memory
 // feeds every row tile of its warp: two row tiles halve the shared-memory reads per MMA, which are
 // what bounds this loop (one 512-byte ldmatrix per two MMAs is 2 clocks of shared-memory bandwidth
-// per MMA on sm_90). KV tile t + 1's copies (cp.async) are issued before tile t is computed. FP8 KV
-// is copied raw and widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value).
+// per MMA on sm_90).
+//
+// KV is walked in 64-position tiles anchored at position 0 (tile t = positions 64t .. 64t+63) up to
+// the CTA's last visible position, two tiles in flight: tile t + 1's copies (cp.async) are issued
+// before tile t is computed. Per tile and row, in f32 (log2 domain):
+//   s   = (q . k) * scale * log2(e) [* k_scale],  masked to -inf past the row's position
+//   m'  = max(m, max s);  a = 2^(m - m');  p = 2^(s - m')
+//   l'  = l * a + sum p;  o' = o * a + bf16(p) . v
+// out = o / l [* v_scale]. A row's arithmetic never involves another row (tensor-core rows are
+// independent), and the tiles past a row's own position are fully masked, which leaves m, l and
+// o bit-unchanged (a = 1, p = 0); so a row's bytes are the same however its prompt was chunked,
+// whichever row tile or CTA it lands in, and whatever else the step holds. FP8 KV is copied raw
+// and widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value); its scales are
+// applied to s and to the output.
 #include <cuda_bf16.h>
 
-#include <atomic>
-
-#include "backends/cuda/device.h"
 #include "backends/cuda/paged_attention.h"
-#include "backends/cuda/paged_attention_prefill_common.cuh"
+#include "backends/cuda/paged_attention_common.cuh"
+#include "backends/cuda/paged_attention_mma.cuh"
 
 namespace lathe::cuda {
 namespace {
 
 using namespace attn;
-using prefill::CtaTile;
-using prefill::kTileKv;
-using prefill::kTileQ;
-using prefill::Params;
 
-constexpr int kStages = 2;  // KV tiles in shared memory (the one computed, the one arriving)
+constexpr int kTileQ = 128;  // query rows per CTA
+constexpr int kTileKv = 64;  // KV positions per tile
+constexpr int kStages = 2;   // KV tiles in shared memory (the one computed, the one arriving)
 
 // Geometry per head dim: warps per CTA and m16 row tiles per warp (kWarps * kRowTiles * 16 rows).
 template <int HD>
-struct Shape {
+struct PrefillShape {
   static constexpr int kRowTiles = HD <= 128 ? 2 : 1;
   static constexpr int kWarps = kTileQ / (16 * kRowTiles);
   static constexpr int kThreads = kWarps * 32;
-  // CTAs per SM the launch bounds ask for: two for HD <= 128 (104 KB of shared memory a CTA at
-  // HD 128), one at HD 256 (203 KB).
+  // CTAs per SM the launch bounds ask for: two for HD <= 128 (~210 registers a thread at HD 128,
+  // 104 KB of shared memory a CTA), one at HD 256 (203 KB).
   static constexpr int kMinBlocks = HD <= 128 ? 2 : 1;
   // Shared-memory row stride of a BF16 tile in elements: 16 bytes of padding so that the 8 rows one
   // ldmatrix phase reads fall in different banks.
   static constexpr int kStride = HD + 8;
 };
 
+struct PrefillParams {
+  const __nv_bfloat16* q;
+  int64_t q_stride;
+  __nv_bfloat16* out;
+  int64_t out_stride;
+  const void* k;
+  const void* v;
+  float k_scale;
+  float v_scale;
+  float scale;
+  int32_t num_heads;
+  int32_t num_kv_heads;
+  int32_t block_size;
+  const int32_t* block_tables;
+  int32_t max_blocks_per_seq;
+  const int32_t* context_lens;
+  const int32_t* query_start;
+};
+
 // Shared memory, in this order: the Q tile (BF16, padded rows); kStages (K, V) tiles as copied
 // (BF16 padded rows, or FP8 codes unpadded); for FP8 one more (K, V) pair widened to BF16.
 template <typename Kv, int HD>
-struct Smem {
-  static constexpr int kS = Shape<HD>::kStride;
+struct PrefillSmem {
+  static constexpr int kS = PrefillShape<HD>::kStride;
   static constexpr size_t kQBytes = static_cast<size_t>(kTileQ) * kS * 2;
   static constexpr size_t kCopyRowBytes = Kv::kDType == KvDType::kBF16 ? kS * 2 : HD;
   static constexpr size_t kCopyTileBytes = kTileKv * kCopyRowBytes;  // one of K or V
@@ -57,76 +81,117 @@ struct Smem {
   static constexpr size_t kBytes = kQBytes + kStages * 2 * kCopyTileBytes + 2 * kWideTileBytes;
 };
 
-// Issues the copies of KV tile `tile` into stage buffers dk / dv (rows of Smem::kCopyRowBytes).
-// Positions at or past ctx are zero-filled (read nothing). Every thread of the CTA takes part; the
-// caller commits the group.
+// Issues the copies of KV tile `tile` (positions 64 tile ..) of this CTA's kv head into stage
+// buffers dk / dv. Positions at or past ctx are zero-filled (read nothing). Every thread of the CTA
+// takes part; the caller commits the group.
 template <typename Kv, int HD, int kThreads>
-__device__ __forceinline__ void copy_kv_tile(const Params& p, const CtaTile& c, int tile, unsigned char* dk,
-                                             unsigned char* dv) {
+__device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const int32_t* table, int kv_head,
+                                             int ctx, int tile, unsigned char* dk, unsigned char* dv) {
+  using Smem = PrefillSmem<Kv, HD>;
   constexpr int kElemsPerCopy = 16 / Kv::kBytes;  // 16-byte copies
   constexpr int kCopiesPerRow = HD / kElemsPerCopy;
   constexpr int kCopies = kTileKv * kCopiesPerRow;
   static_assert(kCopies % kThreads == 0, "every thread issues the same number of copies");
+  const int kv0 = tile * kTileKv;
 #pragma unroll
   for (int i = 0; i < kCopies / kThreads; ++i) {
-    const int u = static_cast<int>(threadIdx.x) + i * kThreads;
-    const int r = u / kCopiesPerRow, col = (u % kCopiesPerRow) * kElemsPerCopy;
-    const int pos = tile * kTileKv + r;
-    const bool valid = pos < c.ctx;
-    const int64_t src = valid ? c.kv_byte_offset<Kv, HD>(p, pos, col) : 0;
-    const size_t dst = r * Smem<Kv, HD>::kCopyRowBytes + col * Kv::kBytes;
-    cp_async16(dk + dst, static_cast<const unsigned char*>(p.k) + src, valid);
-    cp_async16(dv + dst, static_cast<const unsigned char*>(p.v) + src, valid);
+    const int c = static_cast<int>(threadIdx.x) + i * kThreads;
+    const int r = c / kCopiesPerRow, col = (c % kCopiesPerRow) * kElemsPerCopy;
+    const int pos = kv0 + r;
+    const bool valid = pos < ctx;
+    int64_t byte_off = 0;
+    if (valid) {
+      const int32_t block = __ldg(table + pos / p.block_size);
+      byte_off = (kv_offset(block, kv_head, pos % p.block_size, p.num_kv_heads, p.block_size, HD) + col) *
+                 Kv::kBytes;
+    }
+    const size_t dst = r * Smem::kCopyRowBytes + col * Kv::kBytes;
+    cp_async16(dk + dst, static_cast<const unsigned char*>(p.k) + byte_off, valid);
+    cp_async16(dv + dst, static_cast<const unsigned char*>(p.v) + byte_off, valid);
   }
 }
 
-// FP8 only: widens one copied (K or V) tile of E4M3 codes to BF16 padded rows.
+// FP8 only: widens one copied (K or V) tile of E4M3 codes to BF16 padded rows (exact).
 template <int HD, int kThreads>
 __device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bfloat16* dst) {
+  constexpr int kS = PrefillShape<HD>::kStride;
   constexpr int kUnits = kTileKv * HD / kFragElems;  // 8 codes each
   static_assert(kUnits % kThreads == 0, "every thread widens the same number of units");
 #pragma unroll
   for (int i = 0; i < kUnits / kThreads; ++i) {
     const int u = static_cast<int>(threadIdx.x) + i * kThreads;
     const int r = u / (HD / kFragElems), col = (u % (HD / kFragElems)) * kFragElems;
-    *reinterpret_cast<uint4*>(dst + r * Shape<HD>::kStride + col) =
-        prefill::widen_fp8_unit(*reinterpret_cast<const uint2*>(src + r * HD + col));
+    float f[kFragElems];
+    widen(*reinterpret_cast<const uint2*>(src + r * HD + col), f);
+    uint4 packed;
+    packed.x = pack_bf16x2(f[0], f[1]);
+    packed.y = pack_bf16x2(f[2], f[3]);
+    packed.z = pack_bf16x2(f[4], f[5]);
+    packed.w = pack_bf16x2(f[6], f[7]);
+    *reinterpret_cast<uint4*>(dst + r * kS + col) = packed;
   }
 }
 
 template <typename Kv, int HD>
-__global__ void __launch_bounds__(Shape<HD>::kThreads, Shape<HD>::kMinBlocks)
-    paged_prefill_kernel(const Params p) {
-  using S = Smem<Kv, HD>;
-  constexpr int kS = Shape<HD>::kStride;
-  constexpr int kM = Shape<HD>::kRowTiles;
-  constexpr int kWarps = Shape<HD>::kWarps;
-  constexpr int kThreads = Shape<HD>::kThreads;
+__global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::kMinBlocks)
+    paged_prefill_kernel(const PrefillParams p) {
+  using Shape = PrefillShape<HD>;
+  using Smem = PrefillSmem<Kv, HD>;
+  constexpr int kS = Shape::kStride;
+  constexpr int kM = Shape::kRowTiles;
+  constexpr int kThreads = Shape::kThreads;
   constexpr int kCols = kTileKv / 8;  // n8 score tiles per row tile
   constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem_raw);
-  unsigned char* copies = smem_raw + S::kQBytes;
-  const auto copy_k = [&](int stage) { return copies + (2 * stage) * S::kCopyTileBytes; };
-  const auto copy_v = [&](int stage) { return copies + (2 * stage + 1) * S::kCopyTileBytes; };
-  __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(copies + kStages * 2 * S::kCopyTileBytes);
+  unsigned char* copies = smem_raw + Smem::kQBytes;
+  const auto copy_k = [&](int stage) { return copies + (2 * stage) * Smem::kCopyTileBytes; };
+  const auto copy_v = [&](int stage) { return copies + (2 * stage + 1) * Smem::kCopyTileBytes; };
+  __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(copies + kStages * 2 * Smem::kCopyTileBytes);
   __nv_bfloat16* wide_v = wide_k + kTileKv * kS;
 
-  const CtaTile c(p);
-  if (c.empty) return;
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  // Heads vary fastest, so the q heads of one kv head run side by side and share its tiles in L2;
+  // the query tiles run last-first, so the longest (most KV tiles) start first.
+  const int head = blockIdx.x;
+  const int seq = blockIdx.z;
+  const int q_begin = p.query_start[seq];
+  const int qlen = p.query_start[seq + 1] - q_begin;
+  const int tile_row0 = (gridDim.y - 1 - blockIdx.y) * kTileQ;
+  if (tile_row0 >= qlen) return;
+  const int ctx = p.context_lens[seq];
+  const int first_pos = ctx - qlen;  // position of the chunk's row 0
+  const int kv_head = head / (p.num_heads / p.num_kv_heads);
+  const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
+  const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
+  const int last_row = min(tile_row0 + kTileQ, qlen) - 1;
+  const int num_tiles = (first_pos + last_row) / kTileKv + 1;
 
-  copy_kv_tile<Kv, HD, kThreads>(p, c, 0, copy_k(0), copy_v(0));
+  copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, 0, copy_k(0), copy_v(0));
   cp_async_commit();
-  prefill::stage_q<HD, kThreads>(p, c, sq, kS);
+
+  // Q tile (rows past the chunk are zero and never stored).
+  constexpr int kQUnits = kTileQ * HD / kFragElems;
+  for (int c = tid; c < kQUnits; c += kThreads) {
+    const int r = c / (HD / kFragElems), col = (c % (HD / kFragElems)) * kFragElems;
+    uint4 value = make_uint4(0, 0, 0, 0);
+    if (tile_row0 + r < qlen) {
+      value = __ldg(
+          reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(q_begin + tile_row0 + r) * p.q_stride +
+                                         static_cast<int64_t>(head) * HD + col));
+    }
+    *reinterpret_cast<uint4*>(sq + r * kS + col) = value;
+  }
 
   // This thread's rows: in row tile i, g and g + 8 of the tile's 16 (tile rows 16 (i kWarps + warp)).
   const int g = lane / 4, t = lane % 4;
-  int pos_a[kM];
+  int pos_a[kM], pos_b[kM];
 #pragma unroll
-  for (int i = 0; i < kM; ++i) pos_a[i] = c.first_pos + c.tile_row0 + (i * kWarps + warp) * 16 + g;
+  for (int i = 0; i < kM; ++i) {
+    pos_a[i] = first_pos + tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
+    pos_b[i] = pos_a[i] + 8;
+  }
   // The warp's lowest row position: tiles ending at or before it need no mask for any of its rows.
-  const int warp_first_pos = c.first_pos + c.tile_row0 + warp * 16;
+  const int warp_first_pos = first_pos + tile_row0 + warp * 16;
   const float s_mul = p.scale * kLog2e * (kFp8 ? p.k_scale : 1.0f);
 
   float o[kM][HD / 8][4];
@@ -139,13 +204,13 @@ __global__ void __launch_bounds__(Shape<HD>::kThreads, Shape<HD>::kMinBlocks)
     l_a[i] = l_b[i] = 0.0f;
   }
 
-  for (int tile = 0; tile < c.num_kv_tiles; ++tile) {
+  for (int tile = 0; tile < num_tiles; ++tile) {
     const int stage = tile % kStages;
     const int kv0 = tile * kTileKv;
     cp_async_wait<0>();  // this tile's copies (the only group in flight) have landed
     __syncthreads();     // ... for every thread; and no warp still reads the stage refilled next
-    if (tile + 1 < c.num_kv_tiles) {
-      copy_kv_tile<Kv, HD, kThreads>(p, c, tile + 1, copy_k((tile + 1) % kStages),
+    if (tile + 1 < num_tiles) {
+      copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, tile + 1, copy_k((tile + 1) % kStages),
                                      copy_v((tile + 1) % kStages));
     }
     cp_async_commit();
@@ -174,8 +239,8 @@ __global__ void __launch_bounds__(Shape<HD>::kThreads, Shape<HD>::kMinBlocks)
       uint32_t a[kM][4];
 #pragma unroll
       for (int i = 0; i < kM; ++i) {
-        ldmatrix_x4(a[i], sq + ((i * kWarps + warp) * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + kk * 16 +
-                              8 * (lane / 16));
+        ldmatrix_x4(a[i], sq + ((i * Shape::kWarps + warp) * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS +
+                              kk * 16 + 8 * (lane / 16));
       }
 #pragma unroll
       for (int j = 0; j < kCols; j += 2) {
@@ -189,12 +254,36 @@ __global__ void __launch_bounds__(Shape<HD>::kThreads, Shape<HD>::kMinBlocks)
       }
     }
 
+    // Scale, mask (only where the tile crosses one of the warp's rows), softmax step, P as BF16 A
+    // fragments (two n8 score tiles per k16 step).
     const bool masked = kv0 + kTileKv - 1 > warp_first_pos;
     uint32_t pa[kM][kTileKv / 16][4];
 #pragma unroll
     for (int i = 0; i < kM; ++i) {
-      prefill::softmax_step(s[i], masked, kv0, t, s_mul, pos_a[i], pos_a[i] + 8, m_a[i], m_b[i], l_a[i],
-                            l_b[i], o[i], pa[i]);
+      float tile_max_a, tile_max_b;
+      if (masked) {
+        const auto causal = [&](int pos, bool& keep_a, bool& keep_b) {
+          keep_a = pos <= pos_a[i];
+          keep_b = pos <= pos_b[i];
+        };
+        scale_mask_tile(s[i], kv0, t, s_mul, causal, tile_max_a, tile_max_b);
+      } else {
+        const auto all = [](int, bool& keep_a, bool& keep_b) { keep_a = keep_b = true; };
+        scale_mask_tile(s[i], kv0, t, s_mul, all, tile_max_a, tile_max_b);
+      }
+      float alpha_a, alpha_b;
+      online_softmax_max(tile_max_a, tile_max_b, m_a[i], m_b[i], alpha_a, alpha_b);
+      float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+      for (int j = 0; j < kCols; ++j) {
+        const float p0 = exp2f(s[i][j][0] - m_a[i]), p1 = exp2f(s[i][j][1] - m_a[i]);
+        const float p2 = exp2f(s[i][j][2] - m_b[i]), p3 = exp2f(s[i][j][3] - m_b[i]);
+        sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+        sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+        pa[i][j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
+        pa[i][j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
+      }
+      online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a[i], l_b[i], o[i]);
     }
 
     // O += P V; each V fragment feeds every row tile.
@@ -216,13 +305,31 @@ __global__ void __launch_bounds__(Shape<HD>::kThreads, Shape<HD>::kMinBlocks)
   const float v_mul = kFp8 ? p.v_scale : 1.0f;
 #pragma unroll
   for (int i = 0; i < kM; ++i) {
-    prefill::store_rows<HD>(p, c, o[i], l_a[i], l_b[i], v_mul, c.tile_row0 + (i * kWarps + warp) * 16 + g, t);
+    const int row_a = tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
+    const int row_b = row_a + 8;
+    const float inv_a = l_a[i] > 0.0f ? __fdiv_rn(v_mul, l_a[i]) : 0.0f;
+    const float inv_b = l_b[i] > 0.0f ? __fdiv_rn(v_mul, l_b[i]) : 0.0f;
+#pragma unroll
+    for (int j = 0; j < HD / 8; ++j) {
+      const int col = head * HD + j * 8 + 2 * t;
+      if (row_a < qlen) {
+        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_a) * p.out_stride +
+                                           col) =
+            __floats2bfloat162_rn(__fmul_rn(o[i][j][0], inv_a), __fmul_rn(o[i][j][1], inv_a));
+      }
+      if (row_b < qlen) {
+        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_b) * p.out_stride +
+                                           col) =
+            __floats2bfloat162_rn(__fmul_rn(o[i][j][2], inv_b), __fmul_rn(o[i][j][3], inv_b));
+      }
+    }
   }
 }
 
 template <typename Kv, int HD>
-cudaError_t launch_mma_sync(const Params& p, int32_t num_seqs, int32_t max_query_len, cudaStream_t stream) {
-  constexpr size_t smem = Smem<Kv, HD>::kBytes;
+cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max_query_len,
+                           cudaStream_t stream) {
+  constexpr size_t smem = PrefillSmem<Kv, HD>::kBytes;
   // The shared-memory opt-in is a per-function attribute: set once per process (single device),
   // on the first launch, which callers make outside graph capture.
   static const cudaError_t opt_in = cudaFuncSetAttribute(
@@ -231,22 +338,11 @@ cudaError_t launch_mma_sync(const Params& p, int32_t num_seqs, int32_t max_query
   const int32_t q_tiles = (max_query_len + kTileQ - 1) / kTileQ;
   if (q_tiles > 65535) return cudaErrorInvalidValue;  // grid.y limit: 8.4M rows in one chunk
   const dim3 grid(p.num_heads, q_tiles, num_seqs);
-  paged_prefill_kernel<Kv, HD><<<grid, Shape<HD>::kThreads, smem, stream>>>(p);
+  paged_prefill_kernel<Kv, HD><<<grid, PrefillShape<HD>::kThreads, smem, stream>>>(p);
   return cudaGetLastError();
 }
 
-std::atomic<bool> g_wgmma_allowed{true};
-
 }  // namespace
-
-void set_prefill_wgmma(bool allowed) {
-  g_wgmma_allowed.store(allowed, std::memory_order_relaxed);
-}
-
-bool prefill_uses_wgmma(int32_t head_dim) {
-  return g_wgmma_allowed.load(std::memory_order_relaxed) && (head_dim == 64 || head_dim == 128) &&
-         device_has_wgmma();
-}
 
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
                                  int32_t max_query_len, cudaStream_t stream) {
@@ -254,7 +350,7 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
   if (kv.num_kv_heads <= 0 || rows.num_heads % kv.num_kv_heads != 0 || query_start == nullptr) {
     return cudaErrorInvalidValue;
   }
-  Params p{};
+  PrefillParams p{};
   p.q = static_cast<const __nv_bfloat16*>(rows.q);
   p.q_stride = rows.q_stride;
   p.out = static_cast<__nv_bfloat16*>(rows.out);
@@ -271,20 +367,17 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
   p.max_blocks_per_seq = kv.max_blocks_per_seq;
   p.context_lens = kv.context_lens;
   p.query_start = query_start;
-  if (prefill_uses_wgmma(kv.head_dim)) {
-    return prefill::launch_wgmma(p, kv.dtype, kv.head_dim, rows.num_seqs, max_query_len, stream);
-  }
   const bool bf16 = kv.dtype == KvDType::kBF16;
   switch (kv.head_dim) {
     case 64:
-      return bf16 ? launch_mma_sync<Bf16Kv, 64>(p, rows.num_seqs, max_query_len, stream)
-                  : launch_mma_sync<Fp8Kv, 64>(p, rows.num_seqs, max_query_len, stream);
+      return bf16 ? launch_prefill<Bf16Kv, 64>(p, rows.num_seqs, max_query_len, stream)
+                  : launch_prefill<Fp8Kv, 64>(p, rows.num_seqs, max_query_len, stream);
     case 128:
-      return bf16 ? launch_mma_sync<Bf16Kv, 128>(p, rows.num_seqs, max_query_len, stream)
-                  : launch_mma_sync<Fp8Kv, 128>(p, rows.num_seqs, max_query_len, stream);
+      return bf16 ? launch_prefill<Bf16Kv, 128>(p, rows.num_seqs, max_query_len, stream)
+                  : launch_prefill<Fp8Kv, 128>(p, rows.num_seqs, max_query_len, stream);
     case 256:
-      return bf16 ? launch_mma_sync<Bf16Kv, 256>(p, rows.num_seqs, max_query_len, stream)
-                  : launch_mma_sync<Fp8Kv, 256>(p, rows.num_seqs, max_query_len, stream);
+      return bf16 ? launch_prefill<Bf16Kv, 256>(p, rows.num_seqs, max_query_len, stream)
+                  : launch_prefill<Fp8Kv, 256>(p, rows.num_seqs, max_query_len, stream);
     default:
       return cudaErrorInvalidValue;
   }

@@ -6,7 +6,6 @@
 #include <tuple>
 
 #include "attention_fixture.h"
-#include "backends/cuda/paged_attention.h"
 
 namespace lathe::attn_test {
 namespace {
@@ -30,28 +29,9 @@ TEST_P(Prefill, MatchesTheReference) {
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
               {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}}, 4321);
   const Step step = c.full_step();
-  const std::vector<uint16_t> out =
-      c.run(ops::Phase::kPrefill, step, make_config(SplitkPolicy::automatic(), false));
+  const std::vector<uint16_t> out = c.run(ops::Phase::kPrefill, step, make_config(SplitkPolicy::automatic(), false));
   ASSERT_FALSE(any_nan(out));
   EXPECT_LE(rel_rms(out, c.reference(step)), kPrefillTolerance);
-}
-
-// Head dims 64 and 128 take the warpgroup-MMA kernel on sm_90a; the mma.sync kernel must give every
-// row the same bytes (so a serve's bytes do not depend on which of the two its GPU runs).
-TEST_P(Prefill, WarpgroupAndWarpKernelsGiveTheSameBytes) {
-  const auto [dtype, geo] = GetParam();
-  if (!cuda::prefill_uses_wgmma(geo.head_dim))
-    GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
-  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
-              {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}}, 4321);
-  const Step step = c.full_step();
-  const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false);
-  const std::vector<uint16_t> warpgroup = c.run(ops::Phase::kPrefill, step, config);
-  cuda::set_prefill_wgmma(false);
-  const std::vector<uint16_t> warp = c.run(ops::Phase::kPrefill, step, config);
-  cuda::set_prefill_wgmma(true);
-  ASSERT_FALSE(any_nan(warpgroup));
-  EXPECT_EQ(warpgroup, warp);
 }
 
 TEST_P(Prefill, ChunkingDoesNotChangeARowsBytes) {
@@ -68,8 +48,7 @@ TEST_P(Prefill, ChunkingDoesNotChangeARowsBytes) {
     for (int32_t chunk : chunks) {
       done += chunk;
       // The chunk runs beside another sequence's prompt, which must not matter either.
-      const std::vector<uint16_t> part =
-          c.run(ops::Phase::kPrefill, {{1, 250, 250}, {0, done, chunk}}, config);
+      const std::vector<uint16_t> part = c.run(ops::Phase::kPrefill, {{1, 250, 250}, {0, done, chunk}}, config);
       const std::vector<uint16_t> mine(part.begin() + 250 * row, part.end());
       const std::vector<uint16_t> expected(whole.begin() + static_cast<size_t>(done - chunk) * row,
                                            whole.begin() + static_cast<size_t>(done) * row);
@@ -84,10 +63,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, Prefill,
                                                               Geometry{4, 4, 64})),
                          [](const auto& param_info) {
                            const Geometry g = std::get<1>(param_info.param);
-                           return std::string(std::get<0>(param_info.param) == DType::kBF16 ? "bf16"
-                                                                                            : "fp8") +
-                                  "_nq" + std::to_string(g.heads) + "_nkv" + std::to_string(g.kv_heads) +
-                                  "_hd" + std::to_string(g.head_dim);
+                           return std::string(std::get<0>(param_info.param) == DType::kBF16 ? "bf16" : "fp8") + "_nq" +
+                                  std::to_string(g.heads) + "_nkv" + std::to_string(g.kv_heads) + "_hd" +
+                                  std::to_string(g.head_dim);
                          });
 
 }  // namespace
