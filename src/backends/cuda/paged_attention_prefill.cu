@@ -10,9 +10,9 @@
 //
 // KV is walked in 64-position tiles anchored at position 0 (tile t = positions 64t .. 64t+63) up to
 // the CTA's last visible position, two tiles in flight: tile t + 1's copies (cp.async) are issued
-// before tile t is computed. Per tile and row, in f32 (log2 domain):
-//   s   = (q . k) * scale * log2(e) [* k_scale],  masked to -inf past the row's position
-//   m'  = max(m, max s);  a = 2^(m - m');  p = 2^(s - m')
+// before tile t is computed. Per tile and row, in f32, with c = scale * log2(e) [* k_scale]:
+//   s   = q . k,  masked to -inf past the row's position
+//   m'  = max(m, max s);  a = 2^((m - m') c);  p = 2^(s c - m' c)   (p: one fused multiply-add)
 //   l'  = l * a + sum p;  o' = o * a + bf16(p) . v
 // out = o / l [* v_scale]. A row's arithmetic never involves another row (tensor-core rows are
 // independent), and the tiles past a row's own position are fully masked, which leaves m, l and
@@ -129,6 +129,83 @@ __device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bf
     packed.z = pack_bf16x2(f[4], f[5]);
     packed.w = pack_bf16x2(f[6], f[7]);
     *reinterpret_cast<uint4*>(dst + r * kS + col) = packed;
+  }
+}
+
+// 2^x on the special-function unit, flushing denormal results to zero (2^-inf = 0).
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
+  return y;
+}
+
+// Sum over the 4 lanes of a quad (the lanes that share an MMA row), in a fixed order.
+__device__ __forceinline__ float quad_sum(float v) {
+  v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 1));
+  return __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 2));
+}
+
+// Raw scores of an m16 row tile (this lane: rows a = g, b = g + 8 at positions pos_a, pos_b;
+// columns 2t, 2t + 1 of each n8 tile j, positions kv0 + 8j + 2t ..) -> -inf past the row's position.
+__device__ __forceinline__ void mask_tile(float (&s)[kTileKv / 8][4], int kv0, int t, int pos_a, int pos_b) {
+#pragma unroll
+  for (int j = 0; j < kTileKv / 8; ++j) {
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      const int pos = kv0 + j * 8 + 2 * t + e;
+      if (pos > pos_a) s[j][e] = -INFINITY;
+      if (pos > pos_b) s[j][2 + e] = -INFINITY;
+    }
+  }
+}
+
+// One online-softmax step of an m16 row tile on its raw (masked) scores s, flash-attention-2 style:
+// the running maxima m are kept in raw score units and the scale s_mul (> 0) is applied inside the
+// exponent, p = 2^(s * s_mul - m * s_mul) (one fused multiply-add), and l holds this lane's own
+// partial denominators (its two columns of every n8 tile), summed over the quad once at the end.
+// Every step is a fixed sequence of per-row operations.
+template <int kOCols>
+__device__ __forceinline__ void softmax_step(float (&s)[kTileKv / 8][4], float s_mul, float& m_a, float& m_b,
+                                             float& l_a, float& l_b, float (&o)[kOCols][4],
+                                             uint32_t (&pa)[kTileKv / 16][4]) {
+  float max_a = m_a, max_b = m_b;
+#pragma unroll
+  for (int j = 0; j < kTileKv / 8; ++j) {
+    max_a = fmaxf(max_a, fmaxf(s[j][0], s[j][1]));
+    max_b = fmaxf(max_b, fmaxf(s[j][2], s[j][3]));
+  }
+#pragma unroll
+  for (int offset = 1; offset < 4; offset *= 2) {
+    max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
+    max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
+  }
+  // Every row sees position 0 in its first tile, so the maxima are finite from then on. An unchanged
+  // maximum gives a = 2^0 = 1 exactly, so a tile wholly past the row (p = 0) leaves its state as it was.
+  const float scaled_a = __fmul_rn(max_a, s_mul), scaled_b = __fmul_rn(max_b, s_mul);
+  const float alpha_a = fast_exp2(__fmul_rn(__fsub_rn(m_a, max_a), s_mul));
+  const float alpha_b = fast_exp2(__fmul_rn(__fsub_rn(m_b, max_b), s_mul));
+  m_a = max_a;
+  m_b = max_b;
+  float sum_a = 0.0f, sum_b = 0.0f;
+#pragma unroll
+  for (int j = 0; j < kTileKv / 8; ++j) {
+    const float p0 = fast_exp2(__fmaf_rn(s[j][0], s_mul, -scaled_a));
+    const float p1 = fast_exp2(__fmaf_rn(s[j][1], s_mul, -scaled_a));
+    const float p2 = fast_exp2(__fmaf_rn(s[j][2], s_mul, -scaled_b));
+    const float p3 = fast_exp2(__fmaf_rn(s[j][3], s_mul, -scaled_b));
+    sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
+    sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
+    pa[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
+    pa[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
+  }
+  l_a = __fmaf_rn(l_a, alpha_a, sum_a);
+  l_b = __fmaf_rn(l_b, alpha_b, sum_b);
+#pragma unroll
+  for (int j = 0; j < kOCols; ++j) {
+    o[j][0] = __fmul_rn(o[j][0], alpha_a);
+    o[j][1] = __fmul_rn(o[j][1], alpha_a);
+    o[j][2] = __fmul_rn(o[j][2], alpha_b);
+    o[j][3] = __fmul_rn(o[j][3], alpha_b);
   }
 }
 
@@ -254,36 +331,13 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
       }
     }
 
-    // Scale, mask (only where the tile crosses one of the warp's rows), softmax step, P as BF16 A
-    // fragments (two n8 score tiles per k16 step).
+    // Mask (only where the tile crosses one of the warp's rows), softmax step, P as BF16 A fragments.
     const bool masked = kv0 + kTileKv - 1 > warp_first_pos;
     uint32_t pa[kM][kTileKv / 16][4];
 #pragma unroll
     for (int i = 0; i < kM; ++i) {
-      float tile_max_a, tile_max_b;
-      if (masked) {
-        const auto causal = [&](int pos, bool& keep_a, bool& keep_b) {
-          keep_a = pos <= pos_a[i];
-          keep_b = pos <= pos_b[i];
-        };
-        scale_mask_tile(s[i], kv0, t, s_mul, causal, tile_max_a, tile_max_b);
-      } else {
-        const auto all = [](int, bool& keep_a, bool& keep_b) { keep_a = keep_b = true; };
-        scale_mask_tile(s[i], kv0, t, s_mul, all, tile_max_a, tile_max_b);
-      }
-      float alpha_a, alpha_b;
-      online_softmax_max(tile_max_a, tile_max_b, m_a[i], m_b[i], alpha_a, alpha_b);
-      float sum_a = 0.0f, sum_b = 0.0f;
-#pragma unroll
-      for (int j = 0; j < kCols; ++j) {
-        const float p0 = exp2f(s[i][j][0] - m_a[i]), p1 = exp2f(s[i][j][1] - m_a[i]);
-        const float p2 = exp2f(s[i][j][2] - m_b[i]), p3 = exp2f(s[i][j][3] - m_b[i]);
-        sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-        sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-        pa[i][j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
-        pa[i][j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
-      }
-      online_softmax_rescale(sum_a, sum_b, alpha_a, alpha_b, l_a[i], l_b[i], o[i]);
+      if (masked) mask_tile(s[i], kv0, t, pos_a[i], pos_b[i]);
+      softmax_step(s[i], s_mul, m_a[i], m_b[i], l_a[i], l_b[i], o[i], pa[i]);
     }
 
     // O += P V; each V fragment feeds every row tile.
@@ -307,8 +361,9 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   for (int i = 0; i < kM; ++i) {
     const int row_a = tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
     const int row_b = row_a + 8;
-    const float inv_a = l_a[i] > 0.0f ? __fdiv_rn(v_mul, l_a[i]) : 0.0f;
-    const float inv_b = l_b[i] > 0.0f ? __fdiv_rn(v_mul, l_b[i]) : 0.0f;
+    const float sum_a = quad_sum(l_a[i]), sum_b = quad_sum(l_b[i]);
+    const float inv_a = sum_a > 0.0f ? __fdiv_rn(v_mul, sum_a) : 0.0f;
+    const float inv_b = sum_b > 0.0f ? __fdiv_rn(v_mul, sum_b) : 0.0f;
 #pragma unroll
     for (int j = 0; j < HD / 8; ++j) {
       const int col = head * HD + j * 8 + 2 * t;
