@@ -58,6 +58,7 @@
 #include "backends/cuda/check.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
+#include "common/device_buffer.h"
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
 #include "common/read_ceiling.h"
@@ -71,13 +72,7 @@ namespace {
 
 using namespace lathe;
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t bytes) { LATHE_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(bytes, 16))); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = bench::DeviceBuffer;
 
 constexpr int32_t kDefaultBlockSize = 16;  // the serve's default KV block (tokens)
 constexpr size_t kRotateBytes = size_t{512} << 20;

@@ -36,6 +36,7 @@
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/probe.h"
+#include "common/device_buffer.h"
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
 #include "core/hash.h"
@@ -44,13 +45,7 @@ namespace {
 
 using namespace lathe;
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t bytes) { LATHE_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(bytes, 16))); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-};
+using Buffer = bench::DeviceBuffer;
 
 constexpr int32_t kBlockSize = 16;  // the serve's default KV block (tokens)
 constexpr int64_t kGemmSide = 8192;
@@ -73,23 +68,7 @@ double gemm_reference_flops(cudaStream_t stream, int runs) {
   cuda::fill_random(x.ptr, n * n, cuda::FillKind::kBf16Unit, 12, stream);
   cuda::LtGemm lt(workspace.ptr, kWorkspace, kGemmSide);
   const cuda::LtOperands ops{w.ptr, x.ptr, kGemmSide, y.ptr, kGemmSide, false};
-  cudaEvent_t start = nullptr, stop = nullptr;
-  LATHE_CUDA_CHECK(cudaEventCreate(&start));
-  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-  lt.run(cuda::LtKind::kBf16, kGemmSide, kGemmSide, kGemmSide, ops, stream);
-  double best = 0.0;
-  for (int i = 0; i < runs; ++i) {
-    LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-    lt.run(cuda::LtKind::kBf16, kGemmSide, kGemmSide, kGemmSide, ops, stream);
-    LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-    LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    if (ms > 0.0f) best = std::max(best, 2.0 * static_cast<double>(n) * n * n / (ms * 1e-3));
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
+  return cuda::lt_best_flops(lt, cuda::LtKind::kBf16, kGemmSide, kGemmSide, kGemmSide, ops, runs, stream);
 }
 
 // Causal FLOPs of whole prompts: row i of a prompt sees i + 1 positions, 4 * head_dim FLOPs each

@@ -57,6 +57,7 @@
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/probe.h"
 #include "backends/cuda/quant.h"
+#include "common/device_buffer.h"
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
 #include "common/read_ceiling.h"
@@ -102,17 +103,7 @@ const std::vector<Shape> kQuickShapes = {
     {"qwen3-8b", "gate_up", 24576, 4096}, {"qwen3-8b", "down", 4096, 12288}, {"qwen3.5-27b", "down", 5120, 17408},
     {"qwen3.5-27b", "gate_up", 34816, 5120}, {"qwen3-8b", "q/o_proj", 4096, 4096}};
 
-struct Buffer {
-  void* ptr = nullptr;
-  explicit Buffer(size_t bytes) { LATHE_CUDA_CHECK(cudaMalloc(&ptr, std::max<size_t>(bytes, 256))); }
-  ~Buffer() { cudaFree(ptr); }
-  Buffer(const Buffer&) = delete;
-  Buffer& operator=(const Buffer&) = delete;
-  template <typename T>
-  T* as() const {
-    return static_cast<T*>(ptr);
-  }
-};
+using Buffer = bench::DeviceBuffer;
 
 // Median microseconds per launch of `launch(copy)` over graph replays (copies rotated).
 double time_graph(cudaStream_t stream, int copies, const std::function<void(int)>& launch) {

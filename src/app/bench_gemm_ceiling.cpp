@@ -24,36 +24,6 @@ namespace {
 constexpr int64_t kSide = 8192;
 constexpr size_t kWorkspaceBytes = size_t{32} << 20;
 
-// Best FLOP/s of `runs` timed calls of `product` (after one warm-up) on `stream`.
-template <class Product>
-double best_rate(int runs, cudaStream_t stream, Product product) {
-  cudaEvent_t start = nullptr, stop = nullptr;
-  LATHE_CUDA_CHECK(cudaEventCreate(&start));
-  LATHE_CUDA_CHECK(cudaEventCreate(&stop));
-  double best = 0.0;
-  try {
-    product();
-    for (int i = 0; i < std::max(runs, 1); ++i) {
-      LATHE_CUDA_CHECK(cudaEventRecord(start, stream));
-      product();
-      LATHE_CUDA_CHECK(cudaEventRecord(stop, stream));
-      LATHE_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0.0f;
-      LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      const double flops =
-          2.0 * static_cast<double>(kSide) * static_cast<double>(kSide) * static_cast<double>(kSide);
-      if (ms > 0.0f) best = std::max(best, flops / (static_cast<double>(ms) * 1e-3));
-    }
-  } catch (...) {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-    throw;
-  }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
-  return best;
-}
-
 }  // namespace
 #endif
 
@@ -85,7 +55,7 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
     cuda::LtGemm lt(workspace.get(), kWorkspaceBytes, kSide);
     const cuda::LtOperands bf16{w.get(), x.get(), kSide, y.get(), kSide, false};
     out.bf16_flops_per_s =
-        best_rate(runs, stream, [&] { lt.run(cuda::LtKind::kBf16, kSide, kSide, kSide, bf16, stream); });
+        cuda::lt_best_flops(lt, cuda::LtKind::kBf16, kSide, kSide, kSide, bf16, runs, stream);
     if (lt.available(cuda::LtKind::kFp8Block, kSide, kSide, false)) {
       const cuda::LtOperands fp8{w.get(),
                                  x.get(),
@@ -96,7 +66,7 @@ std::optional<GemmCeiling> measure_gemm_ceiling(ops::Backend& backend, int runs)
                                  static_cast<const float*>(w_scale.get()),
                                  static_cast<const float*>(x_scale.get())};
       out.fp8_block_flops_per_s =
-          best_rate(runs, stream, [&] { lt.run(cuda::LtKind::kFp8Block, kSide, kSide, kSide, fp8, stream); });
+          cuda::lt_best_flops(lt, cuda::LtKind::kFp8Block, kSide, kSide, kSide, fp8, runs, stream);
     }
     LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
   } catch (...) {

@@ -2,7 +2,7 @@
 """PyTorch SDPA decode attention on contiguous (unpaged) BF16 KV: the peer for lathe's paged
 decode kernels (bench/attention). Same shapes and method as lathe_bench_attention: q_len 1, GQA
 (enable_gqa), launches captured in a CUDA graph rotating over KV copies until a graph reads at
-least 512 MB, one warm-up replay, median over 5 replays (2 when a graph reads more than 4 GB).
+least 512 MB, one warm-up replay, median of 9 replays (cuda_graph_timing.py).
 GB/s counts every K and V byte once.
 
 Usage: python3 tools/peers/sdpa_decode.py [--out FILE.csv] [--quick] [--max-bytes GB]
@@ -13,6 +13,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from cuda_graph_timing import graph_replay_us
 
 SHAPES = [(24, 4, 256), (32, 8, 128), (64, 8, 128)]
 ROTATE_BYTES = 512 << 20
@@ -26,33 +27,12 @@ def measure(nq, nkv, hd, batch, ctx, budget_bytes):
     qs = [torch.randn(batch, nq, 1, hd, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(rotations)]
     ks = [torch.randn(batch, nkv, ctx, hd, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(rotations)]
     vs = [torch.randn(batch, nkv, ctx, hd, device="cuda", dtype=torch.bfloat16, generator=gen) for _ in range(rotations)]
-    outs = [None] * rotations
 
     def step():
-        for r in range(rotations):
-            outs[r] = F.scaled_dot_product_attention(qs[r], ks[r], vs[r], enable_gqa=True)
+        return [F.scaled_dot_product_attention(qs[r], ks[r], vs[r], enable_gqa=True) for r in range(rotations)]
 
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        step()  # eager warm-up (kernel selection) outside the capture
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        step()
-    graph.replay()
-    reps = 9
-    times = []
-    for _ in range(reps):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / rotations)
-    times.sort()
-    us = times[(len(times) - 1) // 2]
-    del qs, ks, vs, outs, graph
+    us = graph_replay_us(step, rotations)
+    del qs, ks, vs
     torch.cuda.empty_cache()
     return us, kv_bytes / (us * 1e-6) / 1e9
 

@@ -5,7 +5,8 @@ Same shapes and cells: (num_heads, num_kv_heads, head_dim) in {(32,8,128), (64,8
 (24,4,256)}, batch x prompt in {16 x 1024, 4 x 4096, 1 x 16384}; q [batch, heads, prompt, hd], k and
 v [batch, kv_heads, prompt, hd], is_causal, GQA through enable_gqa. Each backend PyTorch offers
 for the cell (its default choice, then flash, cuDNN and memory-efficient attention pinned) is timed
-as two calls captured in a CUDA graph, one warm-up replay, median of 9 replays. TFLOP/s counts the
+as two calls captured in a CUDA graph, one warm-up replay, median of 9 replays
+(cuda_graph_timing.py, shared with sdpa_decode.py). TFLOP/s counts the
 causal work as lathe's benchmark does: 4 * head_dim * num_heads per (row, visible position).
 
 Usage: python3 tools/peers/sdpa_prefill.py [--out FILE.csv] [--cells 16x1024,...] [--shapes 32/8/128,...]
@@ -15,6 +16,7 @@ import sys
 
 import torch
 import torch.nn.functional as F
+from cuda_graph_timing import graph_replay_us
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 SHAPES = [(32, 8, 128), (64, 8, 128), (24, 4, 256)]
@@ -45,29 +47,10 @@ def time_backend(q, k, v, backend):
             return [call() for _ in range(PER_GRAPH)]
 
     try:
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            run()  # eager warm-up (kernel selection) outside the capture
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            outs = run()
+        return graph_replay_us(run, PER_GRAPH)
     except RuntimeError as err:
         print(f"    ({str(err).splitlines()[0][:100]})", file=sys.stderr)
         return None
-    graph.replay()
-    times = []
-    for _ in range(9):
-        start, stop = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        start.record()
-        graph.replay()
-        stop.record()
-        stop.synchronize()
-        times.append(start.elapsed_time(stop) * 1000.0 / PER_GRAPH)
-    del outs, graph
-    times.sort()
-    return times[len(times) // 2]
 
 
 def parse_pairs(text, sep, what):

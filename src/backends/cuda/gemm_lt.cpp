@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "backends/cuda/check.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -188,6 +190,32 @@ void LtGemm::run(LtKind kind, int64_t m, int64_t n, int64_t k, const LtOperands&
   const float alpha = 1.0f, beta = 0.0f;
   LATHE_CUBLAS_CHECK(cublasLtMatmul(handle_, d.op, &alpha, ops.w, d.a, ops.x, d.b, &beta, ops.y, d.c, ops.y, d.c,
                                     &p.algo, workspace_, workspace_bytes_, stream));
+}
+
+double lt_best_flops(LtGemm& lt, LtKind kind, int64_t m, int64_t n, int64_t k, const LtOperands& ops,
+                     int runs, cudaStream_t stream) {
+  struct Events {
+    cudaEvent_t start = nullptr, stop = nullptr;
+    ~Events() {
+      cudaEventDestroy(start);
+      cudaEventDestroy(stop);
+    }
+  } ev;
+  LATHE_CUDA_CHECK(cudaEventCreate(&ev.start));
+  LATHE_CUDA_CHECK(cudaEventCreate(&ev.stop));
+  const double flops = 2.0 * static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  lt.run(kind, m, n, k, ops, stream);
+  double best = 0.0;
+  for (int i = 0; i < std::max(runs, 1); ++i) {
+    LATHE_CUDA_CHECK(cudaEventRecord(ev.start, stream));
+    lt.run(kind, m, n, k, ops, stream);
+    LATHE_CUDA_CHECK(cudaEventRecord(ev.stop, stream));
+    LATHE_CUDA_CHECK(cudaEventSynchronize(ev.stop));
+    float ms = 0.0f;
+    LATHE_CUDA_CHECK(cudaEventElapsedTime(&ms, ev.start, ev.stop));
+    if (ms > 0.0f) best = std::max(best, flops / (static_cast<double>(ms) * 1e-3));
+  }
+  return best;
 }
 
 }  // namespace lathe::cuda

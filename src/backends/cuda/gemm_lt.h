@@ -82,4 +82,10 @@ class LtGemm {
   std::map<Key, Plan> plans_;
 };
 
+// The best FLOP/s (2 m n k per product) of `runs` (at least 1) products timed one at a time with
+// events on `stream`, after one untimed warm-up: how the benchmarks quote a cuBLASLt reference.
+// Synchronizes `stream`; throws lathe::Error like run().
+double lt_best_flops(LtGemm& lt, LtKind kind, int64_t m, int64_t n, int64_t k, const LtOperands& ops,
+                     int runs, cudaStream_t stream);
+
 }  // namespace lathe::cuda
