@@ -4,8 +4,10 @@
 //    product (backends/cuda/gemm_lt.h, the library lathe's prefill linears call), best of 10.
 // 2. For (num_heads, num_kv_heads, head_dim) in {(32,8,128) Qwen3-8B, (64,8,128) Qwen3-32B,
 //    (24,4,256) the Qwen3.5-27B class}, (batch x prompt) in {16 x 1024, 4 x 4096, 1 x 16384} and KV in
-//    {BF16, FP8 E4M3}: one launch of the prefill kernel over whole prompts (row i sees positions
-//    0..i), KV in 16-token blocks at shuffled places of the pool, as a serve lays them out. Median
+//    {BF16, FP8 E4M3}, and each prefill kernel the GPU has for the head dim (`ws`, the
+//    warp-specialised warpgroup-MMA kernel of sm_90a at head dim 128; `mma`, the mma.sync kernel,
+//    everywhere): one launch over whole prompts (row i sees positions 0..i), KV in 16-token blocks
+//    at shuffled places of the pool, as a serve lays them out. Median
 //    microseconds per launch over CUDA-graph replays (two launches a graph, one warm-up, median of
 //    9), the causal FLOPs done per second (4 * head_dim * num_heads per (row, visible position):
 //    q.k and p.v, 2 FLOPs per multiply-add) and the percent of the reference, and an FNV-1a
@@ -15,9 +17,11 @@
 // The peer, PyTorch SDPA on contiguous BF16 tensors, is tools/peers/sdpa_prefill.py (same cells).
 //
 // Usage: lathe_bench_prefill_attention [--out DIR] [--shapes LIST] [--dtypes LIST] [--cells LIST]
+//                                      [--kernels LIST]
 //   --shapes: num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --dtypes: `bf16`, `fp8` or both (default both).
 //   --cells: BATCHxPROMPT entries instead of the default three, e.g. `8x2048,1x32768`.
+//   --kernels: `ws`, `mma` or both (default both; `ws` only where the GPU and build have it).
 //   --out: also write DIR/prefill_attention.csv.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -169,6 +173,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> shape_filter;
   std::vector<cuda::KvDType> dtypes;
   std::vector<Cell> cells;
+  std::vector<std::string> kernels = {"ws", "mma"};
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--out") && has_value) {
@@ -183,10 +188,18 @@ int main(int argc, char** argv) {
         }
         dtypes.push_back(d == "bf16" ? cuda::KvDType::kBF16 : cuda::KvDType::kFP8E4M3);
       }
+    } else if (!std::strcmp(argv[i], "--kernels") && has_value) {
+      kernels = bench::split_list(argv[++i]);
+      for (const std::string& k : kernels) {
+        if (k != "ws" && k != "mma") {
+          std::fprintf(stderr, "error: --kernels: %s is not ws or mma\n", k.c_str());
+          return 2;
+        }
+      }
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;
     } else {
-      std::fprintf(stderr, "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...]\n",
+      std::fprintf(stderr, "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma]\n",
                    argv[0]);
       return 2;
     }
@@ -210,22 +223,28 @@ int main(int argc, char** argv) {
   const double reference = gemm_reference_flops(stream, 10);
   std::printf("reference: cuBLASLt BF16 %lld^3, best of 10: %.1f TFLOP/s\n",
               static_cast<long long>(kGemmSide), reference / 1e12);
-  std::printf("%-10s %-5s %6s %7s %10s %9s %9s %16s\n", "shape", "kv", "batch", "prompt", "us", "TFLOP/s",
-              "of_ref", "out_fnv1a");
-  std::string csv = "shape,kv,batch,prompt,us,tflops,pct_reference,reference_tflops,out_fnv1a\n";
+  std::printf("%-10s %-5s %-4s %6s %7s %10s %9s %9s %16s\n", "shape", "kv", "kern", "batch", "prompt", "us",
+              "TFLOP/s", "of_ref", "out_fnv1a");
+  std::string csv = "shape,kv,kernel,batch,prompt,us,tflops,pct_reference,reference_tflops,out_fnv1a\n";
   for (const Shape& s : shapes) {
     for (cuda::KvDType dtype : dtypes) {
       for (const Cell& c : cells) {
-        const Result r = measure(s, c, dtype, stream);
-        const double flops = causal_flops(s, c) / (r.us * 1e-6);
-        const char* kv = dtype == cuda::KvDType::kBF16 ? "bf16" : "fp8";
-        std::printf("%-10s %-5s %6d %7d %10.1f %9.1f %8.1f%% %016llx\n", s.label().c_str(), kv, c.batch,
-                    c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
-                    static_cast<unsigned long long>(r.out_hash));
-        std::fflush(stdout);
-        csv +=
-            fmt::format("{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:016x}\n", s.label(), kv, c.batch, c.prompt,
-                        r.us, flops / 1e12, 100.0 * flops / reference, reference / 1e12, r.out_hash);
+        for (const std::string& kernel : kernels) {
+          const bool ws = kernel == "ws";
+          if (ws && !cuda::prefill_uses_wgmma(s.head_dim)) continue;  // not on this GPU / head dim
+          cuda::set_prefill_wgmma(ws);
+          const Result r = measure(s, c, dtype, stream);
+          cuda::set_prefill_wgmma(true);
+          const double flops = causal_flops(s, c) / (r.us * 1e-6);
+          const char* kv = dtype == cuda::KvDType::kBF16 ? "bf16" : "fp8";
+          std::printf("%-10s %-5s %-4s %6d %7d %10.1f %9.1f %8.1f%% %016llx\n", s.label().c_str(), kv,
+                      kernel.c_str(), c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
+                      static_cast<unsigned long long>(r.out_hash));
+          std::fflush(stdout);
+          csv += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:016x}\n", s.label(), kv, kernel,
+                             c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference, reference / 1e12,
+                             r.out_hash);
+        }
       }
     }
   }

@@ -1,5 +1,6 @@
 #include "backends/cuda/device.h"
 
+#include <cuda_runtime.h>
 #include <fmt/format.h>
 
 #include "backends/cuda/check.h"
@@ -18,7 +19,8 @@ int device_count() {
 
 DeviceInfo select_device(int index) {
   const int count = device_count();
-  if (index < 0 || index >= count) fail("--device cuda: device index {} does not exist ({} CUDA devices found)", index, count);
+  if (index < 0 || index >= count)
+    fail("--device cuda: device index {} does not exist ({} CUDA devices found)", index, count);
   LATHE_CUDA_CHECK(cudaSetDevice(index));
   cudaDeviceProp prop{};
   LATHE_CUDA_CHECK(cudaGetDeviceProperties(&prop, index));
@@ -35,8 +37,25 @@ DeviceInfo select_device(int index) {
 }
 
 std::string describe(const DeviceInfo& info) {
-  return fmt::format("cuda:{} {} sm_{}{} {} SMs {:.1f} GiB", info.index, info.name, info.sm_major, info.sm_minor,
-                     info.multiprocessors, static_cast<double>(info.global_memory) / (1024.0 * 1024.0 * 1024.0));
+  return fmt::format("cuda:{} {} sm_{}{} {} SMs {:.1f} GiB", info.index, info.name, info.sm_major,
+                     info.sm_minor, info.multiprocessors,
+                     static_cast<double>(info.global_memory) / (1024.0 * 1024.0 * 1024.0));
+}
+
+bool device_has_wgmma() {
+#if defined(LATHE_BUILT_SM90A)
+  static const bool has = [] {
+    int device = 0, major = 0, minor = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) return false;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
+      return false;
+    return major == 9 && minor == 0;
+  }();
+  return has;
+#else
+  return false;
+#endif
 }
 
 }  // namespace lathe::cuda

@@ -24,4 +24,10 @@ DeviceInfo select_device(int index);
 // One line for logs and `lathe info`: "cuda:0 NVIDIA H200 sm_90 132 SMs 139.8 GiB".
 std::string describe(const DeviceInfo& info);
 
+// Whether warpgroup MMA kernels (wgmma: the GEMV's ":wg" tiers, the prefill attention) can run on
+// the current device: an sm_90 device (wgmma is Hopper's; later architectures dropped it) and a
+// build with sm_90a code (LATHE_BUILT_SM90A, src/backends/cuda/CMakeLists.txt), which the runtime
+// picks for that device. Read once per process.
+bool device_has_wgmma();
+
 }  // namespace lathe::cuda

@@ -10,6 +10,7 @@
 
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/check.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_policy.h"
@@ -218,25 +219,6 @@ bool device_has_bulk_copy() {
   return has;
 }
 
-// Whether ":wg" can run here: an sm_90 device (wgmma is Hopper's; later architectures dropped it)
-// and a build with sm_90a code (LATHE_BUILT_SM90A, src/backends/cuda/CMakeLists.txt), which the
-// runtime picks for that device. Read once per process.
-bool device_has_wgmma() {
-#if defined(LATHE_BUILT_SM90A)
-  static const bool has = [] {
-    int device = 0, major = 0, minor = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) return false;
-    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess)
-      return false;
-    return major == 9 && minor == 0;
-  }();
-  return has;
-#else
-  return false;
-#endif
-}
-
 // Resolves kDefault (gemv_default_variant, per shape) and the hardware fallback (no bulk copies
 // below sm_90).
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
@@ -260,7 +242,8 @@ int ring_split_request(const GemvVariant& v, int64_t n) {
 
 int balanced_ctas(const GemvVariant& v) {
   if (v.ctas > 0) return v.ctas;
-  if (v.kernel == GemvKernel::kStream) return v.tma && v.ctas_per_sm >= 2 ? v.ctas_per_sm * kStreamCtas : kStreamCtas;
+  if (v.kernel == GemvKernel::kStream)
+    return v.tma && v.ctas_per_sm >= 2 ? v.ctas_per_sm * kStreamCtas : kStreamCtas;
   return v.ctas_per_sm == 3 ? 3 * kRingWaveSms : kRingBalancedCtas;
 }
 
@@ -495,8 +478,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   const GemvVariant v = resolve(variant, fp8, problem.n, problem.k);
   if (v.kernel == GemvKernel::kStream) {
     const int stages = v.stages > 0 ? v.stages : stream_default_stages(tier, fp8);
-    launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma, v.ctas_per_sm,
-                  stream);
+    launch_stream(tier, params, fp8, stages, balanced_ctas(v), v.row_bytes == 512 ? 512 : 256, v.tma,
+                  v.ctas_per_sm, stream);
     return;
   }
   if (!ring_config_supported(ring_config(v, fp8))) throw_error(unbuilt_ring_message(variant, v, fp8));

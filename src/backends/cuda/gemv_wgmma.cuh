@@ -14,6 +14,7 @@
 
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_wgmma_layout.h"
+#include "backends/cuda/wgmma.cuh"
 
 namespace lathe::cuda::gemv_detail {
 
@@ -80,25 +81,6 @@ __device__ __forceinline__ void wgmma_m64n8k16(float (&d)[4], const uint32_t (&a
       "0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
-}
-
-__device__ __forceinline__ void wgmma_fence() {
-  asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-
-__device__ __forceinline__ void wgmma_commit() {
-  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-
-// Waits until at most kPending committed groups of this warpgroup are still running.
-template <int kPending>
-__device__ __forceinline__ void wgmma_wait() {
-  asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
-}
-
-// Makes this thread's shared-memory writes (cp.async, stores) visible to wgmma's operand reads.
-__device__ __forceinline__ void fence_shared_for_wgmma() {
-  asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
 
 // One 128-k step of kCols columns: part (gemv_half's accumulator layout for kCols / 8 column

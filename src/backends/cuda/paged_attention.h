@@ -119,7 +119,15 @@ SplitRule splitk_split_rule();
 // context_lens[s] - 1; row i of the chunk sees positions 0 .. context_lens[s] - qlen + i. KV tiles
 // are anchored at position 0, so a row's bytes do not depend on how its prompt was chunked.
 // max_query_len bounds the grid (rows beyond a sequence's own length exit).
+// Head dim 128 runs a warpgroup-MMA kernel with a producer warpgroup on sm_90a
+// (prefill_uses_wgmma), every other case an mma.sync kernel; a row's bytes are the same under
+// either (tested).
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
                                  int32_t max_query_len, cudaStream_t stream);
+// Whether launch_paged_prefill takes the warpgroup-MMA kernel for this head dim here (a build with
+// sm_90a code on an sm_90 device, and not turned off). set_prefill_wgmma(false) turns it off
+// process-wide: for tests and benchmarks that compare the two kernels; a serve never calls it.
+bool prefill_uses_wgmma(int32_t head_dim);
+void set_prefill_wgmma(bool allowed);
 
 }  // namespace lathe::cuda

@@ -8,31 +8,29 @@
 // what bounds this loop (one 512-byte ldmatrix per two MMAs is 2 clocks of shared-memory bandwidth
 // per MMA on sm_90).
 //
-// KV is walked in 64-position tiles anchored at position 0 (tile t = positions 64t .. 64t+63) up to
-// the CTA's last visible position, two tiles in flight: tile t + 1's copies (cp.async) are issued
-// before tile t is computed. Per tile and row, in f32, with c = scale * log2(e) [* k_scale]:
-//   s   = q . k,  masked to -inf past the row's position
-//   m'  = max(m, max s);  a = 2^((m - m') c);  p = 2^(s c - m' c)   (p: one fused multiply-add)
-//   l'  = l * a + sum p;  o' = o * a + bf16(p) . v
-// out = o / l [* v_scale]. A row's arithmetic never involves another row (tensor-core rows are
-// independent), and the tiles past a row's own position are fully masked, which leaves m, l and
-// o bit-unchanged (a = 1, p = 0); so a row's bytes are the same however its prompt was chunked,
-// whichever row tile or CTA it lands in, and whatever else the step holds. FP8 KV is copied raw
-// and widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value); its scales are
-// applied to s and to the output.
+// KV is walked in 64-position tiles anchored at position 0 up to the CTA's last visible position,
+// two tiles in flight: tile t + 1's copies (cp.async) are issued before tile t is computed. The
+// arithmetic and its invariances: paged_attention_prefill_common.cuh. FP8 KV is copied raw and
+// widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value); its scales are applied
+// to s and to the output. On sm_90a, head dim 128 runs the warpgroup-MMA kernel instead
+// (paged_attention_prefill_ws.cu), with the same bytes.
 #include <cuda_bf16.h>
 
+#include <atomic>
+
+#include "backends/cuda/device.h"
 #include "backends/cuda/paged_attention.h"
-#include "backends/cuda/paged_attention_common.cuh"
-#include "backends/cuda/paged_attention_mma.cuh"
+#include "backends/cuda/paged_attention_prefill_common.cuh"
 
 namespace lathe::cuda {
 namespace {
 
 using namespace attn;
+using prefill::CtaTile;
+using prefill::kTileKv;
+using prefill::kTileQ;
+using PrefillParams = prefill::Params;
 
-constexpr int kTileQ = 128;  // query rows per CTA
-constexpr int kTileKv = 64;  // KV positions per tile
 constexpr int kStages = 2;   // KV tiles in shared memory (the one computed, the one arriving)
 
 // Geometry per head dim: warps per CTA and m16 row tiles per warp (kWarps * kRowTiles * 16 rows).
@@ -47,25 +45,6 @@ struct PrefillShape {
   // Shared-memory row stride of a BF16 tile in elements: 16 bytes of padding so that the 8 rows one
   // ldmatrix phase reads fall in different banks.
   static constexpr int kStride = HD + 8;
-};
-
-struct PrefillParams {
-  const __nv_bfloat16* q;
-  int64_t q_stride;
-  __nv_bfloat16* out;
-  int64_t out_stride;
-  const void* k;
-  const void* v;
-  float k_scale;
-  float v_scale;
-  float scale;
-  int32_t num_heads;
-  int32_t num_kv_heads;
-  int32_t block_size;
-  const int32_t* block_tables;
-  int32_t max_blocks_per_seq;
-  const int32_t* context_lens;
-  const int32_t* query_start;
 };
 
 // Shared memory, in this order: the Q tile (BF16, padded rows); kStages (K, V) tiles as copied
@@ -85,8 +64,8 @@ struct PrefillSmem {
 // buffers dk / dv. Positions at or past ctx are zero-filled (read nothing). Every thread of the CTA
 // takes part; the caller commits the group.
 template <typename Kv, int HD, int kThreads>
-__device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const int32_t* table, int kv_head,
-                                             int ctx, int tile, unsigned char* dk, unsigned char* dv) {
+__device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const CtaTile& cta, int tile,
+                                             unsigned char* dk, unsigned char* dv) {
   using Smem = PrefillSmem<Kv, HD>;
   constexpr int kElemsPerCopy = 16 / Kv::kBytes;  // 16-byte copies
   constexpr int kCopiesPerRow = HD / kElemsPerCopy;
@@ -98,13 +77,8 @@ __device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const int32
     const int c = static_cast<int>(threadIdx.x) + i * kThreads;
     const int r = c / kCopiesPerRow, col = (c % kCopiesPerRow) * kElemsPerCopy;
     const int pos = kv0 + r;
-    const bool valid = pos < ctx;
-    int64_t byte_off = 0;
-    if (valid) {
-      const int32_t block = __ldg(table + pos / p.block_size);
-      byte_off = (kv_offset(block, kv_head, pos % p.block_size, p.num_kv_heads, p.block_size, HD) + col) *
-                 Kv::kBytes;
-    }
+    const bool valid = pos < cta.ctx;
+    const int64_t byte_off = valid ? cta.kv_byte_offset<Kv, HD>(p, pos, col) : 0;
     const size_t dst = r * Smem::kCopyRowBytes + col * Kv::kBytes;
     cp_async16(dk + dst, static_cast<const unsigned char*>(p.k) + byte_off, valid);
     cp_async16(dv + dst, static_cast<const unsigned char*>(p.v) + byte_off, valid);
@@ -132,83 +106,6 @@ __device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bf
   }
 }
 
-// 2^x on the special-function unit, flushing denormal results to zero (2^-inf = 0).
-__device__ __forceinline__ float fast_exp2(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x));
-  return y;
-}
-
-// Sum over the 4 lanes of a quad (the lanes that share an MMA row), in a fixed order.
-__device__ __forceinline__ float quad_sum(float v) {
-  v = __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 1));
-  return __fadd_rn(v, __shfl_xor_sync(0xffffffffu, v, 2));
-}
-
-// Raw scores of an m16 row tile (this lane: rows a = g, b = g + 8 at positions pos_a, pos_b;
-// columns 2t, 2t + 1 of each n8 tile j, positions kv0 + 8j + 2t ..) -> -inf past the row's position.
-__device__ __forceinline__ void mask_tile(float (&s)[kTileKv / 8][4], int kv0, int t, int pos_a, int pos_b) {
-#pragma unroll
-  for (int j = 0; j < kTileKv / 8; ++j) {
-#pragma unroll
-    for (int e = 0; e < 2; ++e) {
-      const int pos = kv0 + j * 8 + 2 * t + e;
-      if (pos > pos_a) s[j][e] = -INFINITY;
-      if (pos > pos_b) s[j][2 + e] = -INFINITY;
-    }
-  }
-}
-
-// One online-softmax step of an m16 row tile on its raw (masked) scores s, flash-attention-2 style:
-// the running maxima m are kept in raw score units and the scale s_mul (> 0) is applied inside the
-// exponent, p = 2^(s * s_mul - m * s_mul) (one fused multiply-add), and l holds this lane's own
-// partial denominators (its two columns of every n8 tile), summed over the quad once at the end.
-// Every step is a fixed sequence of per-row operations.
-template <int kOCols>
-__device__ __forceinline__ void softmax_step(float (&s)[kTileKv / 8][4], float s_mul, float& m_a, float& m_b,
-                                             float& l_a, float& l_b, float (&o)[kOCols][4],
-                                             uint32_t (&pa)[kTileKv / 16][4]) {
-  float max_a = m_a, max_b = m_b;
-#pragma unroll
-  for (int j = 0; j < kTileKv / 8; ++j) {
-    max_a = fmaxf(max_a, fmaxf(s[j][0], s[j][1]));
-    max_b = fmaxf(max_b, fmaxf(s[j][2], s[j][3]));
-  }
-#pragma unroll
-  for (int offset = 1; offset < 4; offset *= 2) {
-    max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
-    max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
-  }
-  // Every row sees position 0 in its first tile, so the maxima are finite from then on. An unchanged
-  // maximum gives a = 2^0 = 1 exactly, so a tile wholly past the row (p = 0) leaves its state as it was.
-  const float scaled_a = __fmul_rn(max_a, s_mul), scaled_b = __fmul_rn(max_b, s_mul);
-  const float alpha_a = fast_exp2(__fmul_rn(__fsub_rn(m_a, max_a), s_mul));
-  const float alpha_b = fast_exp2(__fmul_rn(__fsub_rn(m_b, max_b), s_mul));
-  m_a = max_a;
-  m_b = max_b;
-  float sum_a = 0.0f, sum_b = 0.0f;
-#pragma unroll
-  for (int j = 0; j < kTileKv / 8; ++j) {
-    const float p0 = fast_exp2(__fmaf_rn(s[j][0], s_mul, -scaled_a));
-    const float p1 = fast_exp2(__fmaf_rn(s[j][1], s_mul, -scaled_a));
-    const float p2 = fast_exp2(__fmaf_rn(s[j][2], s_mul, -scaled_b));
-    const float p3 = fast_exp2(__fmaf_rn(s[j][3], s_mul, -scaled_b));
-    sum_a = __fadd_rn(sum_a, __fadd_rn(p0, p1));
-    sum_b = __fadd_rn(sum_b, __fadd_rn(p2, p3));
-    pa[j / 2][(j % 2) * 2 + 0] = pack_bf16x2(p0, p1);
-    pa[j / 2][(j % 2) * 2 + 1] = pack_bf16x2(p2, p3);
-  }
-  l_a = __fmaf_rn(l_a, alpha_a, sum_a);
-  l_b = __fmaf_rn(l_b, alpha_b, sum_b);
-#pragma unroll
-  for (int j = 0; j < kOCols; ++j) {
-    o[j][0] = __fmul_rn(o[j][0], alpha_a);
-    o[j][1] = __fmul_rn(o[j][1], alpha_a);
-    o[j][2] = __fmul_rn(o[j][2], alpha_b);
-    o[j][3] = __fmul_rn(o[j][3], alpha_b);
-  }
-}
-
 template <typename Kv, int HD>
 __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::kMinBlocks)
     paged_prefill_kernel(const PrefillParams p) {
@@ -227,23 +124,14 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   __nv_bfloat16* wide_k = reinterpret_cast<__nv_bfloat16*>(copies + kStages * 2 * Smem::kCopyTileBytes);
   __nv_bfloat16* wide_v = wide_k + kTileKv * kS;
 
-  // Heads vary fastest, so the q heads of one kv head run side by side and share its tiles in L2;
-  // the query tiles run last-first, so the longest (most KV tiles) start first.
-  const int head = blockIdx.x;
-  const int seq = blockIdx.z;
-  const int q_begin = p.query_start[seq];
-  const int qlen = p.query_start[seq + 1] - q_begin;
-  const int tile_row0 = (gridDim.y - 1 - blockIdx.y) * kTileQ;
-  if (tile_row0 >= qlen) return;
-  const int ctx = p.context_lens[seq];
-  const int first_pos = ctx - qlen;  // position of the chunk's row 0
-  const int kv_head = head / (p.num_heads / p.num_kv_heads);
+  // Heads vary fastest, so the q heads of one kv head run side by side and share its tiles in L2.
+  const CtaTile cta(p);
+  if (cta.empty) return;
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
-  const int32_t* table = p.block_tables + static_cast<int64_t>(seq) * p.max_blocks_per_seq;
-  const int last_row = min(tile_row0 + kTileQ, qlen) - 1;
-  const int num_tiles = (first_pos + last_row) / kTileKv + 1;
+  const int tile_row0 = cta.tile_row0, qlen = cta.qlen, first_pos = cta.first_pos;
+  const int num_tiles = cta.num_kv_tiles;
 
-  copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, 0, copy_k(0), copy_v(0));
+  copy_kv_tile<Kv, HD, kThreads>(p, cta, 0, copy_k(0), copy_v(0));
   cp_async_commit();
 
   // Q tile (rows past the chunk are zero and never stored).
@@ -253,8 +141,8 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
     uint4 value = make_uint4(0, 0, 0, 0);
     if (tile_row0 + r < qlen) {
       value = __ldg(
-          reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(q_begin + tile_row0 + r) * p.q_stride +
-                                         static_cast<int64_t>(head) * HD + col));
+          reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(cta.q_begin + tile_row0 + r) * p.q_stride +
+                                         static_cast<int64_t>(cta.head) * HD + col));
     }
     *reinterpret_cast<uint4*>(sq + r * kS + col) = value;
   }
@@ -272,13 +160,11 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   const float s_mul = p.scale * kLog2e * (kFp8 ? p.k_scale : 1.0f);
 
   float o[kM][HD / 8][4];
-  float m_a[kM], m_b[kM], l_a[kM], l_b[kM];
+  prefill::RowState state[kM];
 #pragma unroll
   for (int i = 0; i < kM; ++i) {
 #pragma unroll
     for (int j = 0; j < HD / 8; ++j) o[i][j][0] = o[i][j][1] = o[i][j][2] = o[i][j][3] = 0.0f;
-    m_a[i] = m_b[i] = -INFINITY;
-    l_a[i] = l_b[i] = 0.0f;
   }
 
   for (int tile = 0; tile < num_tiles; ++tile) {
@@ -287,7 +173,7 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
     cp_async_wait<0>();  // this tile's copies (the only group in flight) have landed
     __syncthreads();     // ... for every thread; and no warp still reads the stage refilled next
     if (tile + 1 < num_tiles) {
-      copy_kv_tile<Kv, HD, kThreads>(p, table, kv_head, ctx, tile + 1, copy_k((tile + 1) % kStages),
+      copy_kv_tile<Kv, HD, kThreads>(p, cta, tile + 1, copy_k((tile + 1) % kStages),
                                      copy_v((tile + 1) % kStages));
     }
     cp_async_commit();
@@ -336,8 +222,11 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
     uint32_t pa[kM][kTileKv / 16][4];
 #pragma unroll
     for (int i = 0; i < kM; ++i) {
-      if (masked) mask_tile(s[i], kv0, t, pos_a[i], pos_b[i]);
-      softmax_step(s[i], s_mul, m_a[i], m_b[i], l_a[i], l_b[i], o[i], pa[i]);
+      if (masked) prefill::mask_tile(s[i], kv0, t, pos_a[i], pos_b[i]);
+      float alpha_a, alpha_b;
+      prefill::softmax_scores(s[i], s_mul, state[i], alpha_a, alpha_b);
+      prefill::pack_p(s[i], pa[i]);
+      prefill::rescale(o[i], alpha_a, alpha_b);
     }
 
     // O += P V; each V fragment feeds every row tile.
@@ -359,25 +248,7 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   const float v_mul = kFp8 ? p.v_scale : 1.0f;
 #pragma unroll
   for (int i = 0; i < kM; ++i) {
-    const int row_a = tile_row0 + (i * Shape::kWarps + warp) * 16 + g;
-    const int row_b = row_a + 8;
-    const float sum_a = quad_sum(l_a[i]), sum_b = quad_sum(l_b[i]);
-    const float inv_a = sum_a > 0.0f ? __fdiv_rn(v_mul, sum_a) : 0.0f;
-    const float inv_b = sum_b > 0.0f ? __fdiv_rn(v_mul, sum_b) : 0.0f;
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) {
-      const int col = head * HD + j * 8 + 2 * t;
-      if (row_a < qlen) {
-        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_a) * p.out_stride +
-                                           col) =
-            __floats2bfloat162_rn(__fmul_rn(o[i][j][0], inv_a), __fmul_rn(o[i][j][1], inv_a));
-      }
-      if (row_b < qlen) {
-        *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(q_begin + row_b) * p.out_stride +
-                                           col) =
-            __floats2bfloat162_rn(__fmul_rn(o[i][j][2], inv_b), __fmul_rn(o[i][j][3], inv_b));
-      }
-    }
+    prefill::store_rows<HD>(p, cta, o[i], state[i], v_mul, tile_row0 + (i * Shape::kWarps + warp) * 16 + g, t);
   }
 }
 
@@ -397,7 +268,15 @@ cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max
   return cudaGetLastError();
 }
 
+std::atomic<bool> g_wgmma_allowed{true};
+
 }  // namespace
+
+void set_prefill_wgmma(bool allowed) { g_wgmma_allowed.store(allowed, std::memory_order_relaxed); }
+
+bool prefill_uses_wgmma(int32_t head_dim) {
+  return g_wgmma_allowed.load(std::memory_order_relaxed) && head_dim == 128 && device_has_wgmma();
+}
 
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
                                  int32_t max_query_len, cudaStream_t stream) {
@@ -422,6 +301,7 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
   p.max_blocks_per_seq = kv.max_blocks_per_seq;
   p.context_lens = kv.context_lens;
   p.query_start = query_start;
+  if (prefill_uses_wgmma(kv.head_dim)) return prefill::launch_ws(p, kv.dtype, rows.num_seqs, max_query_len, stream);
   const bool bf16 = kv.dtype == KvDType::kBF16;
   switch (kv.head_dim) {
     case 64:

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "attention_fixture.h"
+#include "backends/cuda/paged_attention.h"
 
 namespace lathe::attn_test {
 namespace {
@@ -32,6 +33,27 @@ TEST_P(Prefill, MatchesTheReference) {
   const std::vector<uint16_t> out = c.run(ops::Phase::kPrefill, step, make_config(SplitkPolicy::automatic(), false));
   ASSERT_FALSE(any_nan(out));
   EXPECT_LE(rel_rms(out, c.reference(step)), kPrefillTolerance);
+}
+
+// Head dim 128 takes the warp-specialised warpgroup-MMA kernel on sm_90a; the mma.sync kernel must
+// give every row the same bytes (so a serve's bytes do not depend on which of the two its GPU runs).
+// Long prompts (several query tiles, hundreds of KV tiles through the producer's ring) and chunks
+// over a cached prefix (tiles not aligned with the chunk's rows).
+TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
+  const auto [dtype, geo] = GetParam();
+  if (!cuda::prefill_uses_wgmma(geo.head_dim)) GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
+              {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}, {2000, 333}},
+              4321);
+  const Step step = c.full_step();
+  const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false);
+  const std::vector<uint16_t> warpgroup = c.run(ops::Phase::kPrefill, step, config);
+  cuda::set_prefill_wgmma(false);
+  const std::vector<uint16_t> warp = c.run(ops::Phase::kPrefill, step, config);
+  cuda::set_prefill_wgmma(true);
+  ASSERT_FALSE(any_nan(warpgroup));
+  EXPECT_EQ(warpgroup, warp);
+  EXPECT_LE(rel_rms(warpgroup, c.reference(step)), kPrefillTolerance);
 }
 
 TEST_P(Prefill, ChunkingDoesNotChangeARowsBytes) {
