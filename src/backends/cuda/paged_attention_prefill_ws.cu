@@ -23,6 +23,10 @@
 #include "backends/cuda/paged_attention_prefill_common.cuh"
 #include "backends/cuda/wgmma.cuh"
 
+#ifndef LATHE_WS_DIAG
+#define LATHE_WS_DIAG 0
+#endif
+
 namespace lathe::cuda::prefill {
 namespace {
 
@@ -68,20 +72,29 @@ __device__ __forceinline__ void bf16_unit(int index, int& r, int& u) {
 }
 
 // Issues the copies of tile `tile` into slot (dk, dv); positions at or past ctx are zero-filled
-// (so that P = 0 meets V = 0, never stale bytes). The caller commits the group.
+// (so that P = 0 meets V = 0, never stale bytes). The source offsets (a block-table load each) are
+// all computed before the first copy: a copy is an asm statement the compiler cannot move loads
+// across, so interleaved, every copy would wait for its own table load. The caller commits the
+// group.
 __device__ __forceinline__ void copy_bf16_tile(const Params& p, const CtaTile& c, int tile, int ptid,
                                                unsigned char* dk, unsigned char* dv) {
-  constexpr int kUnits = kTileKv * kHd / 8;
+  constexpr int kCopies = kTileKv * kHd / 8 / 128;  // per thread, per K or V
+  int64_t src[kCopies];
+  int dst[kCopies];
+  bool valid[kCopies];
 #pragma unroll
-  for (int i = 0; i < kUnits / 128; ++i) {
+  for (int i = 0; i < kCopies; ++i) {
     int r, u;
     bf16_unit(ptid + i * 128, r, u);
     const int pos = tile * kTileKv + r;
-    const bool valid = pos < c.ctx;
-    const int64_t src = valid ? c.kv_byte_offset<Bf16Kv, kHd>(p, pos, u * 8) : 0;
-    const int dst = blocked_offset(r, u);
-    cp_async16(dk + dst, static_cast<const unsigned char*>(p.k) + src, valid);
-    cp_async16(dv + dst, static_cast<const unsigned char*>(p.v) + src, valid);
+    valid[i] = pos < c.ctx;
+    src[i] = valid[i] ? c.kv_byte_offset<Bf16Kv, kHd>(p, pos, u * 8) : 0;
+    dst[i] = blocked_offset(r, u);
+  }
+#pragma unroll
+  for (int i = 0; i < kCopies; ++i) {
+    cp_async16(dk + dst[i], static_cast<const unsigned char*>(p.k) + src[i], valid[i]);
+    cp_async16(dv + dst[i], static_cast<const unsigned char*>(p.v) + src[i], valid[i]);
   }
 }
 
@@ -214,11 +227,16 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
 
   const auto slot_k = [&](int tile) { return ring + (2 * (tile % kStages)) * kKvTileBytes; };
   const auto slot_v = [&](int tile) { return ring + (2 * (tile % kStages) + 1) * kKvTileBytes; };
+#if LATHE_WS_DIAG & 2
+  const auto wait_full = [&](int) {};
+  const auto release = [&](int) {};
+#else
   const auto wait_full = [&](int tile) { bulk::mbar_wait(&full[tile % kStages], (tile / kStages) & 1); };
   const auto release = [&](int tile) {
     __syncwarp();
     if (lane == 0) bulk::mbar_arrive(&empty[tile % kStages]);
   };
+#endif
   const uint64_t q_desc = wgmma_desc(sq, kDimGroupBytes, kRowGroupBytes);
   // S = Q . K(tile)^T: 8 k16 steps along the head dim (two core matrices each).
   const auto issue_scores = [&](float(&s)[kScoreCols][4], uint64_t k_desc) {
@@ -237,6 +255,10 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   // the warp's rows), leaving P in s.
   const auto scores = [&](float(&s)[kScoreCols][4], int tile, RowState& st, float& alpha_a, float& alpha_b) {
     const int kv0 = tile * kTileKv;
+#if LATHE_WS_DIAG & 1
+    alpha_a = alpha_b = 1.0f; (void)kv0; (void)st;
+    return;
+#endif
     if (kv0 + kTileKv - 1 > warp_first_pos) mask_tile(s, kv0, t, pos_a, pos_b);
     softmax_scores(s, s_mul, st, alpha_a, alpha_b);
   };
@@ -327,7 +349,9 @@ __global__ void __launch_bounds__(kThreads, 1) paged_prefill_ws_kernel(const Par
   __syncthreads();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
+#if !(LATHE_WS_DIAG & 2)
     produce<Kv>(p, c, threadIdx.x, ring, full, empty);
+#endif
   } else {
     consume<Kv>(p, c, wg - 1, threadIdx.x % 128, sq + (wg - 1) * (kQBytes / kConsumers), ring, full, empty);
   }
