@@ -32,6 +32,10 @@ __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   __trap();
   return 0;
 }
+__device__ __forceinline__ uint64_t l2_evict_normal_policy() {
+  __trap();
+  return 0;
+}
 __device__ __forceinline__ void tensor_copy_5d(void*, const CUtensorMap*, int, int, int, int, int, uint64_t*,
                                                uint64_t) {
   __trap();
@@ -94,6 +98,13 @@ __device__ __forceinline__ void tensor_copy_2d(void* dst, const CUtensorMap* map
 __device__ __forceinline__ uint64_t l2_evict_first_policy() {
   uint64_t policy;
   asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;" : "=l"(policy));
+  return policy;
+}
+
+// An L2 cache policy for data other CTAs read again soon (the default priority, as a hint operand).
+__device__ __forceinline__ uint64_t l2_evict_normal_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_normal.b64 %0, 1.0;" : "=l"(policy));
   return policy;
 }
 

@@ -301,7 +301,9 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
   p.max_blocks_per_seq = kv.max_blocks_per_seq;
   p.context_lens = kv.context_lens;
   p.query_start = query_start;
-  if (prefill_uses_wgmma(kv.head_dim)) return prefill::launch_ws(p, kv.dtype, rows.num_seqs, max_query_len, stream);
+  if (prefill_uses_wgmma(kv.head_dim) && prefill::ws_supports(kv)) {
+    return prefill::launch_ws(p, kv, rows.num_seqs, max_query_len, stream);
+  }
   const bool bf16 = kv.dtype == KvDType::kBF16;
   switch (kv.head_dim) {
     case 64:

@@ -3,29 +3,34 @@
 // invariances: paged_attention_prefill_common.cuh).
 //
 // One CTA per (128-query tile, q head, sequence), three warpgroups:
-//   - a producer: fills a ring of kStages (K, V) tile slots (64 positions each, BF16, the
-//     no-swizzle core-matrix layout of wgmma.cuh) from the paged pool: BF16 by cp.async, FP8 codes
-//     loaded into registers and widened on the way (exact). It announces a filled slot on the slot's
-//     `full` barrier and refills it once both consumers have released it on its `empty` barrier.
+//   - a producer fills a ring of kStages (K, V) tile slots (64 positions each, BF16, 128-byte
+//     swizzled: wgmma.cuh) from the paged pool and announces each on the slot's `full` barrier;
+//     it refills a slot once both consumers have released it on its `empty` barrier. BF16 KV: one
+//     thread issues tensor copies (TMA) of 16-position boxes, two 128-byte pieces per row; the
+//     copy engine moves the bytes while the producer's warps sleep. A tile that runs past the
+//     context (the last, if the length is not a multiple of 64) is copied by cp.async instead,
+//     zero-filling the positions past the end (the copy engine would bring whatever the pool holds
+//     there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
+//     second ring, up to kStages tiles ahead, and the producer's threads widen them into the BF16
+//     slots (exact), writing zeros for the positions past the context.
 //   - two consumers of 64 query rows each (warp w of a consumer holds rows 16w .. 16w + 15 of the
 //     consumer's 64 in the mma.sync accumulator layout). Per KV tile t:
-//       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A and B from shared memory, issued first;
+//       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A (no swizzle) and B from shared memory;
 //       O += P(t) . V(t)            4 wgmma m64n128k16, P from registers, V MN-major;
-//       softmax scores of S(t + 1) while the P . V products run; then O *= alpha(t + 1).
-//     So the tensor cores work on one tile while the special-function and FP32 units work on the
-//     next, within a warpgroup; the two consumers and the producer overlap the rest. The sequence
-//     of operations on each row is the mma.sync kernel's (o scaled by alpha, then P . V added).
-// A consumer stops at the last tile that reaches one of its rows (later tiles would leave its rows
-// bit-unchanged), releasing the remaining slots as they fill so that the producer never waits on it.
+//       the softmax scores of S(t + 1) while P(t) . V(t) runs; then O *= alpha(t + 1).
+//     The sequence of operations on each row is the mma.sync kernel's (o scaled by alpha, then
+//     P . V added). A consumer stops at the last tile that reaches one of its rows (later tiles would
+//     leave its rows bit-unchanged) and releases the remaining slots as they fill, so that the
+//     producer never waits on it.
+// Session 35 measured the kernel without its producer (consumers reading a stale ring) at ~650
+// TFLOP/s at 1 x 16384: the consumers' loop is fast; what feeds it decides the speed.
+#include <cuda.h>
 #include <cuda_bf16.h>
 
 #include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/paged_attention_prefill_common.cuh"
+#include "backends/cuda/paged_kv_map.h"
 #include "backends/cuda/wgmma.cuh"
-
-#ifndef LATHE_WS_DIAG
-#define LATHE_WS_DIAG 0
-#endif
 
 namespace lathe::cuda::prefill {
 namespace {
@@ -37,59 +42,67 @@ constexpr int kConsumers = kTileQ / 64;          // consumer warpgroups, 64 quer
 constexpr int kThreads = (1 + kConsumers) * 128;  // the producer is warpgroup 0
 constexpr int kStages = 4;                        // (K, V) tile slots in the ring
 constexpr int kConsumerWarps = kConsumers * 4;    // arrivals that release a slot
+constexpr int kBoxRows = 16;                      // positions per tensor copy
 
-// Shared memory: Q (kTileQ rows), the ring (kStages x (K, V)), then the barriers. Every tile is in
-// the core-matrix layout: the 16 bytes of row r, dims 8u .. 8u + 7 at blocked_offset(r, u), which
-// is K-major for Q (A) and K (B) and MN-major for V (B, transposed).
-constexpr uint32_t kDimGroupBytes = 128;                     // between core matrices along the dims
-constexpr uint32_t kRowGroupBytes = kHd / 8 * 128;           // between 8-row groups
-constexpr size_t kKvTileBytes = size_t{kTileKv} * kHd * 2;   // one of K or V
+struct WsParams {
+  Params base;
+  CUtensorMap k_map, v_map;  // paged_kv_map.h: boxes of 16 rows x one 128-byte piece
+};
+
+// Shared memory: Q (kTileQ rows, no swizzle), then (1024-byte aligned, for the swizzle) the ring of
+// kStages x (K, V), then the barriers. Q: the 16 bytes of row r, dims 8u .. 8u + 7 at
+// q_offset(r, u) (core matrices of 8 rows x 16 bytes, K-major). K and V tiles: two pieces of
+// 64 rows x 128 bytes (dims 0-63, 64-127), 128-byte swizzled: kv_offset_sw(r, u).
+constexpr uint32_t kQDimGroupBytes = 128;            // Q: between core matrices along the dims
+constexpr uint32_t kQRowGroupBytes = kHd / 8 * 128;  // Q: between 8-row groups
+constexpr uint32_t kPieceBytes = kTileKv * 128;      // one 128-byte piece of a K or V tile
+constexpr uint32_t kKvTileBytes = 2 * kPieceBytes;   // one of K or V
 constexpr size_t kQBytes = size_t{kTileQ} * kHd * 2;
-constexpr size_t kRingBytes = kStages * 2 * kKvTileBytes;
-constexpr size_t kSmemBytes = kQBytes + kRingBytes + 2 * kStages * sizeof(uint64_t);
-
-__device__ __forceinline__ int blocked_offset(int r, int u) {
-  return ((r / 8) * (kHd / 8) + u) * 128 + (r % 8) * 16;
+constexpr size_t kRingBytes = size_t{kStages} * 2 * kKvTileBytes;
+constexpr uint32_t kRawTileBytes = kTileKv * kHd;  // FP8: one of K or V as copied (64 rows x 128 codes)
+constexpr size_t kRawRingBytes = size_t{kStages} * 2 * kRawTileBytes;
+// FP8 KV adds the raw ring and its barriers: 225 KB in all, under the 227 KB an sm_90 CTA may have.
+template <typename Kv>
+constexpr size_t smem_bytes() {
+  constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
+  return kQBytes + 1024 + kRingBytes + (kFp8 ? kRawRingBytes : 0) + (kFp8 ? 3 : 2) * kStages * sizeof(uint64_t);
 }
 
-// Synchronises the 128 threads of one warpgroup on hardware barrier `id` (1, 2, ...; 0 is
+__device__ __forceinline__ int q_offset(int r, int u) { return ((r / 8) * (kHd / 8) + u) * 128 + (r % 8) * 16; }
+
+__device__ __forceinline__ int kv_offset_sw(int r, int u) {
+  return (u / 8) * static_cast<int>(kPieceBytes) + r * 128 + (((u % 8) ^ (r % 8)) << 4);
+}
+
+// Synchronises the 128 threads of one warpgroup on hardware barrier `id` (1, 2, 3; 0 is
 // __syncthreads').
-__device__ __forceinline__ void warpgroup_sync(int id) {
-  asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+__device__ __forceinline__ void warpgroup_sync(int id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+
+template <typename Kv>
+constexpr uint32_t full_arrivals() {
+  return Kv::kDType == KvDType::kBF16 ? 1 : 128;  // the thread that announces the copies / every thread
 }
 
 #if defined(LATHE_WGMMA_COMPILED)  // the sm_90a device pass and the host pass (wgmma.cuh)
 
 // ---- producer ---------------------------------------------------------------------------------
 
-// BF16: the i-th of this thread's 16-byte copies of a K (or V) tile as (position, unit): 16 threads
-// cover two neighbouring units of 8 positions, so a warp writes 512 contiguous bytes of the layout
-// and reads whole 32-byte sectors of each position's row.
-__device__ __forceinline__ void bf16_unit(int index, int& r, int& u) {
-  const int rest = index >> 4;
-  r = (rest / (kHd / 16)) * 8 + ((index >> 1) & 7);
-  u = (rest % (kHd / 16)) * 2 + (index & 1);
-}
-
-// Issues the copies of tile `tile` into slot (dk, dv); positions at or past ctx are zero-filled
-// (so that P = 0 meets V = 0, never stale bytes). The source offsets (a block-table load each) are
-// all computed before the first copy: a copy is an asm statement the compiler cannot move loads
-// across, so interleaved, every copy would wait for its own table load. The caller commits the
-// group.
-__device__ __forceinline__ void copy_bf16_tile(const Params& p, const CtaTile& c, int tile, int ptid,
-                                               unsigned char* dk, unsigned char* dv) {
+// BF16, every producer thread: cp.async copies of a tile that runs past ctx, positions at or past
+// ctx zero-filled. Thread i copies 16-byte units (i + 128 j) % 16 of rows (i + 128 j) / 16: a warp
+// reads two whole rows and writes whole 128-byte lines.
+__device__ __forceinline__ void copy_bf16_tile_async(const Params& p, const CtaTile& c, int tile, int ptid,
+                                                     unsigned char* dk, unsigned char* dv) {
   constexpr int kCopies = kTileKv * kHd / 8 / 128;  // per thread, per K or V
   int64_t src[kCopies];
   int dst[kCopies];
   bool valid[kCopies];
 #pragma unroll
-  for (int i = 0; i < kCopies; ++i) {
-    int r, u;
-    bf16_unit(ptid + i * 128, r, u);
+  for (int i = 0; i < kCopies; ++i) {  // every table load before the first copy (an asm statement)
+    const int index = ptid + i * 128, r = index / 16, u = index % 16;
     const int pos = tile * kTileKv + r;
     valid[i] = pos < c.ctx;
     src[i] = valid[i] ? c.kv_byte_offset<Bf16Kv, kHd>(p, pos, u * 8) : 0;
-    dst[i] = blocked_offset(r, u);
+    dst[i] = kv_offset_sw(r, u);
   }
 #pragma unroll
   for (int i = 0; i < kCopies; ++i) {
@@ -98,32 +111,34 @@ __device__ __forceinline__ void copy_bf16_tile(const Params& p, const CtaTile& c
   }
 }
 
-// FP8: this thread's loads of a tile, 16 codes each (K in raw[0 .. 3], V in raw[4 .. 7]). Load i
-// covers position (ptid % 8) + 8 (i-th group of 64 threads' block) and codes 16 ((ptid / 8) % 8) ..:
-// eight neighbouring positions per 8 lanes, so the widened stores of a warp fill whole 128-byte
-// core matrices (no bank conflicts).
-constexpr int kFp8Loads = kTileKv * kHd / 16 / 128;  // per thread, per K or V
-__device__ __forceinline__ void fp8_unit(int index, int& r, int& chunk) {
-  r = (index & 7) + 8 * (index >> 6);
-  chunk = (index >> 3) & 7;
-}
-
-__device__ __forceinline__ void load_fp8_tile(const Params& p, const CtaTile& c, int tile, int ptid,
-                                              uint4 (&raw)[2 * kFp8Loads]) {
+// One thread: the tensor copies of tile `tile` (16-position boxes of whole blocks, one 128-byte
+// piece a row per box) into (dk, dv), each box `box_bytes` after the previous, completing on `bar`,
+// which it arms with the tile's bytes. Positions past the context (and past the sequence's blocks)
+// arrive as whatever the pool holds, or zeros: the caller must not let them into an MMA unmasked.
+template <int kPieces>
+__device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, int tile, uint32_t piece_bytes,
+                                              unsigned char* dk, unsigned char* dv, uint64_t* bar,
+                                              uint64_t policy) {
+  const Params& p = wp.base;
+  bulk::mbar_expect_tx(bar, 2 * kPieces * kTileKv * 128);
 #pragma unroll
-  for (int i = 0; i < kFp8Loads; ++i) {
-    int r, chunk;
-    fp8_unit(ptid + i * 128, r, chunk);
-    const int pos = tile * kTileKv + r;
-    raw[i] = raw[kFp8Loads + i] = make_uint4(0, 0, 0, 0);
-    if (pos < c.ctx) {
-      const int64_t src = c.kv_byte_offset<Fp8Kv, kHd>(p, pos, chunk * 16);
-      raw[i] = __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(p.k) + src));
-      raw[kFp8Loads + i] = __ldg(reinterpret_cast<const uint4*>(static_cast<const unsigned char*>(p.v) + src));
+  for (int box = 0; box < kTileKv / kBoxRows; ++box) {
+    const int pos = tile * kTileKv + box * kBoxRows;
+    const int32_t block = pos < c.ctx ? __ldg(c.table + pos / p.block_size) : -1;  // -1: outside, zeros
+    const int slot = pos % p.block_size;
+#pragma unroll
+    for (int piece = 0; piece < kPieces; ++piece) {
+      const uint32_t dst = piece * piece_bytes + box * kBoxRows * 128;
+      bulk::tensor_copy_5d(dk + dst, &wp.k_map, 0, slot, piece, c.kv_head, block, bar, policy);
+      bulk::tensor_copy_5d(dv + dst, &wp.v_map, 0, slot, piece, c.kv_head, block, bar, policy);
     }
   }
 }
 
+// FP8: widens a copied tile (64 rows of 128 codes, 128-byte swizzled) into a BF16 slot, zeros for
+// positions at or past ctx. Thread ptid takes the 16-code chunk (ptid / 8) % 8 of rows (ptid % 8) +
+// 8 (ptid / 64 + 2 i): eight neighbouring rows per 8 lanes, so with the swizzle every read and
+// write of a warp hits distinct banks.
 __device__ __forceinline__ uint4 widen_half(uint32_t lo, uint32_t hi) {
   float f[kFragElems];
   widen(make_uint2(lo, hi), f);
@@ -131,68 +146,78 @@ __device__ __forceinline__ uint4 widen_half(uint32_t lo, uint32_t hi) {
                     pack_bf16x2(f[6], f[7]));
 }
 
-__device__ __forceinline__ void store_fp8_tile(const uint4 (&raw)[2 * kFp8Loads], int ptid, unsigned char* dk,
-                                               unsigned char* dv) {
+__device__ __forceinline__ void widen_fp8_tile(const unsigned char* raw, unsigned char* dst, int valid_rows,
+                                               int ptid) {
 #pragma unroll
-  for (int i = 0; i < 2 * kFp8Loads; ++i) {
-    int r, chunk;
-    fp8_unit(ptid + (i % kFp8Loads) * 128, r, chunk);
-    unsigned char* dst = i < kFp8Loads ? dk : dv;
-    *reinterpret_cast<uint4*>(dst + blocked_offset(r, 2 * chunk)) = widen_half(raw[i].x, raw[i].y);
-    *reinterpret_cast<uint4*>(dst + blocked_offset(r, 2 * chunk + 1)) = widen_half(raw[i].z, raw[i].w);
+  for (int i = 0; i < kTileKv * kHd / 16 / 128; ++i) {
+    const int index = ptid + i * 128;
+    const int r = (index & 7) + 8 * (index >> 6), chunk = (index >> 3) & 7;
+    uint4 codes = *reinterpret_cast<const uint4*>(raw + r * 128 + ((chunk ^ (r % 8)) << 4));
+    if (r >= valid_rows) codes = make_uint4(0, 0, 0, 0);
+    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk)) = widen_half(codes.x, codes.y);
+    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk + 1)) = widen_half(codes.z, codes.w);
   }
 }
 
 template <typename Kv>
-__device__ __forceinline__ void produce(const Params& p, const CtaTile& c, int ptid, unsigned char* ring,
-                                        uint64_t* full, uint64_t* empty) {
+__device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, int ptid, unsigned char* ring,
+                                        uint64_t* full, uint64_t* empty, unsigned char* raw_ring,
+                                        uint64_t* raw_full) {
+  const Params& p = wp.base;
   const auto slot_k = [&](int tile) { return ring + (2 * (tile % kStages)) * kKvTileBytes; };
   const auto slot_v = [&](int tile) { return ring + (2 * (tile % kStages) + 1) * kKvTileBytes; };
   // Before refilling a slot: both consumers have released its previous tile.
   const auto wait_empty = [&](int tile) {
     if (tile >= kStages) bulk::mbar_wait(&empty[tile % kStages], ((tile / kStages) - 1) & 1);
   };
-  const auto announce = [&](int tile) {
-    fence_shared_for_wgmma();  // this thread's writes to the slot, before the consumers' wgmma reads
-    bulk::mbar_arrive(&full[tile % kStages]);
-  };
   const int n = c.num_kv_tiles;
   if constexpr (Kv::kDType == KvDType::kBF16) {
-    // Two tiles in flight: tile t's copies are issued before tile t - 1 is announced.
+    const uint64_t policy = bulk::l2_evict_normal_policy();  // the other q heads' CTAs read the tiles too
     for (int tile = 0; tile < n; ++tile) {
       wait_empty(tile);
-      copy_bf16_tile(p, c, tile, ptid, slot_k(tile), slot_v(tile));
-      cp_async_commit();
-      if (tile > 0) {
-        cp_async_wait<1>();
-        announce(tile - 1);
+      if ((tile + 1) * kTileKv <= c.ctx) {
+        if (ptid == 0) {
+          copy_tile_tma<2>(wp, c, tile, kPieceBytes, slot_k(tile), slot_v(tile), &full[tile % kStages], policy);
+        }
+      } else {
+        copy_bf16_tile_async(p, c, tile, ptid, slot_k(tile), slot_v(tile));
+        cp_async_commit();
+        cp_async_wait<0>();
+        fence_shared_for_wgmma();  // this thread's copies, before the consumers' wgmma reads
+        warpgroup_sync(3);
+        if (ptid == 0) bulk::mbar_arrive(&full[tile % kStages]);
       }
     }
-    cp_async_wait<0>();
-    announce(n - 1);
   } else {
-    // Tile t + 1's loads are in flight while tile t is widened and stored (two register sets,
-    // alternating, so no copy between them waits on a load).
-    uint4 a[2 * kFp8Loads], b[2 * kFp8Loads];
-    const auto step = [&](int tile, uint4(&cur)[2 * kFp8Loads], uint4(&next)[2 * kFp8Loads]) {
-      if (tile + 1 < n) load_fp8_tile(p, c, tile + 1, ptid, next);
-      wait_empty(tile);
-      store_fp8_tile(cur, ptid, slot_k(tile), slot_v(tile));
-      announce(tile);
+    // The copies run up to kStages tiles ahead in the raw ring; a raw slot is refilled once every
+    // producer thread has widened the tile it held.
+    const uint64_t policy = bulk::l2_evict_normal_policy();
+    const auto raw_k = [&](int tile) { return raw_ring + (2 * (tile % kStages)) * kRawTileBytes; };
+    const auto raw_v = [&](int tile) { return raw_ring + (2 * (tile % kStages) + 1) * kRawTileBytes; };
+    const auto fetch = [&](int tile) {
+      if (ptid == 0 && tile < n) {
+        copy_tile_tma<1>(wp, c, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages], policy);
+      }
     };
-    load_fp8_tile(p, c, 0, ptid, a);
-    for (int tile = 0; tile < n; tile += 2) {
-      step(tile, a, b);
-      if (tile + 1 < n) step(tile + 1, b, a);
+    for (int tile = 0; tile < kStages; ++tile) fetch(tile);
+    for (int tile = 0; tile < n; ++tile) {
+      bulk::mbar_wait(&raw_full[tile % kStages], (tile / kStages) & 1);
+      wait_empty(tile);
+      const int valid_rows = c.ctx - tile * kTileKv;
+      widen_fp8_tile(raw_k(tile), slot_k(tile), valid_rows, ptid);
+      widen_fp8_tile(raw_v(tile), slot_v(tile), valid_rows, ptid);
+      fence_shared_for_wgmma();  // this thread's writes to the slot, before the consumers' wgmma reads
+      bulk::mbar_arrive(&full[tile % kStages]);
+      warpgroup_sync(3);  // every thread is done with the raw slot
+      fetch(tile + kStages);
     }
   }
 }
 
 // ---- consumers --------------------------------------------------------------------------------
 
-// Stages this consumer's 64 rows of Q (rows past the chunk are zero and never stored) in the
-// core-matrix layout: 8 neighbouring rows per 8 lanes, so each warp's stores fill whole core
-// matrices.
+// Stages this consumer's 64 rows of Q (rows past the chunk are zero and never stored): 8
+// neighbouring rows per 8 lanes, so each warp's stores fill whole core matrices.
 __device__ __forceinline__ void stage_q(const Params& p, const CtaTile& c, int row0, int ctid,
                                         unsigned char* sq) {
   constexpr int kUnits = 64 * kHd / 8;
@@ -206,7 +231,7 @@ __device__ __forceinline__ void stage_q(const Params& p, const CtaTile& c, int r
       value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(c.q_begin + row) * p.q_stride +
                                                    static_cast<int64_t>(c.head) * kHd + u * 8));
     }
-    *reinterpret_cast<uint4*>(sq + blocked_offset(r, u)) = value;
+    *reinterpret_cast<uint4*>(sq + q_offset(r, u)) = value;
   }
 }
 
@@ -227,22 +252,18 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
 
   const auto slot_k = [&](int tile) { return ring + (2 * (tile % kStages)) * kKvTileBytes; };
   const auto slot_v = [&](int tile) { return ring + (2 * (tile % kStages) + 1) * kKvTileBytes; };
-#if LATHE_WS_DIAG & 2
-  const auto wait_full = [&](int) {};
-  const auto release = [&](int) {};
-#else
   const auto wait_full = [&](int tile) { bulk::mbar_wait(&full[tile % kStages], (tile / kStages) & 1); };
   const auto release = [&](int tile) {
     __syncwarp();
     if (lane == 0) bulk::mbar_arrive(&empty[tile % kStages]);
   };
-#endif
-  const uint64_t q_desc = wgmma_desc(sq, kDimGroupBytes, kRowGroupBytes);
-  // S = Q . K(tile)^T: 8 k16 steps along the head dim (two core matrices each).
+  const uint64_t q_desc = wgmma_desc(sq, kQDimGroupBytes, kQRowGroupBytes);
+  // S = Q . K^T: 8 k16 steps along the head dim, four per 128-byte piece of K (32 bytes apart).
   const auto issue_scores = [&](float(&s)[kScoreCols][4], uint64_t k_desc) {
 #pragma unroll
     for (int kk = 0; kk < kHd / 16; ++kk) {
-      wgmma_m64n64k16_ss(s, q_desc + kk * (2 * kDimGroupBytes >> 4), k_desc + kk * (2 * kDimGroupBytes >> 4));
+      wgmma_m64n64k16_ss(s, q_desc + kk * (2 * kQDimGroupBytes >> 4),
+                         k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
     }
     wgmma_commit();
   };
@@ -255,10 +276,6 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   // the warp's rows), leaving P in s.
   const auto scores = [&](float(&s)[kScoreCols][4], int tile, RowState& st, float& alpha_a, float& alpha_b) {
     const int kv0 = tile * kTileKv;
-#if LATHE_WS_DIAG & 1
-    alpha_a = alpha_b = 1.0f; (void)kv0; (void)st;
-    return;
-#endif
     if (kv0 + kTileKv - 1 > warp_first_pos) mask_tile(s, kv0, t, pos_a, pos_b);
     softmax_scores(s, s_mul, st, alpha_a, alpha_b);
   };
@@ -271,8 +288,10 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   uint32_t pa[kTileKv / 16][4];
   float alpha_a, alpha_b;
 
-  const auto k_desc = [&](int tile) { return wgmma_desc(slot_k(tile), kDimGroupBytes, kRowGroupBytes); };
-  const auto v_desc = [&](int tile) { return wgmma_desc(slot_v(tile), kRowGroupBytes, kDimGroupBytes); };
+  // K-major swizzled (the leading offset unused), and V MN-major swizzled: its two 64-dim pieces
+  // are the atoms along n, each k16 step 16 rows (2048 bytes) further.
+  const auto k_desc = [&](int tile) { return wgmma_desc_sw128(slot_k(tile), 16, 1024); };
+  const auto v_desc = [&](int tile) { return wgmma_desc_sw128(slot_v(tile), kPieceBytes, 1024); };
   wait_full(0);
   zero_scores(s);
   const uint64_t k0 = k_desc(0);
@@ -284,11 +303,9 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   rescale(o, alpha_a, alpha_b);
 
   // P(tile) . V(tile) into o; the caller commits.
-  const auto issue_pv = [&](uint64_t v_desc) {
+  const auto issue_pv = [&](uint64_t v) {
 #pragma unroll
-    for (int kk = 0; kk < kTileKv / 16; ++kk) {
-      wgmma_m64n128k16_rs<1>(o, pa[kk], v_desc + kk * (2 * kRowGroupBytes >> 4));
-    }
+    for (int kk = 0; kk < kTileKv / 16; ++kk) wgmma_m64n128k16_rs<1>(o, pa[kk], v + ((kk * 16 * 128) >> 4));
   };
   // Every tile but the last: S(tile + 1) is issued before P(tile) . V(tile), and its softmax scores
   // are computed while the product runs. (No wgmma sits in a branch: ptxas would serialise them.)
@@ -320,64 +337,80 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
     wait_full(tile);
     release(tile);
   }
-  store_rows<kHd>(p, c, o, st, Kv::kDType == KvDType::kFP8E4M3 ? p.v_scale : 1.0f, c.tile_row0 + row0 + warp * 16 + g,
-                  t);
+  store_rows<kHd>(p, c, o, st, Kv::kDType == KvDType::kFP8E4M3 ? p.v_scale : 1.0f,
+                  c.tile_row0 + row0 + warp * 16 + g, t);
 }
 
 #endif  // LATHE_WGMMA_COMPILED
 
 template <typename Kv>
-__global__ void __launch_bounds__(kThreads, 1) paged_prefill_ws_kernel(const Params p) {
+__global__ void __launch_bounds__(kThreads, 1) paged_prefill_ws_kernel(const __grid_constant__ WsParams wp) {
 #if defined(__CUDA_ARCH__) && !defined(LATHE_WGMMA_COMPILED)
   __trap();  // unreachable: launch_paged_prefill runs this kernel only where device_has_wgmma()
 #else
   extern __shared__ __align__(128) unsigned char smem_raw[];
   unsigned char* sq = smem_raw;
-  unsigned char* ring = smem_raw + kQBytes;
-  uint64_t* full = reinterpret_cast<uint64_t*>(ring + kRingBytes);
+  // The swizzle pattern repeats every 1024 bytes from a 1024-byte aligned address.
+  const uint32_t ring_addr = (bulk::smem_u32(smem_raw + kQBytes) + 1023) & ~1023u;
+  unsigned char* ring = smem_raw + kQBytes + (ring_addr - bulk::smem_u32(smem_raw + kQBytes));
+  constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
+  unsigned char* raw_ring = ring + kRingBytes;  // FP8 only
+  uint64_t* full = reinterpret_cast<uint64_t*>(raw_ring + (kFp8 ? kRawRingBytes : 0));
   uint64_t* empty = full + kStages;
+  uint64_t* raw_full = empty + kStages;  // FP8 only
 
-  const CtaTile c(p);
+  const CtaTile c(wp.base);
   if (c.empty) return;
   if (threadIdx.x == 0) {
     for (int s = 0; s < kStages; ++s) {
-      bulk::mbar_init(&full[s], 128);  // every producer thread announces its own writes
+      bulk::mbar_init(&full[s], full_arrivals<Kv>());
       bulk::mbar_init(&empty[s], kConsumerWarps);
+      if (kFp8) bulk::mbar_init(&raw_full[s], 1);
     }
     bulk::mbar_init_fence();
   }
   __syncthreads();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
-#if !(LATHE_WS_DIAG & 2)
-    produce<Kv>(p, c, threadIdx.x, ring, full, empty);
-#endif
+    produce<Kv>(wp, c, threadIdx.x, ring, full, empty, raw_ring, raw_full);
   } else {
-    consume<Kv>(p, c, wg - 1, threadIdx.x % 128, sq + (wg - 1) * (kQBytes / kConsumers), ring, full, empty);
+    consume<Kv>(wp.base, c, wg - 1, threadIdx.x % 128, sq + (wg - 1) * (kQBytes / kConsumers), ring, full,
+                empty);
   }
 #endif
 }
 
 template <typename Kv>
-cudaError_t launch(const Params& p, int32_t num_seqs, int32_t max_query_len, cudaStream_t stream) {
+cudaError_t launch(const WsParams& wp, int32_t num_seqs, int32_t max_query_len, cudaStream_t stream) {
   // The shared-memory opt-in is a per-function attribute: set once per process (single device),
   // on the first launch, which callers make outside graph capture.
+  constexpr size_t smem = smem_bytes<Kv>();
   static const cudaError_t opt_in = cudaFuncSetAttribute(
-      paged_prefill_ws_kernel<Kv>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes));
+      paged_prefill_ws_kernel<Kv>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
   const int32_t q_tiles = (max_query_len + kTileQ - 1) / kTileQ;
   if (q_tiles > 65535) return cudaErrorInvalidValue;  // grid.y limit: 8.4M rows in one chunk
-  const dim3 grid(p.num_heads, q_tiles, num_seqs);
-  paged_prefill_ws_kernel<Kv><<<grid, kThreads, kSmemBytes, stream>>>(p);
+  const dim3 grid(wp.base.num_heads, q_tiles, num_seqs);
+  paged_prefill_ws_kernel<Kv><<<grid, kThreads, smem, stream>>>(wp);
   return cudaGetLastError();
 }
 
 }  // namespace
 
-cudaError_t launch_ws(const Params& p, KvDType dtype, int32_t num_seqs, int32_t max_query_len,
+bool ws_supports(const PagedKv& kv) {
+  // KV is copied in 16-position boxes of whole blocks through maps that need the pool's size.
+  return kv.head_dim == kHd && kv.block_size % kBoxRows == 0 && kv.num_blocks > 0;
+}
+
+cudaError_t launch_ws(const Params& p, const PagedKv& kv, int32_t num_seqs, int32_t max_query_len,
                       cudaStream_t stream) {
-  return dtype == KvDType::kBF16 ? launch<Bf16Kv>(p, num_seqs, max_query_len, stream)
-                                 : launch<Fp8Kv>(p, num_seqs, max_query_len, stream);
+  WsParams wp{};
+  wp.base = p;
+  if (!encode_paged_kv_map(kv.k, kv, 1, wp.k_map) || !encode_paged_kv_map(kv.v, kv, 1, wp.v_map)) {
+    return cudaErrorNotSupported;
+  }
+  return kv.dtype == KvDType::kBF16 ? launch<Bf16Kv>(wp, num_seqs, max_query_len, stream)
+                                    : launch<Fp8Kv>(wp, num_seqs, max_query_len, stream);
 }
 
 }  // namespace lathe::cuda::prefill

@@ -10,7 +10,7 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
 #include "backends/cuda/paged_attention_splitk_variants.cuh"
-#include "backends/cuda/tensor_map.h"
+#include "backends/cuda/paged_kv_map.h"
 
 namespace lathe::cuda {
 namespace attn::splitk {
@@ -237,39 +237,6 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
   return 1;
 }
 
-// The tensor maps of the tensor-copy variants: K or V as a 5-D tensor (128 bytes of a row, slot in
-// block, 128-byte piece of the row, KV head, block; innermost first: the pieces get a dimension of
-// their own, outside the slots, so that one box of 16 slots x P pieces lands as SplitLayout's
-// [piece][16 rows][128 bytes]; the 128-byte swizzle caps a box's inner extent at 128 bytes). P =
-// tensor_box_pieces: at HD 256 one copy of 16 whole rows (8 KB BF16, 4 KB FP8) instead of one
-// per piece. Encoded per launch on the host; a captured graph keeps the parameter bytes, so
-// replays cost nothing.
-bool encode_kv_map(const void* base, const PagedKv& kv, CUtensorMap& map) {
-  const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
-  const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;
-  TensorMapSpec spec;
-  spec.dtype = elem == 2 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_UINT8;
-  spec.rank = 5;
-  spec.base = base;
-  spec.dims[0] = 128 / elem;
-  spec.dims[1] = static_cast<uint64_t>(kv.block_size);
-  spec.dims[2] = row_bytes / 128;
-  spec.dims[3] = static_cast<uint64_t>(kv.num_kv_heads);
-  spec.dims[4] = static_cast<uint64_t>(kv.num_blocks);
-  spec.strides[0] = row_bytes;                       // slot
-  spec.strides[1] = 128;                             // piece
-  spec.strides[2] = row_bytes * spec.dims[1];        // KV head
-  spec.strides[3] = spec.strides[2] * spec.dims[3];  // block
-  spec.box[0] = static_cast<uint32_t>(spec.dims[0]);
-  spec.box[1] = 16;
-  spec.box[2] = static_cast<uint32_t>(tensor_box_pieces(kv.head_dim, static_cast<int>(elem)));
-  spec.box[3] = 1;
-  spec.box[4] = 1;
-  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  int error = 0;
-  return encode_tensor_map(spec, map, error);
-}
-
 std::atomic<int>& variant_slot() {
   static std::atomic<int> slot{kDefaultVariant};
   return slot;
@@ -351,8 +318,11 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
   if (variant >= 13) {  // tensor copies (16 resolved above) where the shape allows, else the cp.async twin
     if (!sk::tensor_copies_ok(kv.head_dim, kv.block_size, sp.block_shift) || kv.num_blocks <= 0) {
       variant = sk::cp_async_geometry(variant);
-    } else if (!sk::encode_kv_map(kv.k, kv, sp.k_map) || !sk::encode_kv_map(kv.v, kv, sp.v_map)) {
-      return cudaErrorNotSupported;
+    } else {
+      const int pieces = sk::tensor_box_pieces(kv.head_dim, kv.dtype == KvDType::kBF16 ? 2 : 1);
+      if (!encode_paged_kv_map(kv.k, kv, pieces, sp.k_map) || !encode_paged_kv_map(kv.v, kv, pieces, sp.v_map)) {
+        return cudaErrorNotSupported;
+      }
     }
   }
   const cudaError_t status = kv.dtype == KvDType::kBF16

@@ -48,6 +48,17 @@ __device__ __forceinline__ uint64_t wgmma_desc(const void* smem, uint32_t leadin
          (static_cast<uint64_t>(stride_bytes >> 4) << 32);
 }
 
+// The same for the 128-byte swizzled layout (layout type 1 in bits 62-63): 8 rows of 128 bytes a
+// swizzle atom (1024-byte aligned), the 16-byte unit c of row r stored at unit c ^ (r % 8) of its
+// 128 bytes, as the copy engine writes a box with CU_TENSOR_MAP_SWIZZLE_128B. K-major: the stride
+// byte offset steps between 8-row groups, the leading one is unused; a k16 step inside the atom
+// adds 32 bytes to the start. MN-major: the leading byte offset steps between atoms along n (64
+// BF16), the stride byte offset between 8-row groups along k.
+__device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* smem, uint32_t leading_bytes,
+                                                     uint32_t stride_bytes) {
+  return wgmma_desc(smem, leading_bytes, stride_bytes) | (uint64_t{1} << 62);
+}
+
 // d (64 x N, f32) += A (64 x 16, BF16, registers) * B (16 x N, BF16, descriptor b; kTransB = 1 for
 // an MN-major B). A: each warp w of the warpgroup supplies rows 16w .. 16w + 15 as its mma.sync
 // m16n8k16 A fragment (paged_attention_mma.cuh's convention). d[j][i]: row g (+ 8 for i >= 2) of

@@ -42,18 +42,22 @@ TEST_P(Prefill, MatchesTheReference) {
 TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
   const auto [dtype, geo] = GetParam();
   if (!cuda::prefill_uses_wgmma(geo.head_dim)) GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
-  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
-              {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}, {2000, 333}},
-              4321);
-  const Step step = c.full_step();
-  const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false);
-  const std::vector<uint16_t> warpgroup = c.run(ops::Phase::kPrefill, step, config);
-  cuda::set_prefill_wgmma(false);
-  const std::vector<uint16_t> warp = c.run(ops::Phase::kPrefill, step, config);
-  cuda::set_prefill_wgmma(true);
-  ASSERT_FALSE(any_nan(warpgroup));
-  EXPECT_EQ(warpgroup, warp);
-  EXPECT_LE(rel_rms(warpgroup, c.reference(step)), kPrefillTolerance);
+  // Block sizes 16 and 32: the BF16 tensor copies' 16-position boxes start at either half of a
+  // 32-position block.
+  for (const int32_t block_size : {16, 32}) {
+    PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
+                {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}, {2000, 333}},
+                4321, block_size);
+    const Step step = c.full_step();
+    const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), false);
+    const std::vector<uint16_t> warpgroup = c.run(ops::Phase::kPrefill, step, config);
+    cuda::set_prefill_wgmma(false);
+    const std::vector<uint16_t> warp = c.run(ops::Phase::kPrefill, step, config);
+    cuda::set_prefill_wgmma(true);
+    ASSERT_FALSE(any_nan(warpgroup)) << "block size " << block_size;
+    EXPECT_EQ(warpgroup, warp) << "block size " << block_size;
+    EXPECT_LE(rel_rms(warpgroup, c.reference(step)), kPrefillTolerance) << "block size " << block_size;
+  }
 }
 
 TEST_P(Prefill, ChunkingDoesNotChangeARowsBytes) {
