@@ -111,20 +111,54 @@ __device__ __forceinline__ void copy_bf16_tile_async(const Params& p, const CtaT
   }
 }
 
-// One thread: the tensor copies of tile `tile` (16-position boxes of whole blocks, one 128-byte
-// piece a row per box) into (dk, dv), each box `box_bytes` after the previous, completing on `bar`,
-// which it arms with the tile's bytes. Positions past the context (and past the sequence's blocks)
-// arrive as whatever the pool holds, or zeros: the caller must not let them into an MMA unmasked.
+// Warp-wide window on the block ids of the tile boxes (16 positions each): lane l holds the id of
+// box 32 w + l of the current batch w and, loaded one batch ahead, of the next, so issuing a copy
+// never waits for a block-table load (the producer's issue loop is serial: a table load a tile,
+// at L2 latency, would bound it). Positions past the context get -1 (a box outside the map: zeros).
+class BoxIds {
+ public:
+  __device__ BoxIds(const Params& p, const CtaTile& c, int lane) : p_(p), c_(c), lane_(lane) {
+    cur_ = load(0);
+    next_ = load(1);
+  }
+  // The id of box `box`; every lane of the warp calls, with boxes in non-decreasing order.
+  __device__ int get(int box) {
+    while (box / 32 > batch_) {
+      ++batch_;
+      cur_ = next_;
+      next_ = load(batch_ + 1);
+    }
+    return __shfl_sync(0xffffffffu, cur_, box % 32);
+  }
+
+ private:
+  __device__ int load(int batch) const {
+    const int pos = (batch * 32 + lane_) * kBoxRows;
+    return pos < c_.ctx ? __ldg(c_.table + pos / p_.block_size) : -1;
+  }
+  const Params& p_;
+  const CtaTile& c_;
+  int lane_, batch_ = 0, cur_, next_;
+};
+
+// One warp: the tensor copies of tile `tile` (16-position boxes of whole blocks, one 128-byte
+// piece a row per box) into (dk, dv), issued by lane 0, completing on `bar`, which lane 0 arms
+// with the tile's bytes. Positions past the context within a box arrive as whatever the pool
+// holds: the caller must not let them into an MMA unmasked.
 template <int kPieces>
-__device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, int tile, uint32_t piece_bytes,
-                                              unsigned char* dk, unsigned char* dv, uint64_t* bar,
-                                              uint64_t policy) {
+__device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, BoxIds& ids, int lane, int tile,
+                                              uint32_t piece_bytes, unsigned char* dk, unsigned char* dv,
+                                              uint64_t* bar, uint64_t policy) {
   const Params& p = wp.base;
+  int32_t blocks[kTileKv / kBoxRows];
+#pragma unroll
+  for (int box = 0; box < kTileKv / kBoxRows; ++box) blocks[box] = ids.get(tile * (kTileKv / kBoxRows) + box);
+  if (lane != 0) return;
   bulk::mbar_expect_tx(bar, 2 * kPieces * kTileKv * 128);
 #pragma unroll
   for (int box = 0; box < kTileKv / kBoxRows; ++box) {
     const int pos = tile * kTileKv + box * kBoxRows;
-    const int32_t block = pos < c.ctx ? __ldg(c.table + pos / p.block_size) : -1;  // -1: outside, zeros
+    const int32_t block = blocks[box];
     const int slot = pos % p.block_size;
 #pragma unroll
     for (int piece = 0; piece < kPieces; ++piece) {
@@ -171,32 +205,37 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
     if (tile >= kStages) bulk::mbar_wait(&empty[tile % kStages], ((tile / kStages) - 1) & 1);
   };
   const int n = c.num_kv_tiles;
+  const int pwarp = ptid / 32, lane = ptid % 32;
+  const uint64_t policy = bulk::l2_evict_normal_policy();  // the other q heads' CTAs read the tiles too
   if constexpr (Kv::kDType == KvDType::kBF16) {
-    const uint64_t policy = bulk::l2_evict_normal_policy();  // the other q heads' CTAs read the tiles too
-    for (int tile = 0; tile < n; ++tile) {
-      wait_empty(tile);
-      if ((tile + 1) * kTileKv <= c.ctx) {
-        if (ptid == 0) {
-          copy_tile_tma<2>(wp, c, tile, kPieceBytes, slot_k(tile), slot_v(tile), &full[tile % kStages], policy);
-        }
-      } else {
-        copy_bf16_tile_async(p, c, tile, ptid, slot_k(tile), slot_v(tile));
-        cp_async_commit();
-        cp_async_wait<0>();
-        fence_shared_for_wgmma();  // this thread's copies, before the consumers' wgmma reads
-        warpgroup_sync(3);
-        if (ptid == 0) bulk::mbar_arrive(&full[tile % kStages]);
+    // Warp 0 copies the whole tiles; a last tile that runs past the context takes all four warps.
+    const bool partial = n * kTileKv > c.ctx;
+    if (pwarp == 0) {
+      BoxIds ids(p, c, lane);
+      for (int tile = 0; tile < n - (partial ? 1 : 0); ++tile) {
+        wait_empty(tile);
+        copy_tile_tma<2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile), &full[tile % kStages],
+                         policy);
       }
+    }
+    if (partial) {
+      wait_empty(n - 1);
+      copy_bf16_tile_async(p, c, n - 1, ptid, slot_k(n - 1), slot_v(n - 1));
+      cp_async_commit();
+      cp_async_wait<0>();
+      fence_shared_for_wgmma();  // this thread's copies, before the consumers' wgmma reads
+      warpgroup_sync(3);
+      if (ptid == 0) bulk::mbar_arrive(&full[(n - 1) % kStages]);
     }
   } else {
     // The copies run up to kStages tiles ahead in the raw ring; a raw slot is refilled once every
     // producer thread has widened the tile it held.
-    const uint64_t policy = bulk::l2_evict_normal_policy();
     const auto raw_k = [&](int tile) { return raw_ring + (2 * (tile % kStages)) * kRawTileBytes; };
     const auto raw_v = [&](int tile) { return raw_ring + (2 * (tile % kStages) + 1) * kRawTileBytes; };
+    BoxIds ids(p, c, lane);  // used by warp 0 only
     const auto fetch = [&](int tile) {
-      if (ptid == 0 && tile < n) {
-        copy_tile_tma<1>(wp, c, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages], policy);
+      if (pwarp == 0 && tile < n) {
+        copy_tile_tma<1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages], policy);
       }
     };
     for (int tile = 0; tile < kStages; ++tile) fetch(tile);

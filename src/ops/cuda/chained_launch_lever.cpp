@@ -95,6 +95,14 @@ void configure_attention_early_kv() {
                lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
 }
 
+void configure_prefill_attention() {
+  const std::optional<bool> env = env_lever("LATHE_PREFILL_WS", target::parse_on_off, "on/off");
+  if (env) lathe::cuda::set_prefill_wgmma(*env);
+  spdlog::info("cuda backend: prefill attention at head dim 128: {}{}",
+               lathe::cuda::prefill_uses_wgmma(128) ? "warp-specialised warpgroup MMA" : "mma.sync",
+               env_mark(env.has_value()));
+}
+
 static_assert(target::kSplitkKernelVariants == lathe::cuda::kSplitkKernelVariants,
               "the lever grammar and the split-K kernel know the same variants");
 

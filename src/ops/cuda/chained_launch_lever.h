@@ -32,6 +32,12 @@ void configure_gemv_levers();
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 void configure_attention_early_kv();
 
+// LATHE_PREFILL_WS (on/off grammar): whether prefill attention at head dim 128 runs the
+// warp-specialised warpgroup-MMA kernel where the device has it (default on) or the mma.sync
+// kernel; the bytes are the same (backends/cuda/paged_attention.h). A measurement lever. Logs the
+// resolved kernel.
+void configure_prefill_attention();
+
 // The split-K decode kernel's geometry (backends/cuda/paged_attention.h): LATHE_ATTN_SPLITK_KERNEL
 // (a variant number) if set, else, given the serve's widest decode batch, the serve's choice
 // (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 16); and

@@ -88,6 +88,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
     cuda::configure_chained_launch(info_.sm_major);
     cuda::configure_gemv_levers();
     cuda::configure_attention_early_kv();
+    cuda::configure_prefill_attention();
     cuda::configure_attention_kernel(static_cast<uint32_t>(attn_config_.max_decode_seqs));
   }
 
