@@ -208,7 +208,10 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
   const int pwarp = ptid / 32, lane = ptid % 32;
   const uint64_t policy = bulk::l2_evict_normal_policy();  // the other q heads' CTAs read the tiles too
   if constexpr (Kv::kDType == KvDType::kBF16) {
-    // Warp 0 copies the whole tiles; a last tile that runs past the context takes all four warps.
+    // Warp 0 copies the whole tiles; a last tile that runs past the context takes all four warps,
+    // released by warp 0 once its slot is free. (Only warp 0 waits on the slots, in tile order: a
+    // parity wait tells a phase from the one two later by nothing, so a waiter must never run more
+    // than a phase ahead.)
     const bool partial = n * kTileKv > c.ctx;
     if (pwarp == 0) {
       BoxIds ids(p, c, lane);
@@ -217,9 +220,10 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
         copy_tile_tma<2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile), &full[tile % kStages],
                          policy);
       }
+      if (partial) wait_empty(n - 1);
     }
     if (partial) {
-      wait_empty(n - 1);
+      warpgroup_sync(3);  // the slot is free
       copy_bf16_tile_async(p, c, n - 1, ptid, slot_k(n - 1), slot_v(n - 1));
       cp_async_commit();
       cp_async_wait<0>();
