@@ -59,29 +59,12 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* smem, uint32_t 
   return wgmma_desc(smem, leading_bytes, stride_bytes) | (uint64_t{1} << 62);
 }
 
-// d (64 x N, f32) += A (64 x 16, BF16, registers) * B (16 x N, BF16, descriptor b; kTransB = 1 for
-// an MN-major B). A: each warp w of the warpgroup supplies rows 16w .. 16w + 15 as its mma.sync
-// m16n8k16 A fragment (paged_attention_mma.cuh's convention). d[j][i]: row g (+ 8 for i >= 2) of
-// the warp's 16, column 8j + 2t + (i & 1), i.e. the mma.sync accumulators of n8 tile j.
-template <int kTransB>
-__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b) {
-  asm volatile(
-      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 {"
-      "%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, "
-      "%16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31"
-      "}, {%32, %33, %34, %35}, %36, p, 1, 1, %37;\n}\n"
-      : "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]),
-        "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]),
-        "+f"(d[3][0]), "+f"(d[3][1]), "+f"(d[3][2]), "+f"(d[3][3]), "+f"(d[4][0]), "+f"(d[4][1]),
-        "+f"(d[4][2]), "+f"(d[4][3]), "+f"(d[5][0]), "+f"(d[5][1]), "+f"(d[5][2]), "+f"(d[5][3]),
-        "+f"(d[6][0]), "+f"(d[6][1]), "+f"(d[6][2]), "+f"(d[6][3]), "+f"(d[7][0]), "+f"(d[7][1]),
-        "+f"(d[7][2]), "+f"(d[7][3])
-      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b), "n"(kTransB));
-}
+// Accumulator layout of every product here: d[j][i] is row g (+ 8 for i >= 2) of the warp's 16
+// (warp w of the warpgroup holds rows 16w .. 16w + 15), column 8j + 2t + (i & 1), i.e. the mma.sync
+// m16n8 accumulators of n8 tile j (g = lane / 4, t = lane % 4).
 
 // d (64 x 64, f32) += A (64 x 16, BF16) * B (16 x 64, BF16), both K-major and read from shared
-// memory through descriptors a and b; d's layout as in wgmma_m64n64k16_rs.
+// memory through descriptors a and b.
 __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint64_t a, uint64_t b) {
   asm volatile(
       "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
@@ -98,6 +81,9 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint64_t a,
       : "l"(a), "l"(b));
 }
 
+// d (64 x 128, f32) += A (64 x 16, BF16, registers) * B (16 x 128, BF16, descriptor b; kTransB = 1
+// for an MN-major B). A: each warp supplies its 16 rows as its mma.sync m16n8k16 A fragment
+// (paged_attention_mma.cuh's convention).
 template <int kTransB>
 __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[16][4], const uint32_t (&a)[4], uint64_t b) {
   asm volatile(
