@@ -199,8 +199,10 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;
     } else {
-      std::fprintf(stderr, "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma]\n",
-                   argv[0]);
+      std::fprintf(
+          stderr,
+          "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma]\n",
+          argv[0]);
       return 2;
     }
   }
@@ -242,8 +244,8 @@ int main(int argc, char** argv) {
                       static_cast<unsigned long long>(r.out_hash));
           std::fflush(stdout);
           csv += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:016x}\n", s.label(), kv, kernel,
-                             c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference, reference / 1e12,
-                             r.out_hash);
+                             c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
+                             reference / 1e12, r.out_hash);
         }
       }
     }

@@ -140,9 +140,9 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
     const int r = c / (HD / kFragElems), col = (c % (HD / kFragElems)) * kFragElems;
     uint4 value = make_uint4(0, 0, 0, 0);
     if (tile_row0 + r < qlen) {
-      value = __ldg(
-          reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(cta.q_begin + tile_row0 + r) * p.q_stride +
-                                         static_cast<int64_t>(cta.head) * HD + col));
+      value = __ldg(reinterpret_cast<const uint4*>(
+          p.q + static_cast<int64_t>(cta.q_begin + tile_row0 + r) * p.q_stride +
+          static_cast<int64_t>(cta.head) * HD + col));
     }
     *reinterpret_cast<uint4*>(sq + r * kS + col) = value;
   }
@@ -248,7 +248,8 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   const float v_mul = kFp8 ? p.v_scale : 1.0f;
 #pragma unroll
   for (int i = 0; i < kM; ++i) {
-    prefill::store_rows<HD>(p, cta, o[i], state[i], v_mul, tile_row0 + (i * Shape::kWarps + warp) * 16 + g, t);
+    prefill::store_rows<HD>(p, cta, o[i], state[i], v_mul, tile_row0 + (i * Shape::kWarps + warp) * 16 + g,
+                            t);
   }
 }
 
@@ -272,7 +273,9 @@ std::atomic<bool> g_wgmma_allowed{true};
 
 }  // namespace
 
-void set_prefill_wgmma(bool allowed) { g_wgmma_allowed.store(allowed, std::memory_order_relaxed); }
+void set_prefill_wgmma(bool allowed) {
+  g_wgmma_allowed.store(allowed, std::memory_order_relaxed);
+}
 
 bool prefill_uses_wgmma(int32_t head_dim) {
   return g_wgmma_allowed.load(std::memory_order_relaxed) && head_dim == 128 && device_has_wgmma();

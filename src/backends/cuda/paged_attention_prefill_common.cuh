@@ -24,8 +24,8 @@
 
 namespace lathe::cuda::prefill {
 
-inline constexpr int kTileQ = 128;  // query rows per CTA
-inline constexpr int kTileKv = 64;  // KV positions per tile
+inline constexpr int kTileQ = 128;              // query rows per CTA
+inline constexpr int kTileKv = 64;              // KV positions per tile
 inline constexpr int kScoreCols = kTileKv / 8;  // n8 score tiles per 16-row tile
 
 struct Params {
@@ -185,11 +185,13 @@ __device__ __forceinline__ void store_rows(const Params& p, const CtaTile& c, co
   for (int j = 0; j < HD / 8; ++j) {
     const int col = c.head * HD + j * 8 + 2 * t;
     if (row_a < c.qlen) {
-      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(c.q_begin + row_a) * p.out_stride + col) =
+      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(c.q_begin + row_a) * p.out_stride +
+                                         col) =
           __floats2bfloat162_rn(__fmul_rn(o[j][0], inv_a), __fmul_rn(o[j][1], inv_a));
     }
     if (row_b < c.qlen) {
-      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(c.q_begin + row_b) * p.out_stride + col) =
+      *reinterpret_cast<__nv_bfloat162*>(p.out + static_cast<int64_t>(c.q_begin + row_b) * p.out_stride +
+                                         col) =
           __floats2bfloat162_rn(__fmul_rn(o[j][2], inv_b), __fmul_rn(o[j][3], inv_b));
     }
   }

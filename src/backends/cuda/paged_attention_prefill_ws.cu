@@ -38,7 +38,7 @@ namespace {
 using namespace attn;
 
 constexpr int kHd = 128;
-constexpr int kConsumers = kTileQ / 64;          // consumer warpgroups, 64 query rows each
+constexpr int kConsumers = kTileQ / 64;           // consumer warpgroups, 64 query rows each
 constexpr int kThreads = (1 + kConsumers) * 128;  // the producer is warpgroup 0
 constexpr int kStages = 4;                        // (K, V) tile slots in the ring
 constexpr int kConsumerWarps = kConsumers * 4;    // arrivals that release a slot
@@ -65,10 +65,13 @@ constexpr size_t kRawRingBytes = size_t{kStages} * 2 * kRawTileBytes;
 template <typename Kv>
 constexpr size_t smem_bytes() {
   constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
-  return kQBytes + 1024 + kRingBytes + (kFp8 ? kRawRingBytes : 0) + (kFp8 ? 3 : 2) * kStages * sizeof(uint64_t);
+  return kQBytes + 1024 + kRingBytes + (kFp8 ? kRawRingBytes : 0) +
+         (kFp8 ? 3 : 2) * kStages * sizeof(uint64_t);
 }
 
-__device__ __forceinline__ int q_offset(int r, int u) { return ((r / 8) * (kHd / 8) + u) * 128 + (r % 8) * 16; }
+__device__ __forceinline__ int q_offset(int r, int u) {
+  return ((r / 8) * (kHd / 8) + u) * 128 + (r % 8) * 16;
+}
 
 __device__ __forceinline__ int kv_offset_sw(int r, int u) {
   return (u / 8) * static_cast<int>(kPieceBytes) + r * 128 + (((u % 8) ^ (r % 8)) << 4);
@@ -76,7 +79,9 @@ __device__ __forceinline__ int kv_offset_sw(int r, int u) {
 
 // Synchronises the 128 threads of one warpgroup on hardware barrier `id` (1, 2, 3; 0 is
 // __syncthreads').
-__device__ __forceinline__ void warpgroup_sync(int id) { asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory"); }
+__device__ __forceinline__ void warpgroup_sync(int id) {
+  asm volatile("bar.sync %0, 128;" ::"r"(id) : "memory");
+}
 
 template <typename Kv>
 constexpr uint32_t full_arrivals() {
@@ -146,9 +151,9 @@ class BoxIds {
 // with the tile's bytes. Positions past the context within a box arrive as whatever the pool
 // holds: the caller must not let them into an MMA unmasked.
 template <int kPieces>
-__device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, BoxIds& ids, int lane, int tile,
-                                              uint32_t piece_bytes, unsigned char* dk, unsigned char* dv,
-                                              uint64_t* bar, uint64_t policy) {
+__device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, BoxIds& ids, int lane,
+                                              int tile, uint32_t piece_bytes, unsigned char* dk,
+                                              unsigned char* dv, uint64_t* bar, uint64_t policy) {
   const Params& p = wp.base;
   int32_t blocks[kTileKv / kBoxRows];
 #pragma unroll
@@ -217,8 +222,8 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
       BoxIds ids(p, c, lane);
       for (int tile = 0; tile < n - (partial ? 1 : 0); ++tile) {
         wait_empty(tile);
-        copy_tile_tma<2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile), &full[tile % kStages],
-                         policy);
+        copy_tile_tma<2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile),
+                         &full[tile % kStages], policy);
       }
       if (partial) wait_empty(n - 1);
     }
@@ -239,7 +244,8 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
     BoxIds ids(p, c, lane);  // used by warp 0 only
     const auto fetch = [&](int tile) {
       if (pwarp == 0 && tile < n) {
-        copy_tile_tma<1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages], policy);
+        copy_tile_tma<1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages],
+                         policy);
       }
     };
     for (int tile = 0; tile < kStages; ++tile) fetch(tile);

@@ -41,7 +41,8 @@ TEST_P(Prefill, MatchesTheReference) {
 // over a cached prefix (tiles not aligned with the chunk's rows).
 TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
   const auto [dtype, geo] = GetParam();
-  if (!cuda::prefill_uses_wgmma(geo.head_dim)) GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
+  if (!cuda::prefill_uses_wgmma(geo.head_dim))
+    GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
   // Block sizes 16 and 32: the BF16 tensor copies' 16-position boxes start at either half of a
   // 32-position block.
   for (const int32_t block_size : {16, 32}) {
