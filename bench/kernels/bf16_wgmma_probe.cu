@@ -33,7 +33,10 @@
 
 namespace {
 
-using namespace lathe::cuda::gemv_detail;  // the GEMV's own MMA wrappers (mma_bf16, wgmma_*)
+using namespace lathe::cuda::gemv_detail;  // the GEMV's own MMA wrappers (mma_bf16, wgmma_m64n*)
+using lathe::cuda::wgmma_commit;            // the ordering instructions (wgmma.cuh)
+using lathe::cuda::wgmma_fence;
+using lathe::cuda::wgmma_wait;
 
 constexpr int kCols = 16;
 constexpr int kStep = 128;
