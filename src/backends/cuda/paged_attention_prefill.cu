@@ -288,21 +288,7 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
     return cudaErrorInvalidValue;
   }
   PrefillParams p{};
-  p.q = static_cast<const __nv_bfloat16*>(rows.q);
-  p.q_stride = rows.q_stride;
-  p.out = static_cast<__nv_bfloat16*>(rows.out);
-  p.out_stride = rows.out_stride;
-  p.k = kv.k;
-  p.v = kv.v;
-  p.k_scale = kv.k_scale;
-  p.v_scale = kv.v_scale;
-  p.scale = rows.scale;
-  p.num_heads = rows.num_heads;
-  p.num_kv_heads = kv.num_kv_heads;
-  p.block_size = kv.block_size;
-  p.block_tables = kv.block_tables;
-  p.max_blocks_per_seq = kv.max_blocks_per_seq;
-  p.context_lens = kv.context_lens;
+  static_cast<attn::DecodeParams&>(p) = attn::make_decode_params(rows, kv);
   p.query_start = query_start;
   if (prefill_uses_wgmma(kv.head_dim) && prefill::ws_supports(kv)) {
     return prefill::launch_ws(p, kv, rows.num_seqs, max_query_len, stream);

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "backends/cuda/paged_attention_common.cuh"
+#include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
 
 namespace lathe::cuda::prefill {
@@ -28,22 +29,9 @@ inline constexpr int kTileQ = 128;              // query rows per CTA
 inline constexpr int kTileKv = 64;              // KV positions per tile
 inline constexpr int kScoreCols = kTileKv / 8;  // n8 score tiles per 16-row tile
 
-struct Params {
-  const __nv_bfloat16* q;
-  int64_t q_stride;
-  __nv_bfloat16* out;
-  int64_t out_stride;
-  const void* k;
-  const void* v;
-  float k_scale;
-  float v_scale;
-  float scale;
-  int32_t num_heads;
-  int32_t num_kv_heads;
-  int32_t block_size;
-  const int32_t* block_tables;
-  int32_t max_blocks_per_seq;
-  const int32_t* context_lens;
+// The decode kernels' parameters (the split-K fields unused) and each sequence's first query row
+// in the step (query_start[s] .. query_start[s + 1] - 1 are sequence s's rows).
+struct Params : attn::DecodeParams {
   const int32_t* query_start;
 };
 
