@@ -120,8 +120,8 @@ SplitRule splitk_split_rule();
 // are anchored at position 0, so a row's bytes do not depend on how its prompt was chunked.
 // max_query_len bounds the grid (rows beyond a sequence's own length exit).
 // Head dim 128 runs a warpgroup-MMA kernel with a producer warpgroup on sm_90a
-// (prefill_uses_wgmma; with BF16 KV it also needs block_size a multiple of 16 and num_blocks set,
-// as every cache lathe builds has), every other case an mma.sync kernel; a row's bytes are the
+// (prefill_uses_wgmma; it also needs block_size a multiple of 16 and num_blocks set, as every
+// cache lathe builds by default has), every other case an mma.sync kernel; a row's bytes are the
 // same under either (tested).
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
                                  int32_t max_query_len, cudaStream_t stream);

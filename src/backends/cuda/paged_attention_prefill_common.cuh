@@ -186,8 +186,8 @@ __device__ __forceinline__ void store_rows(const Params& p, const CtaTile& c, co
 }
 
 // The warp-specialised warpgroup-MMA kernel (paged_attention_prefill_ws.cu): whether it serves
-// this cache (head dim 128; BF16 KV also needs block_size a multiple of 16 and num_blocks known, for
-// its tensor copies), and its launcher.
+// this cache (head dim 128, block_size a multiple of 16 and num_blocks known, for its tensor
+// copies), and its launcher.
 bool ws_supports(const PagedKv& kv);
 cudaError_t launch_ws(const Params& p, const PagedKv& kv, int32_t num_seqs, int32_t max_query_len,
                       cudaStream_t stream);

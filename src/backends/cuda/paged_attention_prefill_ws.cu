@@ -6,10 +6,10 @@
 //   - a producer fills a ring of kStages (K, V) tile slots (64 positions each, BF16, 128-byte
 //     swizzled: wgmma.cuh) from the paged pool and announces each on the slot's `full` barrier;
 //     it refills a slot once both consumers have released it on its `empty` barrier. BF16 KV: one
-//     thread issues tensor copies (TMA) of 16-position boxes, two 128-byte pieces per row; the
-//     copy engine moves the bytes while the producer's warps sleep. A tile that runs past the
-//     context (the last, if the length is not a multiple of 64) is copied by cp.async instead,
-//     zero-filling the positions past the end (the copy engine would bring whatever the pool holds
+//     warp (block ids staged in its lanes, lane 0 issuing) requests tensor copies (TMA) of
+//     16-position boxes, two 128-byte pieces per row; the copy engine moves the bytes. A tile that
+//     runs past the context (the last, if the length is not a multiple of 64) is copied by cp.async
+//     instead, zero-filling the positions past the end (the copy engine would bring whatever the pool holds
 //     there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
 //     second ring, up to kStages tiles ahead, and the producer's threads widen them into the BF16
 //     slots (exact), writing zeros for the positions past the context.
@@ -174,10 +174,7 @@ __device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile&
   }
 }
 
-// FP8: widens a copied tile (64 rows of 128 codes, 128-byte swizzled) into a BF16 slot, zeros for
-// positions at or past ctx. Thread ptid takes the 16-code chunk (ptid / 8) % 8 of rows (ptid % 8) +
-// 8 (ptid / 64 + 2 i): eight neighbouring rows per 8 lanes, so with the swizzle every read and
-// write of a warp hits distinct banks.
+// 8 E4M3 codes (two words) -> 8 BF16 (16 bytes), exactly.
 __device__ __forceinline__ uint4 widen_half(uint32_t lo, uint32_t hi) {
   float f[kFragElems];
   widen(make_uint2(lo, hi), f);
@@ -185,6 +182,10 @@ __device__ __forceinline__ uint4 widen_half(uint32_t lo, uint32_t hi) {
                     pack_bf16x2(f[6], f[7]));
 }
 
+// FP8: widens a copied tile (64 rows of 128 codes, 128-byte swizzled) into a BF16 slot, zeros for
+// positions at or past ctx. Thread ptid takes the 16-code chunk (ptid / 8) % 8 of rows (ptid % 8) +
+// 8 (ptid / 64 + 2 i): eight neighbouring rows per 8 lanes, so with the swizzle every read and
+// write of a warp hits distinct banks.
 __device__ __forceinline__ void widen_fp8_tile(const unsigned char* raw, unsigned char* dst, int valid_rows,
                                                int ptid) {
 #pragma unroll

@@ -99,7 +99,9 @@ void configure_prefill_attention() {
   const std::optional<bool> env = env_lever("LATHE_PREFILL_WS", target::parse_on_off, "on/off");
   if (env) lathe::cuda::set_prefill_wgmma(*env);
   spdlog::info("cuda backend: prefill attention at head dim 128: {}{}",
-               lathe::cuda::prefill_uses_wgmma(128) ? "warp-specialised warpgroup MMA" : "mma.sync",
+               lathe::cuda::prefill_uses_wgmma(128)
+                   ? "warp-specialised warpgroup MMA (KV blocks of a multiple of 16 positions)"
+                   : "mma.sync",
                env_mark(env.has_value()));
 }
 

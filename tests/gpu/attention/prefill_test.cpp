@@ -37,13 +37,13 @@ TEST_P(Prefill, MatchesTheReference) {
 
 // Head dim 128 takes the warp-specialised warpgroup-MMA kernel on sm_90a; the mma.sync kernel must
 // give every row the same bytes (so a serve's bytes do not depend on which of the two its GPU runs).
-// Long prompts (several query tiles, hundreds of KV tiles through the producer's ring) and chunks
+// Long prompts (several query tiles, up to 32 KV tiles through the producer's 4-slot ring) and chunks
 // over a cached prefix (tiles not aligned with the chunk's rows).
 TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
   const auto [dtype, geo] = GetParam();
   if (!cuda::prefill_uses_wgmma(geo.head_dim))
     GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
-  // Block sizes 16 and 32: the BF16 tensor copies' 16-position boxes start at either half of a
+  // Block sizes 16 and 32: the tensor copies' 16-position boxes start at either half of a
   // 32-position block.
   for (const int32_t block_size : {16, 32}) {
     PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
