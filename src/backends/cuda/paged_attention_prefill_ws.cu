@@ -9,8 +9,8 @@
 //     warp (block ids staged in its lanes, lane 0 issuing) requests tensor copies (TMA) of
 //     16-position boxes, two 128-byte pieces per row; the copy engine moves the bytes. A tile that
 //     runs past the context (the last, if the length is not a multiple of 64) is copied by cp.async
-//     instead, zero-filling the positions past the end (the copy engine would bring whatever the pool holds
-//     there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
+//     instead, zero-filling the positions past the end (the copy engine would bring whatever the
+//     pool holds there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
 //     second ring, up to kStages tiles ahead, and the producer's threads widen them into the BF16
 //     slots (exact), writing zeros for the positions past the context.
 //   - two consumers of 64 query rows each (warp w of a consumer holds rows 16w .. 16w + 15 of the
