@@ -7,7 +7,7 @@
 //    {BF16, FP8 E4M3}, and each prefill kernel the GPU has for the head dim (`ws`, the
 //    warp-specialised warpgroup-MMA kernel of sm_90a at head dim 128; `mma`, the mma.sync kernel,
 //    everywhere): one launch over whole prompts (row i sees positions 0..i), KV in 16-token blocks
-//    at shuffled places of the pool, as a serve lays them out. Median
+//    (or --block-size) at shuffled places of the pool, as a serve lays them out. Median
 //    microseconds per launch over CUDA-graph replays (two launches a graph, one warm-up, median of
 //    9), the causal FLOPs done per second (4 * head_dim * num_heads per (row, visible position):
 //    q.k and p.v, 2 FLOPs per multiply-add) and the percent of the reference, and an FNV-1a
@@ -17,11 +17,12 @@
 // The peer, PyTorch SDPA on contiguous BF16 tensors, is tools/peers/sdpa_prefill.py (same cells).
 //
 // Usage: lathe_bench_prefill_attention [--out DIR] [--shapes LIST] [--dtypes LIST] [--cells LIST]
-//                                      [--kernels LIST]
+//                                      [--kernels LIST] [--block-size N]
 //   --shapes: num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --dtypes: `bf16`, `fp8` or both (default both).
 //   --cells: BATCHxPROMPT entries instead of the default three, e.g. `8x2048,1x32768`.
 //   --kernels: `ws`, `mma` or both (default both; `ws` only where the GPU and build have it).
+//   --block-size: KV block size in tokens, a multiple of 16 in 16..1024 (default 16, the serve's).
 //   --out: also write DIR/prefill_attention.csv.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ using namespace lathe;
 
 using Buffer = bench::DeviceBuffer;
 
-constexpr int32_t kBlockSize = 16;  // the serve's default KV block (tokens)
+constexpr int32_t kDefaultBlockSize = 16;  // the serve's default KV block (tokens)
 constexpr int64_t kGemmSide = 8192;
 
 struct Shape {
@@ -87,10 +88,10 @@ struct Result {
   uint64_t out_hash = 0;
 };
 
-Result measure(const Shape& s, const Cell& c, cuda::KvDType dtype, cudaStream_t stream) {
-  const int32_t blocks_per_seq = (c.prompt + kBlockSize - 1) / kBlockSize;
+Result measure(const Shape& s, const Cell& c, cuda::KvDType dtype, int32_t block_size, cudaStream_t stream) {
+  const int32_t blocks_per_seq = (c.prompt + block_size - 1) / block_size;
   const int32_t num_blocks = blocks_per_seq * c.batch;
-  const size_t kv_elems = static_cast<size_t>(num_blocks) * s.kv_heads * kBlockSize * s.head_dim;
+  const size_t kv_elems = static_cast<size_t>(num_blocks) * s.kv_heads * block_size * s.head_dim;
   const size_t kv_bytes = kv_elems * (dtype == cuda::KvDType::kBF16 ? 2 : 1);
   const int64_t tokens = static_cast<int64_t>(c.batch) * c.prompt;
   const int64_t row = static_cast<int64_t>(s.heads) * s.head_dim;
@@ -131,7 +132,7 @@ Result measure(const Shape& s, const Cell& c, cuda::KvDType dtype, cudaStream_t 
   kv.k_scale = dtype == cuda::KvDType::kBF16 ? 1.0f : 1.0f / 64.0f;
   kv.v_scale = kv.k_scale;
   kv.num_kv_heads = s.kv_heads;
-  kv.block_size = kBlockSize;
+  kv.block_size = block_size;
   kv.head_dim = s.head_dim;
   kv.block_tables = static_cast<const int32_t*>(d_tables.ptr);
   kv.max_blocks_per_seq = blocks_per_seq;
@@ -174,6 +175,7 @@ int main(int argc, char** argv) {
   std::vector<cuda::KvDType> dtypes;
   std::vector<Cell> cells;
   std::vector<std::string> kernels = {"ws", "mma"};
+  int32_t block_size = kDefaultBlockSize;
   for (int i = 1; i < argc; ++i) {
     const bool has_value = i + 1 < argc;
     if (!std::strcmp(argv[i], "--out") && has_value) {
@@ -198,10 +200,18 @@ int main(int argc, char** argv) {
       }
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;
+    } else if (!std::strcmp(argv[i], "--block-size") && has_value) {
+      char tail = 0;
+      if (std::sscanf(argv[++i], "%d%c", &block_size, &tail) != 1 || block_size < 16 || block_size > 1024 ||
+          block_size % 16 != 0) {
+        std::fprintf(stderr, "error: --block-size: %s is not a multiple of 16 in 16..1024\n", argv[i]);
+        return 2;
+      }
     } else {
       std::fprintf(
           stderr,
-          "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma]\n",
+          "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma] "
+          "[--block-size N]\n",
           argv[0]);
       return 2;
     }
@@ -223,11 +233,12 @@ int main(int argc, char** argv) {
   cudaStream_t stream = nullptr;
   LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   const double reference = gemm_reference_flops(stream, 10);
-  std::printf("reference: cuBLASLt BF16 %lld^3, best of 10: %.1f TFLOP/s\n",
-              static_cast<long long>(kGemmSide), reference / 1e12);
+  std::printf("reference: cuBLASLt BF16 %lld^3, best of 10: %.1f TFLOP/s; KV block size %d\n",
+              static_cast<long long>(kGemmSide), reference / 1e12, block_size);
   std::printf("%-10s %-5s %-4s %6s %7s %10s %9s %9s %16s\n", "shape", "kv", "kern", "batch", "prompt", "us",
               "TFLOP/s", "of_ref", "out_fnv1a");
-  std::string csv = "shape,kv,kernel,batch,prompt,us,tflops,pct_reference,reference_tflops,out_fnv1a\n";
+  std::string csv =
+      "shape,kv,kernel,block_size,batch,prompt,us,tflops,pct_reference,reference_tflops,out_fnv1a\n";
   for (const Shape& s : shapes) {
     for (cuda::KvDType dtype : dtypes) {
       for (const Cell& c : cells) {
@@ -235,7 +246,7 @@ int main(int argc, char** argv) {
           const bool ws = kernel == "ws";
           if (ws && !cuda::prefill_uses_wgmma(s.head_dim)) continue;  // not on this GPU / head dim
           cuda::set_prefill_wgmma(ws);
-          const Result r = measure(s, c, dtype, stream);
+          const Result r = measure(s, c, dtype, block_size, stream);
           cuda::set_prefill_wgmma(true);
           const double flops = causal_flops(s, c) / (r.us * 1e-6);
           const char* kv = dtype == cuda::KvDType::kBF16 ? "bf16" : "fp8";
@@ -243,8 +254,8 @@ int main(int argc, char** argv) {
                       kernel.c_str(), c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
                       static_cast<unsigned long long>(r.out_hash));
           std::fflush(stdout);
-          csv += fmt::format("{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:016x}\n", s.label(), kv, kernel,
-                             c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
+          csv += fmt::format("{},{},{},{},{},{},{:.2f},{:.2f},{:.2f},{:.2f},{:016x}\n", s.label(), kv, kernel,
+                             block_size, c.batch, c.prompt, r.us, flops / 1e12, 100.0 * flops / reference,
                              reference / 1e12, r.out_hash);
         }
       }

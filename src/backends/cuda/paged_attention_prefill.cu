@@ -1,4 +1,5 @@
-// Paged prefill attention: flash-attention-2 style on BF16 tensor cores (mma.sync m16n8k16).
+// Paged prefill attention: flash-attention-2 style on tensor cores (mma.sync m16n8k16; BF16
+// operands for BF16 KV, f16 for FP8 KV).
 //
 // One CTA per (128-query tile, q head, sequence). Head dims 64 and 128 run 4 warps of 32 query rows
 // (two m16 row tiles, rows 16w .. 16w + 15 and 64 + 16w .. 64 + 16w + 15 of the CTA's tile, so the
@@ -11,8 +12,8 @@
 // KV is walked in 64-position tiles anchored at position 0 up to the CTA's last visible position,
 // two tiles in flight: tile t + 1's copies (cp.async) are issued before tile t is computed. The
 // arithmetic and its invariances: paged_attention_prefill_common.cuh. FP8 KV is copied raw and
-// widened to BF16 in shared memory (exact: every E4M3 value is a BF16 value); its scales are applied
-// to s and to the output. On sm_90a, head dim 128 runs the warpgroup-MMA kernel instead
+// widened to f16 in shared memory (exact: every E4M3 value is an f16 value), the query staged as
+// f16; its scales are applied to s and to the output. On sm_90a, head dim 128 runs the warpgroup-MMA kernel instead
 // (paged_attention_prefill_ws.cu), with the same bytes.
 #include <cuda_bf16.h>
 
@@ -47,8 +48,8 @@ struct PrefillShape {
   static constexpr int kStride = HD + 8;
 };
 
-// Shared memory, in this order: the Q tile (BF16, padded rows); kStages (K, V) tiles as copied
-// (BF16 padded rows, or FP8 codes unpadded); for FP8 one more (K, V) pair widened to BF16.
+// Shared memory, in this order: the Q tile (operand type, padded rows); kStages (K, V) tiles as
+// copied (BF16 padded rows, or FP8 codes unpadded); for FP8 one more (K, V) pair widened to f16.
 template <typename Kv, int HD>
 struct PrefillSmem {
   static constexpr int kS = PrefillShape<HD>::kStride;
@@ -85,7 +86,7 @@ __device__ __forceinline__ void copy_kv_tile(const PrefillParams& p, const CtaTi
   }
 }
 
-// FP8 only: widens one copied (K or V) tile of E4M3 codes to BF16 padded rows (exact).
+// FP8 only: widens one copied (K or V) tile of E4M3 codes to f16 padded rows (exact).
 template <int HD, int kThreads>
 __device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bfloat16* dst) {
   constexpr int kS = PrefillShape<HD>::kStride;
@@ -95,14 +96,8 @@ __device__ __forceinline__ void widen_fp8_tile(const unsigned char* src, __nv_bf
   for (int i = 0; i < kUnits / kThreads; ++i) {
     const int u = static_cast<int>(threadIdx.x) + i * kThreads;
     const int r = u / (HD / kFragElems), col = (u % (HD / kFragElems)) * kFragElems;
-    float f[kFragElems];
-    widen(*reinterpret_cast<const uint2*>(src + r * HD + col), f);
-    uint4 packed;
-    packed.x = pack_bf16x2(f[0], f[1]);
-    packed.y = pack_bf16x2(f[2], f[3]);
-    packed.z = pack_bf16x2(f[4], f[5]);
-    packed.w = pack_bf16x2(f[6], f[7]);
-    *reinterpret_cast<uint4*>(dst + r * kS + col) = packed;
+    const uint2 codes = *reinterpret_cast<const uint2*>(src + r * HD + col);
+    *reinterpret_cast<uint4*>(dst + r * kS + col) = prefill::widen_codes_f16(codes.x, codes.y);
   }
 }
 
@@ -116,6 +111,14 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
   constexpr int kThreads = Shape::kThreads;
   constexpr int kCols = kTileKv / 8;  // n8 score tiles per row tile
   constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
+  // The products' operand type (the tiles below are 16-bit values of it, typed as BF16 storage).
+  const auto mma = [](float(&d)[4], const uint32_t(&a)[4], uint32_t b0, uint32_t b1) {
+    if constexpr (prefill::kF16Operands<Kv>) {
+      mma_f16(d, a, b0, b1);
+    } else {
+      mma_bf16(d, a, b0, b1);
+    }
+  };
   extern __shared__ __align__(16) unsigned char smem_raw[];
   __nv_bfloat16* sq = reinterpret_cast<__nv_bfloat16*>(smem_raw);
   unsigned char* copies = smem_raw + Smem::kQBytes;
@@ -144,7 +147,7 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
           p.q + static_cast<int64_t>(cta.q_begin + tile_row0 + r) * p.q_stride +
           static_cast<int64_t>(cta.head) * HD + col));
     }
-    *reinterpret_cast<uint4*>(sq + r * kS + col) = value;
+    *reinterpret_cast<uint4*>(sq + r * kS + col) = prefill::query_operands<Kv>(value);
   }
 
   // This thread's rows: in row tile i, g and g + 8 of the tile's 16 (tile rows 16 (i kWarps + warp)).
@@ -211,13 +214,13 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
         ldmatrix_x4(b, sk + (j * 8 + (lane % 8) + 8 * (lane / 16)) * kS + kk * 16 + 8 * ((lane / 8) % 2));
 #pragma unroll
         for (int i = 0; i < kM; ++i) {
-          mma_bf16(s[i][j], a[i], b[0], b[1]);
-          mma_bf16(s[i][j + 1], a[i], b[2], b[3]);
+          mma(s[i][j], a[i], b[0], b[1]);
+          mma(s[i][j + 1], a[i], b[2], b[3]);
         }
       }
     }
 
-    // Mask (only where the tile crosses one of the warp's rows), softmax step, P as BF16 A fragments.
+    // Mask (only where the tile crosses one of the warp's rows), softmax step, P as A fragments.
     const bool masked = kv0 + kTileKv - 1 > warp_first_pos;
     uint32_t pa[kM][kTileKv / 16][4];
 #pragma unroll
@@ -225,7 +228,7 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
       if (masked) prefill::mask_tile(s[i], kv0, t, pos_a[i], pos_b[i]);
       float alpha_a, alpha_b;
       prefill::softmax_scores(s[i], s_mul, state[i], alpha_a, alpha_b);
-      prefill::pack_p(s[i], pa[i]);
+      prefill::pack_p<Kv>(s[i], pa[i]);
       prefill::rescale(o[i], alpha_a, alpha_b);
     }
 
@@ -238,8 +241,8 @@ __global__ void __launch_bounds__(PrefillShape<HD>::kThreads, PrefillShape<HD>::
         ldmatrix_x4_trans(b, sv + (kk * 16 + (lane % 8) + 8 * ((lane / 8) % 2)) * kS + (j + lane / 16) * 8);
 #pragma unroll
         for (int i = 0; i < kM; ++i) {
-          mma_bf16(o[i][j], pa[i][kk], b[0], b[1]);
-          mma_bf16(o[i][j + 1], pa[i][kk], b[2], b[3]);
+          mma(o[i][j], pa[i][kk], b[0], b[1]);
+          mma(o[i][j + 1], pa[i][kk], b[2], b[3]);
         }
       }
     }

@@ -11,7 +11,8 @@
 //   s   = q . k,  masked to -inf past the row's position
 //   m'  = max(m, max s);  a = 2^((m - m') c);  p = 2^(s c - m' c)   (p: one fused multiply-add)
 //   l'  = l * a + sum p;  o' = o * a + bf16(p) . v
-// out = o / l [* v_scale]. A row's arithmetic never involves another row, and the tiles past a
+// out = o / l [* v_scale]. The products multiply BF16 operands for BF16 KV, f16 ones for FP8 KV
+// (kF16Operands below). A row's arithmetic never involves another row, and the tiles past a
 // row's own position are fully masked, which leaves m, l and o bit-unchanged (a = 1, p = 0); so a
 // row's bytes are the same however its prompt was chunked, whichever row tile or CTA it lands in,
 // and whatever else the step holds.
@@ -21,6 +22,7 @@
 
 #include "backends/cuda/paged_attention_common.cuh"
 #include "backends/cuda/paged_attention_decode.cuh"
+#include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
 
 namespace lathe::cuda::prefill {
@@ -28,6 +30,38 @@ namespace lathe::cuda::prefill {
 inline constexpr int kTileQ = 128;              // query rows per CTA
 inline constexpr int kTileKv = 64;              // KV positions per tile
 inline constexpr int kScoreCols = kTileKv / 8;  // n8 score tiles per 16-row tile
+
+// The tensor cores' operand type per KV dtype: BF16 for BF16 KV; f16 for FP8 KV. Every E4M3 code
+// is exact in f16 and one packed cvt widens two (BF16 takes four conversions per two codes, which
+// bounded the FP8 kernels); a BF16 query is exact in f16 within its range (saturated as the
+// split-K decode's FP8 arm does; QK-normed queries lie far inside), and P keeps 11 bits instead of 8.
+template <typename Kv>
+inline constexpr bool kF16Operands = Kv::kDType == KvDType::kFP8E4M3;
+
+// 8 query values (BF16, 16 bytes) as the products' A operand type.
+template <typename Kv>
+__device__ __forceinline__ uint4 query_operands(const uint4& raw) {
+  if constexpr (!kF16Operands<Kv>) {
+    return raw;
+  } else {
+    float f[attn::kFragElems];
+    attn::widen(raw, f);
+    using attn::fp8frag::pack_f16x2;
+    using attn::fp8frag::saturate_f16_range;
+    return make_uint4(pack_f16x2(saturate_f16_range(f[0]), saturate_f16_range(f[1])),
+                      pack_f16x2(saturate_f16_range(f[2]), saturate_f16_range(f[3])),
+                      pack_f16x2(saturate_f16_range(f[4]), saturate_f16_range(f[5])),
+                      pack_f16x2(saturate_f16_range(f[6]), saturate_f16_range(f[7])));
+  }
+}
+
+// 8 E4M3 codes (8 bytes) -> 8 f16 (16 bytes), exactly.
+__device__ __forceinline__ uint4 widen_codes_f16(uint32_t lo, uint32_t hi) {
+  uint4 out;
+  attn::fp8frag::e4m3x4_to_f16x4(lo, out.x, out.y);
+  attn::fp8frag::e4m3x4_to_f16x4(hi, out.z, out.w);
+  return out;
+}
 
 // The decode kernels' parameters (the split-K fields unused) and each sequence's first query row
 // in the step (query_start[s] .. query_start[s + 1] - 1 are sequence s's rows).
@@ -139,12 +173,17 @@ __device__ __forceinline__ void softmax_scores(float (&s)[kScoreCols][4], float 
   st.l_b = __fmaf_rn(st.l_b, alpha_b, sum_b);
 }
 
-// P (f32, the score layout) as BF16 A fragments: pa[kk] covers positions 16kk .. 16kk + 15.
+// P (f32, the score layout) as A fragments of the operand type: pa[kk] covers positions 16kk ..
+// 16kk + 15.
+template <typename Kv>
 __device__ __forceinline__ void pack_p(const float (&p)[kScoreCols][4], uint32_t (&pa)[kTileKv / 16][4]) {
+  const auto pack = [](float lo, float hi) {
+    return kF16Operands<Kv> ? attn::fp8frag::pack_f16x2(lo, hi) : attn::pack_bf16x2(lo, hi);
+  };
 #pragma unroll
   for (int j = 0; j < kScoreCols; ++j) {
-    pa[j / 2][(j % 2) * 2 + 0] = attn::pack_bf16x2(p[j][0], p[j][1]);
-    pa[j / 2][(j % 2) * 2 + 1] = attn::pack_bf16x2(p[j][2], p[j][3]);
+    pa[j / 2][(j % 2) * 2 + 0] = pack(p[j][0], p[j][1]);
+    pa[j / 2][(j % 2) * 2 + 1] = pack(p[j][2], p[j][3]);
   }
 }
 

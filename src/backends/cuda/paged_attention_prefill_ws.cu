@@ -3,16 +3,18 @@
 // invariances: paged_attention_prefill_common.cuh).
 //
 // One CTA per (128-query tile, q head, sequence), three warpgroups:
-//   - a producer fills a ring of kStages (K, V) tile slots (64 positions each, BF16, 128-byte
+//   - a producer fills a ring of kStages (K, V) tile slots (64 positions each, 16-bit, 128-byte
 //     swizzled: wgmma.cuh) from the paged pool and announces each on the slot's `full` barrier;
 //     it refills a slot once both consumers have released it on its `empty` barrier. BF16 KV: one
-//     warp (block ids staged in its lanes, lane 0 issuing) requests tensor copies (TMA) of
-//     16-position boxes, two 128-byte pieces per row; the copy engine moves the bytes. A tile that
+//     warp (block ids staged in its lanes, lane 0 issuing) requests tensor copies (TMA) of boxes of
+//     one 128-byte piece of 16, 32 or 64 positions (the largest that divides the block size), two
+//     pieces per row; the copy engine moves the bytes. A tile that
 //     runs past the context (the last, if the length is not a multiple of 64) is copied by cp.async
 //     instead, zero-filling the positions past the end (the copy engine would bring whatever the
 //     pool holds there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
-//     second ring, up to kStages tiles ahead, and the producer's threads widen them into the BF16
-//     slots (exact), writing zeros for the positions past the context.
+//     second ring, up to kStages tiles ahead, and the producer's threads widen them into f16 slots
+//     (exact; FP8 KV multiplies in f16: paged_attention_prefill_common.cuh), writing zeros for the
+//     positions past the context.
 //   - two consumers of 64 query rows each (warp w of a consumer holds rows 16w .. 16w + 15 of the
 //     consumer's 64 in the mma.sync accumulator layout). Per KV tile t:
 //       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A (no swizzle) and B from shared memory;
@@ -42,11 +44,18 @@ constexpr int kConsumers = kTileQ / 64;           // consumer warpgroups, 64 que
 constexpr int kThreads = (1 + kConsumers) * 128;  // the producer is warpgroup 0
 constexpr int kStages = 4;                        // (K, V) tile slots in the ring
 constexpr int kConsumerWarps = kConsumers * 4;    // arrivals that release a slot
-constexpr int kBoxRows = 16;                      // positions per tensor copy
+constexpr int kMinBoxRows = 16;                   // positions per tensor copy, at least
+
+// Positions per tensor copy: the largest of 64 (a whole tile), 32 and 16 that divides the block
+// size (a box never spans two blocks); fewer copies per tile where the blocks allow.
+constexpr int box_rows_for(int block_size) {
+  return block_size % 64 == 0 ? 64 : block_size % 32 == 0 ? 32 : kMinBoxRows;
+}
 
 struct WsParams {
   Params base;
-  CUtensorMap k_map, v_map;  // paged_kv_map.h: boxes of 16 rows x one 128-byte piece
+  CUtensorMap k_map, v_map;  // paged_kv_map.h: boxes of box_rows rows x one 128-byte piece
+  int box_rows;              // box_rows_for(block_size)
 };
 
 // Shared memory: Q (kTileQ rows, no swizzle), then (1024-byte aligned, for the swizzle) the ring of
@@ -116,13 +125,14 @@ __device__ __forceinline__ void copy_bf16_tile_async(const Params& p, const CtaT
   }
 }
 
-// Warp-wide window on the block ids of the tile boxes (16 positions each): lane l holds the id of
-// box 32 w + l of the current batch w and, loaded one batch ahead, of the next, so issuing a copy
+// Warp-wide window on the block ids of the tile boxes (box_rows positions each): lane l holds the
+// id of box 32 w + l of the current batch w and, loaded one batch ahead, of the next, so issuing a copy
 // never waits for a block-table load (the producer's issue loop is serial: a table load a tile,
 // at L2 latency, would bound it). Positions past the context get -1 (a box outside the map: zeros).
 class BoxIds {
  public:
-  __device__ BoxIds(const Params& p, const CtaTile& c, int lane) : p_(p), c_(c), lane_(lane) {
+  __device__ BoxIds(const Params& p, const CtaTile& c, int box_rows, int lane)
+      : p_(p), c_(c), box_rows_(box_rows), lane_(lane) {
     cur_ = load(0);
     next_ = load(1);
   }
@@ -138,51 +148,47 @@ class BoxIds {
 
  private:
   __device__ int load(int batch) const {
-    const int pos = (batch * 32 + lane_) * kBoxRows;
+    const int pos = (batch * 32 + lane_) * box_rows_;
     return pos < c_.ctx ? __ldg(c_.table + pos / p_.block_size) : -1;
   }
   const Params& p_;
   const CtaTile& c_;
-  int lane_, batch_ = 0, cur_, next_;
+  int box_rows_, lane_, batch_ = 0, cur_, next_;
 };
 
-// One warp: the tensor copies of tile `tile` (16-position boxes of whole blocks, one 128-byte
-// piece a row per box) into (dk, dv), issued by lane 0, completing on `bar`, which lane 0 arms
-// with the tile's bytes. Positions past the context within a box arrive as whatever the pool
+// One warp: the tensor copies of tile `tile` (boxes of wp.box_rows positions of one block, one
+// 128-byte piece a row per box) into (dk, dv), issued by lane 0, completing on `bar`, which lane 0
+// arms with the tile's bytes. Positions past the context within a box arrive as whatever the pool
 // holds: the caller must not let them into an MMA unmasked.
 template <int kPieces>
 __device__ __forceinline__ void copy_tile_tma(const WsParams& wp, const CtaTile& c, BoxIds& ids, int lane,
                                               int tile, uint32_t piece_bytes, unsigned char* dk,
                                               unsigned char* dv, uint64_t* bar, uint64_t policy) {
   const Params& p = wp.base;
-  int32_t blocks[kTileKv / kBoxRows];
+  const int rows = wp.box_rows, boxes = kTileKv / rows;  // 1, 2 or 4 boxes a tile
+  int32_t blocks[kTileKv / kMinBoxRows];
 #pragma unroll
-  for (int box = 0; box < kTileKv / kBoxRows; ++box) blocks[box] = ids.get(tile * (kTileKv / kBoxRows) + box);
+  for (int box = 0; box < kTileKv / kMinBoxRows; ++box) {
+    if (box < boxes) blocks[box] = ids.get(tile * boxes + box);
+  }
   if (lane != 0) return;
   bulk::mbar_expect_tx(bar, 2 * kPieces * kTileKv * 128);
 #pragma unroll
-  for (int box = 0; box < kTileKv / kBoxRows; ++box) {
-    const int pos = tile * kTileKv + box * kBoxRows;
+  for (int box = 0; box < kTileKv / kMinBoxRows; ++box) {
+    if (box >= boxes) break;
+    const int pos = tile * kTileKv + box * rows;
     const int32_t block = blocks[box];
     const int slot = pos % p.block_size;
 #pragma unroll
     for (int piece = 0; piece < kPieces; ++piece) {
-      const uint32_t dst = piece * piece_bytes + box * kBoxRows * 128;
+      const uint32_t dst = piece * piece_bytes + box * rows * 128;
       bulk::tensor_copy_5d(dk + dst, &wp.k_map, 0, slot, piece, c.kv_head, block, bar, policy);
       bulk::tensor_copy_5d(dv + dst, &wp.v_map, 0, slot, piece, c.kv_head, block, bar, policy);
     }
   }
 }
 
-// 8 E4M3 codes (two words) -> 8 BF16 (16 bytes), exactly.
-__device__ __forceinline__ uint4 widen_half(uint32_t lo, uint32_t hi) {
-  float f[kFragElems];
-  widen(make_uint2(lo, hi), f);
-  return make_uint4(pack_bf16x2(f[0], f[1]), pack_bf16x2(f[2], f[3]), pack_bf16x2(f[4], f[5]),
-                    pack_bf16x2(f[6], f[7]));
-}
-
-// FP8: widens a copied tile (64 rows of 128 codes, 128-byte swizzled) into a BF16 slot, zeros for
+// FP8: widens a copied tile (64 rows of 128 codes, 128-byte swizzled) into an f16 slot, zeros for
 // positions at or past ctx. Thread ptid takes the 16-code chunk (ptid / 8) % 8 of rows (ptid % 8) +
 // 8 (ptid / 64 + 2 i): eight neighbouring rows per 8 lanes, so with the swizzle every read and
 // write of a warp hits distinct banks.
@@ -194,8 +200,8 @@ __device__ __forceinline__ void widen_fp8_tile(const unsigned char* raw, unsigne
     const int r = (index & 7) + 8 * (index >> 6), chunk = (index >> 3) & 7;
     uint4 codes = *reinterpret_cast<const uint4*>(raw + r * 128 + ((chunk ^ (r % 8)) << 4));
     if (r >= valid_rows) codes = make_uint4(0, 0, 0, 0);
-    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk)) = widen_half(codes.x, codes.y);
-    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk + 1)) = widen_half(codes.z, codes.w);
+    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk)) = widen_codes_f16(codes.x, codes.y);
+    *reinterpret_cast<uint4*>(dst + kv_offset_sw(r, 2 * chunk + 1)) = widen_codes_f16(codes.z, codes.w);
   }
 }
 
@@ -220,7 +226,7 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
     // than a phase ahead.)
     const bool partial = n * kTileKv > c.ctx;
     if (pwarp == 0) {
-      BoxIds ids(p, c, lane);
+      BoxIds ids(p, c, wp.box_rows, lane);
       for (int tile = 0; tile < n - (partial ? 1 : 0); ++tile) {
         wait_empty(tile);
         copy_tile_tma<2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile),
@@ -242,7 +248,7 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
     // producer thread has widened the tile it held.
     const auto raw_k = [&](int tile) { return raw_ring + (2 * (tile % kStages)) * kRawTileBytes; };
     const auto raw_v = [&](int tile) { return raw_ring + (2 * (tile % kStages) + 1) * kRawTileBytes; };
-    BoxIds ids(p, c, lane);  // used by warp 0 only
+    BoxIds ids(p, c, wp.box_rows, lane);  // used by warp 0 only
     const auto fetch = [&](int tile) {
       if (pwarp == 0 && tile < n) {
         copy_tile_tma<1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages],
@@ -266,8 +272,9 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
 
 // ---- consumers --------------------------------------------------------------------------------
 
-// Stages this consumer's 64 rows of Q (rows past the chunk are zero and never stored): 8
-// neighbouring rows per 8 lanes, so each warp's stores fill whole core matrices.
+// Stages this consumer's 64 rows of Q as the operand type (rows past the chunk are zero and never
+// stored): 8 neighbouring rows per 8 lanes, so each warp's stores fill whole core matrices.
+template <typename Kv>
 __device__ __forceinline__ void stage_q(const Params& p, const CtaTile& c, int row0, int ctid,
                                         unsigned char* sq) {
   constexpr int kUnits = 64 * kHd / 8;
@@ -281,7 +288,7 @@ __device__ __forceinline__ void stage_q(const Params& p, const CtaTile& c, int r
       value = __ldg(reinterpret_cast<const uint4*>(p.q + static_cast<int64_t>(c.q_begin + row) * p.q_stride +
                                                    static_cast<int64_t>(c.head) * kHd + u * 8));
     }
-    *reinterpret_cast<uint4*>(sq + q_offset(r, u)) = value;
+    *reinterpret_cast<uint4*>(sq + q_offset(r, u)) = query_operands<Kv>(value);
   }
 }
 
@@ -296,7 +303,7 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
                                         uint64_t* empty) {
   const int warp = ctid / 32, lane = ctid % 32, g = lane / 4, t = lane % 4;
   const int row0 = consumer * 64;  // first of the consumer's rows in the CTA's tile
-  stage_q(p, c, row0, ctid, sq);
+  stage_q<Kv>(p, c, row0, ctid, sq);
   fence_shared_for_wgmma();
   warpgroup_sync(1 + consumer);
 
@@ -312,7 +319,7 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   const auto issue_scores = [&](float(&s)[kScoreCols][4], uint64_t k_desc) {
 #pragma unroll
     for (int kk = 0; kk < kHd / 16; ++kk) {
-      wgmma_m64n64k16_ss(s, q_desc + kk * (2 * kQDimGroupBytes >> 4),
+      wgmma_m64n64k16_ss<kF16Operands<Kv>>(s, q_desc + kk * (2 * kQDimGroupBytes >> 4),
                          k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
     }
     wgmma_commit();
@@ -349,13 +356,13 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   issue_scores(s, k0);
   wgmma_wait<0>();
   scores(s, 0, st, alpha_a, alpha_b);
-  pack_p(s, pa);
+  pack_p<Kv>(s, pa);
   rescale(o, alpha_a, alpha_b);
 
   // P(tile) . V(tile) into o; the caller commits.
   const auto issue_pv = [&](uint64_t v) {
 #pragma unroll
-    for (int kk = 0; kk < kTileKv / 16; ++kk) wgmma_m64n128k16_rs<1>(o, pa[kk], v + ((kk * 16 * 128) >> 4));
+    for (int kk = 0; kk < kTileKv / 16; ++kk) wgmma_m64n128k16_rs<1, kF16Operands<Kv>>(o, pa[kk], v + ((kk * 16 * 128) >> 4));
   };
   // Every tile but the last: S(tile + 1) is issued before P(tile) . V(tile), and its softmax scores
   // are computed while the product runs. (No wgmma sits in a branch: ptxas would serialise them.)
@@ -373,7 +380,7 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
     release(tile);
     // P(tile + 1) replaces P(tile) only now: writing the A operand of a running wgmma (or registers
     // ptxas may share with it) would make ptxas serialise the MMAs.
-    pack_p(s, pa);
+    pack_p<Kv>(s, pa);
     rescale(o, alpha_a, alpha_b);
   }
   const uint64_t v_last = v_desc(my_tiles - 1);
@@ -448,15 +455,18 @@ cudaError_t launch(const WsParams& wp, int32_t num_seqs, int32_t max_query_len, 
 }  // namespace
 
 bool ws_supports(const PagedKv& kv) {
-  // KV is copied in 16-position boxes of whole blocks through maps that need the pool's size.
-  return kv.head_dim == kHd && kv.block_size % kBoxRows == 0 && kv.num_blocks > 0;
+  // KV is copied in boxes of 16 positions or more within a block, through maps that need the
+  // pool's size.
+  return kv.head_dim == kHd && kv.block_size % kMinBoxRows == 0 && kv.num_blocks > 0;
 }
 
 cudaError_t launch_ws(const Params& p, const PagedKv& kv, int32_t num_seqs, int32_t max_query_len,
                       cudaStream_t stream) {
   WsParams wp{};
   wp.base = p;
-  if (!encode_paged_kv_map(kv.k, kv, 1, wp.k_map) || !encode_paged_kv_map(kv.v, kv, 1, wp.v_map)) {
+  wp.box_rows = box_rows_for(kv.block_size);
+  if (!encode_paged_kv_map(kv.k, kv, wp.box_rows, 1, wp.k_map) ||
+      !encode_paged_kv_map(kv.v, kv, wp.box_rows, 1, wp.v_map)) {
     return cudaErrorNotSupported;
   }
   return kv.dtype == KvDType::kBF16 ? launch<Bf16Kv>(wp, num_seqs, max_query_len, stream)

@@ -320,8 +320,8 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       variant = sk::cp_async_geometry(variant);
     } else {
       const int pieces = sk::tensor_box_pieces(kv.head_dim, kv.dtype == KvDType::kBF16 ? 2 : 1);
-      if (!encode_paged_kv_map(kv.k, kv, pieces, sp.k_map) ||
-          !encode_paged_kv_map(kv.v, kv, pieces, sp.v_map)) {
+      if (!encode_paged_kv_map(kv.k, kv, 16, pieces, sp.k_map) ||
+          !encode_paged_kv_map(kv.v, kv, 16, pieces, sp.v_map)) {
         return cudaErrorNotSupported;
       }
     }

@@ -6,8 +6,8 @@
 
 namespace lathe::cuda {
 
-bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_pieces, CUtensorMap& map) {
-  if (kv.num_blocks <= 0) return false;
+bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map) {
+  if (kv.num_blocks <= 0 || box_rows < 1 || box_rows > 256 || kv.block_size % box_rows != 0) return false;
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
   const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;
   TensorMapSpec spec;
@@ -24,7 +24,7 @@ bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_pieces, CU
   spec.strides[2] = row_bytes * spec.dims[1];        // KV head
   spec.strides[3] = spec.strides[2] * spec.dims[3];  // block
   spec.box[0] = static_cast<uint32_t>(spec.dims[0]);
-  spec.box[1] = 16;
+  spec.box[1] = static_cast<uint32_t>(box_rows);
   spec.box[2] = static_cast<uint32_t>(box_pieces);
   spec.box[3] = 1;
   spec.box[4] = 1;

@@ -10,10 +10,11 @@ namespace lathe::cuda {
 
 // K or V (`base`, laid out as PagedKv describes) as a 5-D tensor, innermost first: the 128 bytes
 // of a row's piece, slot in block, 128-byte piece of the row, KV head, block. The pieces get a
-// dimension of their own, outside the slots, so that one box of 16 slots x box_pieces pieces
-// lands in shared memory as [piece][16 rows][128 bytes], 128-byte swizzled (the swizzle caps a
-// box's inner extent at 128 bytes). Needs kv.num_blocks > 0. Encoded on the host per launch; a
-// captured graph keeps the parameter bytes, so replays cost nothing. False if the driver refuses.
-bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_pieces, CUtensorMap& map);
+// dimension of their own, outside the slots, so that one box of box_rows slots x box_pieces pieces
+// lands in shared memory as [piece][box_rows rows][128 bytes], 128-byte swizzled (the swizzle caps
+// a box's inner extent at 128 bytes). box_rows (<= 256, the copy engine's limit) must divide
+// kv.block_size; needs kv.num_blocks > 0. Encoded on the host per launch; a captured graph keeps
+// the parameter bytes, so replays cost nothing. False if the driver refuses.
+bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map);
 
 }  // namespace lathe::cuda

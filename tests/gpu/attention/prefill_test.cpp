@@ -43,9 +43,9 @@ TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
   const auto [dtype, geo] = GetParam();
   if (!cuda::prefill_uses_wgmma(geo.head_dim))
     GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
-  // Block sizes 16 and 32: the tensor copies' 16-position boxes start at either half of a
-  // 32-position block.
-  for (const int32_t block_size : {16, 32}) {
+  // The tensor copies take boxes of 16 (block sizes 16, 48), 32 (32, 96) or 64 positions (64, 128),
+  // starting anywhere in a block.
+  for (const int32_t block_size : {16, 32, 48, 64, 96, 128}) {
     PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
                 {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}, {2000, 333}},
                 4321, block_size);
