@@ -43,9 +43,11 @@ TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
   const auto [dtype, geo] = GetParam();
   if (!cuda::prefill_uses_wgmma(geo.head_dim))
     GTEST_SKIP() << "no warpgroup-MMA prefill for this head dim here";
-  // The tensor copies take boxes of 16 (block sizes 16, 48), 32 (32, 96) or 64 positions (64, 128),
-  // starting anywhere in a block.
-  for (const int32_t block_size : {16, 32, 48, 64, 96, 128}) {
+  // Block sizes: the tensor copies take 16-position boxes at 16 and 48 (starting anywhere in a
+  // block), whole 64-position tiles at 64 and 128. The f64 reference is checked at the first only
+  // (it is the slow part); at the others the two kernels must agree byte for byte.
+  bool first = true;
+  for (const int32_t block_size : {16, 48, 64, 128}) {
     PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
                 {{100, 100}, {300, 37}, {65, 1}, {129, 64}, {17, 17}, {400, 130}, {1000, 1000}, {2000, 333}},
                 4321, block_size);
@@ -57,7 +59,10 @@ TEST_P(Prefill, WarpSpecialisedAndMmaSyncKernelsGiveTheSameBytes) {
     cuda::set_prefill_wgmma(true);
     ASSERT_FALSE(any_nan(warpgroup)) << "block size " << block_size;
     EXPECT_EQ(warpgroup, warp) << "block size " << block_size;
-    EXPECT_LE(rel_rms(warpgroup, c.reference(step)), kPrefillTolerance) << "block size " << block_size;
+    if (first) {
+      EXPECT_LE(rel_rms(warpgroup, c.reference(step)), kPrefillTolerance) << "block size " << block_size;
+    }
+    first = false;
   }
 }
 
