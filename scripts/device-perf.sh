@@ -394,10 +394,10 @@ if has determinism; then
   serve_start configs/Qwen3-8B-FP8 8011 det-8b-fp8
   determinism 8011 det-8b-fp8 31 --watched-len 150 --save "$out/det_alone.json"
   serve_stop
-  # The same under a KV pool far too small for the crowd (preemptions, then replay) and a
+  # The same under a KV pool far too small for the crowd (64 blocks of 16 tokens: preemptions, then replay) and a
   # 64-token step budget (the watched prompt is prefilled in 64-token chunks, cut differently in
   # the crowd); its alone outputs must also equal the first server's.
-  MAX_MODEL_LEN=512 serve_start configs/Qwen3-8B-FP8 8015 det-preempt --num-kv-blocks 64 \
+  MAX_MODEL_LEN=512 serve_start configs/Qwen3-8B-FP8 8015 det-preempt --num-kv-blocks 64 --block-size 16 \
     --max-num-batched-tokens 64
   determinism 8015 det-preempt 31 --watched-len 150 --expect "$out/det_alone.json"
   curl -s http://127.0.0.1:8015/metrics | grep -E '^lathe_(preemptions|num_preemptions)' >>"$summary"

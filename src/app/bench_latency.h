@@ -20,6 +20,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "ops/kv_cache.h"
+
 namespace lathe::app {
 
 struct LatencyOptions {
@@ -32,7 +34,7 @@ struct LatencyOptions {
   int64_t input_len = 1024;
   int64_t output_len = 128;
   int64_t max_num_batched_tokens = 8192;  // prefill rows per step
-  int32_t block_size = 16;
+  int32_t block_size = ops::kDefaultKvBlockSize;
   uint64_t seed = 0;                      // prompts and dummy weights
   bool warmup = true;                     // one short unmeasured run first
   bool enforce_eager = false;             // no decode graphs (every step launched op by op)

@@ -1,6 +1,6 @@
-// `lathe generate MODEL (--prompt TEXT | --chat TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T] [--top-p P]
-// [--top-k K] [--min-p P] [--seed S] [--ids] [--device cpu|auto] [--kv-cache-dtype ...]
-// [--max-model-len N] [--max-num-batched-tokens N]`
+// `lathe generate MODEL (--prompt TEXT | --chat TEXT | --prompt-ids 1,2,3) [--max-tokens N] [--temperature T]
+// [--top-p P] [--top-k K] [--min-p P] [--seed S] [--ids] [--device cpu|auto] [--kv-cache-dtype ...]
+// [--max-model-len N] [--max-num-batched-tokens N] [--block-size N]`
 //
 // --prompt is encoded with the model's tokenizer as is; --chat is one user message rendered through
 // the model's chat template with the generation prompt. Prefills the prompt, then decodes until an
@@ -140,6 +140,9 @@ const Registration kGenerate{"generate", "Generate tokens from a prompt", [](CLI
   cmd.add_option("--max-model-len", args->runner.max_model_len, "Longest prompt + output (default: the config's)");
   cmd.add_option("--max-num-batched-tokens", args->runner.prefill_chunk,
                  "Prompt tokens per prefill step (default: the whole prompt)");
+  cmd.add_option("--block-size", args->runner.block_size, kBlockSizeHelp)
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxBlockSize));
   return [args]() { return run_generate(*args); };
 }};
 

@@ -1,5 +1,5 @@
 // `lathe logits MODEL --prompt-ids 1,2,3 --out FILE.safetensors [--device ...]
-// [--kv-cache-dtype ...] [--max-num-batched-tokens N]`
+// [--kv-cache-dtype ...] [--max-num-batched-tokens N] [--block-size N]`
 //
 // Writes the float32 logits of every prompt position as the tensor `logits` [T, V].
 #include <cstddef>
@@ -54,6 +54,9 @@ const Registration kLogits{"logits", "Write the logits of every prompt position"
   cmd.add_option("--max-model-len", args->runner.max_model_len, "Longest prompt (default: the config's)");
   cmd.add_option("--max-num-batched-tokens", args->runner.prefill_chunk,
                  "Prompt tokens per prefill step (default: the whole prompt)");
+  cmd.add_option("--block-size", args->runner.block_size, kBlockSizeHelp)
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxBlockSize));
   return [args]() { return run_logits(*args); };
 }};
 

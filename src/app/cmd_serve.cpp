@@ -42,9 +42,12 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
       ->capture_default_str();
   cmd.add_option("--tokenizer", options->tokenizer, "Directory of tokenizer.json / tokenizer_config.json (default: MODEL)");
   cmd.add_option("--num-kv-blocks", options->num_kv_blocks,
-                 "KV-cache blocks of 16 tokens (default: CUDA fills --gpu-memory-utilization; CPU takes "
-                 "max-num-seqs x max-model-len, capped at 4 GiB)")
+                 "KV-cache blocks of --block-size tokens (default: CUDA fills --gpu-memory-utilization; CPU "
+                 "takes max-num-seqs x max-model-len, capped at 4 GiB)")
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--block-size", options->block_size, kBlockSizeHelp)
+      ->capture_default_str()
+      ->check(CLI::Range(1, kMaxBlockSize));
   cmd.add_option("--max-body-bytes", *max_body, "Largest request body accepted (413 above)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   return [options, max_body]() -> int {

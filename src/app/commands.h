@@ -27,6 +27,12 @@ struct CommandInfo {
 
 std::vector<CommandInfo>& command_registry();
 
+// --block-size of the commands that hold a KV cache (serve, generate, logits, bench latency);
+// checked with CLI::Range(1, kMaxBlockSize).
+inline constexpr const char* kBlockSizeHelp =
+    "KV-cache block size in tokens (a multiple of 64 lets the CUDA prefill attention copy whole tiles)";
+inline constexpr int kMaxBlockSize = 1024;
+
 struct Registration {
   Registration(std::string name, std::string description, CommandSetup setup) {
     command_registry().push_back({std::move(name), std::move(description), std::move(setup)});

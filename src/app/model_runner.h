@@ -14,6 +14,7 @@
 #include "model/config.h"
 #include "model/qwen3.h"
 #include "ops/backend.h"
+#include "ops/kv_cache.h"
 #include "ops/sampling.h"
 
 namespace lathe::app {
@@ -23,7 +24,7 @@ struct RunnerOptions {
   std::string kv_cache_dtype = "auto";  // auto | f32 | bf16 | fp8 | fp8_e4m3 (--kv-cache-dtype)
   int64_t max_model_len = 0;            // 0: the config's max_position_embeddings
   int32_t prefill_chunk = 0;            // prompt tokens per prefill step; 0: the whole prompt
-  int32_t block_size = 16;
+  int32_t block_size = ops::kDefaultKvBlockSize;  // --block-size
   bool calculate_kv_scales = false;     // FP8 KV: calibrate scales on the first prefill (--calculate-kv-scales)
 };
 

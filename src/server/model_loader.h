@@ -8,6 +8,7 @@
 
 #include "core/dtype.h"
 #include "ops/backend.h"
+#include "ops/kv_cache.h"
 #include "server/service.h"
 
 namespace lathe::server {
@@ -30,7 +31,7 @@ struct ServeOptions {
   std::string tokenizer;              // --tokenizer DIR (tokenizer.json, tokenizer_config.json); empty: the model dir
   int32_t num_kv_blocks = 0;           // 0: sized automatically (CPU: resolve_kv_blocks; device: memory)
   size_t max_body_bytes = size_t{16} << 20;
-  int32_t block_size = 16;
+  int32_t block_size = ops::kDefaultKvBlockSize;  // --block-size
 };
 
 // Bytes of KV-cache memory the CPU backend gets by default when --num-kv-blocks is not given.

@@ -70,9 +70,9 @@ def chunked_server(request):
 
 @pytest.fixture(scope="module")
 def tight_server(request):
-    """A KV cache of 80 blocks (1264 usable token slots) for 32 requests of up to ~150 tokens each:
+    """A KV cache of 80 blocks of 16 tokens (1264 usable token slots) for 32 requests of up to ~150 tokens each:
     sequences are preempted and recomputed."""
-    server = LatheServer("--num-kv-blocks", "80")
+    server = LatheServer("--num-kv-blocks", "80", "--block-size", "16")
     request.addfinalizer(server.stop)
     return server
 
