@@ -7,7 +7,9 @@
 // byte count:
 //   linear  one contiguous region (backends/cuda/probe.h read_probe);
 //   chunks  every (sequence, KV head, block) 4 KB chunk of K and of V, in table order, dealt to
-//           all warps of a full grid (the page placement alone);
+//           all warps of a full grid (the page placement alone); `chunks bN` the same over a pool
+//           of N-token blocks (N x 256-byte chunks: 16 KB at 64), each chunk read by one warp with
+//           all its loads in flight (session 36: do longer contiguous runs close the gap?);
 //   split   the decode kernel's work split: one CTA per (KV head, split, sequence) with 6 warps,
 //           warp w taking 32-position tiles w, w + 6, ... of its split, K and V of a tile loaded
 //           together (the split structure and grid, without the copy engine). `split xN` puts N
@@ -31,6 +33,7 @@
 #include <functional>
 #include <numeric>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "backends/cuda/probe.h"
@@ -90,6 +93,34 @@ __global__ void chunks_kernel(Walk w) {
     const int head = static_cast<int>(sh % kKvHeads), seq = static_cast<int>(sh / kKvHeads);
     const int64_t block = w.table[static_cast<int64_t>(seq) * w.blocks_per_seq + j];
     acc ^= read_chunk((kv ? w.v : w.k) + block * kBlockBytes + head * kChunkBytes, lane);
+  }
+  if (acc == 0x9e3779b9u) *w.sink = acc;
+}
+
+// The chunks walk over a pool of kTokens-token blocks ([blocks][kKvHeads][kTokens][128] BF16):
+// chunk c of [seq][head][block][K, V] per warp in turn, kTokens / 2 loads of 16 bytes per lane,
+// all in flight before any is used.
+template <int kTokens>
+__global__ void chunks_bt_kernel(Walk w) {
+  constexpr int kChunk = kTokens * 256, kLoads = kChunk / 512;
+  const int lane = threadIdx.x % 32;
+  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
+  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
+  const int64_t total = static_cast<int64_t>(w.seqs) * kKvHeads * w.blocks_per_seq * 2;
+  uint32_t acc = 0;
+  for (int64_t c = warp; c < total; c += warps) {
+    const int kv = static_cast<int>(c & 1);
+    const int64_t rest = c >> 1;
+    const int j = static_cast<int>(rest % w.blocks_per_seq);
+    const int64_t sh = rest / w.blocks_per_seq;
+    const int head = static_cast<int>(sh % kKvHeads), seq = static_cast<int>(sh / kKvHeads);
+    const int64_t block = w.table[static_cast<int64_t>(seq) * w.blocks_per_seq + j];
+    const uint8_t* chunk = (kv ? w.v : w.k) + (block * kKvHeads + head) * kChunk;
+    uint4 x[kLoads];
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(chunk + i * 512 + lane * 16));
+#pragma unroll
+    for (int i = 0; i < kLoads; ++i) acc ^= fold(x[i]);
   }
   if (acc == 0x9e3779b9u) *w.sink = acc;
 }
@@ -223,6 +254,29 @@ int run(int argc, char** argv) {
         split_kernel<<<dim3(kKvHeads, kSplits * slices, batch), kWarps * 32, 0, stream>>>(walk(r), slices);
       });
     }
+    // The same pool bytes as blocks of 32 / 64 / 128 tokens: fewer, longer chunks, shuffled alike.
+    const auto bigger = [&](auto tokens_tag, const char* name) {
+      constexpr int kTokens = decltype(tokens_tag)::value;
+      const int per_seq = context / kTokens;
+      if (per_seq * kTokens != context) return;
+      std::vector<int32_t> big(static_cast<size_t>(rotations) * batch * per_seq);
+      std::iota(big.begin(), big.end(), 0);
+      std::shuffle(big.begin(), big.end(), rng);
+      int32_t* big_table = nullptr;
+      PROBE_CHECK(cudaMalloc(&big_table, big.size() * 4));
+      PROBE_CHECK(cudaMemcpy(big_table, big.data(), big.size() * 4, cudaMemcpyHostToDevice));
+      report(name, [&](int r) {
+        Walk w = walk(r);
+        w.table = big_table + static_cast<int64_t>(r) * batch * per_seq;
+        w.blocks_per_seq = per_seq;
+        chunks_bt_kernel<kTokens><<<sms * 8, 256, 0, stream>>>(w);
+      });
+      PROBE_CHECK(cudaStreamSynchronize(stream));
+      PROBE_CHECK(cudaFree(big_table));
+    };
+    bigger(std::integral_constant<int, 32>{}, "chunks b32");
+    bigger(std::integral_constant<int, 64>{}, "chunks b64");
+    bigger(std::integral_constant<int, 128>{}, "chunks b128");
     PROBE_CHECK(cudaGetLastError());
     PROBE_CHECK(cudaStreamSynchronize(stream));
     PROBE_CHECK(cudaFree(k));

@@ -45,6 +45,11 @@ constexpr int kConsumers = kTileQ / 64;           // consumer warpgroups, 64 que
 constexpr int kThreads = (1 + kConsumers) * 128;  // the producer is warpgroup 0
 constexpr int kStages = 4;                        // (K, V) tile slots in the ring
 constexpr int kConsumerWarps = kConsumers * 4;    // arrivals that release a slot
+// Registers a thread after the start (setmaxnreg): the producer gives back what the consumers take
+// (128 x (168 - 64) + the 1024 left at launch = 256 x (224 - 168)); the consumers keep Q's A
+// fragments in registers.
+constexpr int kProducerRegs = 64;
+constexpr int kConsumerRegs = 224;
 constexpr int kSmallBoxRows = 16;                 // positions per tensor copy, where not kTileKv
 
 // Positions per tensor copy (a box never spans two blocks): the whole tile where the block size
@@ -63,12 +68,10 @@ struct WsParams {
   CUtensorMap k_map, v_map;  // paged_kv_map.h: boxes of box_rows_for(block_size) rows
 };
 
-// Shared memory: Q (kTileQ rows, no swizzle), then (1024-byte aligned, for the swizzle) the ring of
-// kStages x (K, V), then the barriers. Q: the 16 bytes of row r, dims 8u .. 8u + 7 at
-// q_offset(r, u) (core matrices of 8 rows x 16 bytes, K-major). K and V tiles: two pieces of
-// 64 rows x 128 bytes (dims 0-63, 64-127), 128-byte swizzled: kv_offset_sw(r, u).
-constexpr uint32_t kQDimGroupBytes = 128;            // Q: between core matrices along the dims
-constexpr uint32_t kQRowGroupBytes = kHd / 8 * 128;  // Q: between 8-row groups
+// Shared memory: Q (kTileQ rows as staged on the way to registers), then (1024-byte aligned, for
+// the swizzle) the ring of kStages x (K, V), then the barriers. Q: the 16 bytes of row r, dims
+// 8u .. 8u + 7 at q_offset(r, u) (8 x 16-byte matrices, as ldmatrix reads them). K and V tiles: two
+// pieces of 64 rows x 128 bytes (dims 0-63, 64-127), 128-byte swizzled: kv_offset_sw(r, u).
 constexpr uint32_t kPieceBytes = kTileKv * 128;      // one 128-byte piece of a K or V tile
 constexpr uint32_t kKvTileBytes = 2 * kPieceBytes;   // one of K or V
 constexpr size_t kQBytes = size_t{kTileQ} * kHd * 2;
@@ -308,8 +311,7 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   const int warp = ctid / 32, lane = ctid % 32, g = lane / 4, t = lane % 4;
   const int row0 = consumer * 64;  // first of the consumer's rows in the CTA's tile
   stage_q<Kv>(p, c, row0, ctid, sq);
-  fence_shared_for_wgmma();
-  warpgroup_sync(1 + consumer);
+  warpgroup_sync(1 + consumer);  // every warp reads rows other warps staged
 
   const auto slot_k = [&](int tile) { return ring + (2 * (tile % kStages)) * kKvTileBytes; };
   const auto slot_v = [&](int tile) { return ring + (2 * (tile % kStages) + 1) * kKvTileBytes; };
@@ -318,13 +320,19 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
     __syncwarp();
     if (lane == 0) bulk::mbar_arrive(&empty[tile % kStages]);
   };
-  const uint64_t q_desc = wgmma_desc(sq, kQDimGroupBytes, kQRowGroupBytes);
+  // Q stays in registers as the A fragments of the score products (this warp's 16 rows, head
+  // dims 16kk .. 16kk + 15 in qa[kk]): shared memory then serves only K and V, whose bandwidth
+  // bounds the loop (session 36: Q read from shared memory per tile was a quarter of its traffic).
+  uint32_t qa[kHd / 16][4];
+#pragma unroll
+  for (int kk = 0; kk < kHd / 16; ++kk) {
+    ldmatrix_x4(qa[kk], sq + q_offset(16 * warp + lane % 8 + 8 * ((lane / 8) % 2), 2 * kk + lane / 16));
+  }
   // S = Q . K^T: 8 k16 steps along the head dim, four per 128-byte piece of K (32 bytes apart).
   const auto issue_scores = [&](float(&s)[kScoreCols][4], uint64_t k_desc) {
 #pragma unroll
     for (int kk = 0; kk < kHd / 16; ++kk) {
-      wgmma_m64n64k16_ss<kF16Operands<Kv>>(s, q_desc + kk * (2 * kQDimGroupBytes >> 4),
-                         k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
+      wgmma_m64n64k16_rs<kF16Operands<Kv>>(s, qa[kk], k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
     }
     wgmma_commit();
   };
@@ -433,8 +441,10 @@ __global__ void __launch_bounds__(kThreads, 1) paged_prefill_ws_kernel(const __g
   __syncthreads();
   const int wg = threadIdx.x / 128;
   if (wg == 0) {
+    warpgroup_release_registers<kProducerRegs>();
     produce<Kv, kBoxRows>(wp, c, threadIdx.x, ring, full, empty, raw_ring, raw_full);
   } else {
+    warpgroup_claim_registers<kConsumerRegs>();
     consume<Kv>(wp.base, c, wg - 1, threadIdx.x % 128, sq + (wg - 1) * (kQBytes / kConsumers), ring, full,
                 empty);
   }

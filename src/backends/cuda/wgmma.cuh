@@ -33,6 +33,18 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
 }
 
+// Warpgroup-wide register reallocation (warp-specialised kernels): the warpgroup's threads give
+// registers back to the SM's pool down to kRegs a thread (dec), or wait for the pool until they
+// hold kRegs (inc). kRegs: a multiple of 8 in 24..256.
+template <int kRegs>
+__device__ __forceinline__ void warpgroup_release_registers() {
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+template <int kRegs>
+__device__ __forceinline__ void warpgroup_claim_registers() {
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" ::"n"(kRegs));
+}
+
 // Makes this thread's shared-memory writes (cp.async, stores) visible to wgmma's operand reads.
 __device__ __forceinline__ void fence_shared_for_wgmma() {
   asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
@@ -97,6 +109,9 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* smem, uint32_t 
 #define LATHE_WGMMA_N64_SS(types)                                                              \
   "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n64k16" types " {" \
       LATHE_WGMMA_REGS_N64 "}, %32, %33, p, 1, 1, 0, 0;\n}\n"
+#define LATHE_WGMMA_N64_RS(types)                                                              \
+  "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n64k16" types " {" \
+      LATHE_WGMMA_REGS_N64 "}, {%32, %33, %34, %35}, %36, p, 1, 1, 0;\n}\n"
 #define LATHE_WGMMA_N128_RS(types)                                                              \
   "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n128k16" types " {" \
       LATHE_WGMMA_REGS_N128 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n}\n"
@@ -109,6 +124,21 @@ __device__ __forceinline__ void wgmma_m64n64k16_ss(float (&d)[8][4], uint64_t a,
     asm volatile(LATHE_WGMMA_N64_SS(".f32.f16.f16") : LATHE_WGMMA_D_N64 : "l"(a), "l"(b));
   } else {
     asm volatile(LATHE_WGMMA_N64_SS(".f32.bf16.bf16") : LATHE_WGMMA_D_N64 : "l"(a), "l"(b));
+  }
+}
+
+// d (64 x 64, f32) += A (64 x 16, registers) * B (16 x 64, K-major, descriptor b), BF16 or (kF16)
+// f16. A: each warp supplies its 16 rows as its mma.sync m16n8k16 A fragment.
+template <bool kF16 = false>
+__device__ __forceinline__ void wgmma_m64n64k16_rs(float (&d)[8][4], const uint32_t (&a)[4], uint64_t b) {
+  if constexpr (kF16) {
+    asm volatile(LATHE_WGMMA_N64_RS(".f32.f16.f16")
+                 : LATHE_WGMMA_D_N64
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+  } else {
+    asm volatile(LATHE_WGMMA_N64_RS(".f32.bf16.bf16")
+                 : LATHE_WGMMA_D_N64
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
   }
 }
 
@@ -129,6 +159,7 @@ __device__ __forceinline__ void wgmma_m64n128k16_rs(float (&d)[16][4], const uin
 }
 
 #undef LATHE_WGMMA_N64_SS
+#undef LATHE_WGMMA_N64_RS
 #undef LATHE_WGMMA_N128_RS
 #undef LATHE_WGMMA_REGS_N64
 #undef LATHE_WGMMA_REGS_N128
