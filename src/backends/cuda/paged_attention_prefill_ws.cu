@@ -45,11 +45,15 @@ constexpr int kConsumers = kTileQ / 64;           // consumer warpgroups, 64 que
 constexpr int kThreads = (1 + kConsumers) * 128;  // the producer is warpgroup 0
 constexpr int kStages = 4;                        // (K, V) tile slots in the ring
 constexpr int kConsumerWarps = kConsumers * 4;    // arrivals that release a slot
-// Registers a thread after the start (setmaxnreg): the producer gives back what the consumers take
-// (128 x (168 - 64) + the 1024 left at launch = 256 x (224 - 168)); the consumers keep Q's A
+// Registers a thread after the start (setmaxnreg; the launch gives every thread 168): the consumers
+// take only what the producer gave back to the CTA's pool, 128 x (168 - 64) >= 256 x (216 - 168)
+// (a claim the pool cannot meet waits forever: session 36's first try, 224, hung); they keep Q's A
 // fragments in registers.
+constexpr int kLaunchRegs = 168;
 constexpr int kProducerRegs = 64;
-constexpr int kConsumerRegs = 224;
+constexpr int kConsumerRegs = 216;
+static_assert(128 * (kLaunchRegs - kProducerRegs) >= 128 * kConsumers * (kConsumerRegs - kLaunchRegs),
+              "the consumers' registers must come from the producer's");
 constexpr int kSmallBoxRows = 16;                 // positions per tensor copy, where not kTileKv
 
 // Positions per tensor copy (a box never spans two blocks): the whole tile where the block size
