@@ -118,7 +118,8 @@ __global__ void chunks_bt_kernel(Walk w) {
     const uint8_t* chunk = (kv ? w.v : w.k) + (block * kKvHeads + head) * kChunk;
     uint4 x[kLoads];
 #pragma unroll
-    for (int i = 0; i < kLoads; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(chunk + i * 512 + lane * 16));
+    for (int i = 0; i < kLoads; ++i)
+      x[i] = __ldg(reinterpret_cast<const uint4*>(chunk + i * 512 + lane * 16));
 #pragma unroll
     for (int i = 0; i < kLoads; ++i) acc ^= fold(x[i]);
   }

@@ -13,8 +13,8 @@
 // two tiles in flight: tile t + 1's copies (cp.async) are issued before tile t is computed. The
 // arithmetic and its invariances: paged_attention_prefill_common.cuh. FP8 KV is copied raw and
 // widened to f16 in shared memory (exact: every E4M3 value is an f16 value), the query staged as
-// f16; its scales are applied to s and to the output. On sm_90a, head dim 128 runs the warpgroup-MMA kernel instead
-// (paged_attention_prefill_ws.cu), with the same bytes.
+// f16; its scales are applied to s and to the output. On sm_90a, head dim 128 runs the warpgroup-MMA kernel
+// instead (paged_attention_prefill_ws.cu), with the same bytes.
 #include <cuda_bf16.h>
 
 #include <atomic>

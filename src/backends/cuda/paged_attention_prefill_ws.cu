@@ -54,11 +54,13 @@ constexpr int kProducerRegs = 64;
 constexpr int kConsumerRegs = 216;
 static_assert(128 * (kLaunchRegs - kProducerRegs) >= 128 * kConsumers * (kConsumerRegs - kLaunchRegs),
               "the consumers' registers must come from the producer's");
-constexpr int kSmallBoxRows = 16;                 // positions per tensor copy, where not kTileKv
+constexpr int kSmallBoxRows = 16;  // positions per tensor copy, where not kTileKv
 
 // Positions per tensor copy (a box never spans two blocks): the whole tile where the block size
 // allows, else kSmallBoxRows.
-constexpr int box_rows_for(int block_size) { return block_size % kTileKv == 0 ? kTileKv : kSmallBoxRows; }
+constexpr int box_rows_for(int block_size) {
+  return block_size % kTileKv == 0 ? kTileKv : kSmallBoxRows;
+}
 
 // 128-byte pieces of a row per tensor copy: all of them (2 for BF16 slots, 1 for FP8 codes) in a
 // whole-tile box, which lands as the slot's [piece][64 rows][128 bytes]; one in a small box.
@@ -241,7 +243,7 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
       for (int tile = 0; tile < n - (partial ? 1 : 0); ++tile) {
         wait_empty(tile);
         copy_tile_tma<kBoxRows, 2>(wp, c, ids, lane, tile, kPieceBytes, slot_k(tile), slot_v(tile),
-                         &full[tile % kStages], policy);
+                                   &full[tile % kStages], policy);
       }
       if (partial) wait_empty(n - 1);
     }
@@ -262,8 +264,8 @@ __device__ __forceinline__ void produce(const WsParams& wp, const CtaTile& c, in
     BoxIds<kBoxRows> ids(p, c, lane);  // used by warp 0 only
     const auto fetch = [&](int tile) {
       if (pwarp == 0 && tile < n) {
-        copy_tile_tma<kBoxRows, 1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile), &raw_full[tile % kStages],
-                         policy);
+        copy_tile_tma<kBoxRows, 1>(wp, c, ids, lane, tile, 0, raw_k(tile), raw_v(tile),
+                                   &raw_full[tile % kStages], policy);
       }
     };
     for (int tile = 0; tile < kStages; ++tile) fetch(tile);
@@ -336,7 +338,8 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   const auto issue_scores = [&](float(&s)[kScoreCols][4], uint64_t k_desc) {
 #pragma unroll
     for (int kk = 0; kk < kHd / 16; ++kk) {
-      wgmma_m64n64k16_rs<kF16Operands<Kv>>(s, qa[kk], k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
+      wgmma_m64n64k16_rs<kF16Operands<Kv>>(s, qa[kk],
+                                           k_desc + (((kk / 4) * kPieceBytes + (kk % 4) * 32) >> 4));
     }
     wgmma_commit();
   };
@@ -378,7 +381,8 @@ __device__ __forceinline__ void consume(const Params& p, const CtaTile& c, int c
   // P(tile) . V(tile) into o; the caller commits.
   const auto issue_pv = [&](uint64_t v) {
 #pragma unroll
-    for (int kk = 0; kk < kTileKv / 16; ++kk) wgmma_m64n128k16_rs<1, kF16Operands<Kv>>(o, pa[kk], v + ((kk * 16 * 128) >> 4));
+    for (int kk = 0; kk < kTileKv / 16; ++kk)
+      wgmma_m64n128k16_rs<1, kF16Operands<Kv>>(o, pa[kk], v + ((kk * 16 * 128) >> 4));
   };
   // Every tile but the last: S(tile + 1) is issued before P(tile) . V(tile), and its softmax scores
   // are computed while the product runs. (No wgmma sits in a branch: ptxas would serialise them.)
@@ -460,8 +464,9 @@ cudaError_t launch(const WsParams& wp, int32_t num_seqs, int32_t max_query_len, 
   // The shared-memory opt-in is a per-function attribute: set once per process (single device),
   // on the first launch, which callers make outside graph capture.
   constexpr size_t smem = smem_bytes<Kv>();
-  static const cudaError_t opt_in = cudaFuncSetAttribute(
-      paged_prefill_ws_kernel<Kv, kBoxRows>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem));
+  static const cudaError_t opt_in =
+      cudaFuncSetAttribute(paged_prefill_ws_kernel<Kv, kBoxRows>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           static_cast<int>(smem));
   if (opt_in != cudaSuccess) return opt_in;
   const int32_t q_tiles = (max_query_len + kTileQ - 1) / kTileQ;
   if (q_tiles > 65535) return cudaErrorInvalidValue;  // grid.y limit: 8.4M rows in one chunk

@@ -6,7 +6,8 @@
 
 namespace lathe::cuda {
 
-bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map) {
+bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces,
+                         CUtensorMap& map) {
   if (kv.num_blocks <= 0 || box_rows < 1 || box_rows > 256 || kv.block_size % box_rows != 0) return false;
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
   const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;

@@ -77,6 +77,7 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* smem, uint32_t 
 
 // The accumulator operands of an n64 (32 registers) and an n128 (64) product, and their names in
 // the instruction text.
+// clang-format off
 #define LATHE_WGMMA_D_N64 \
     "+f"(d[0][0]), "+f"(d[0][1]), "+f"(d[0][2]), "+f"(d[0][3]), "+f"(d[1][0]), "+f"(d[1][1]), \
     "+f"(d[1][2]), "+f"(d[1][3]), "+f"(d[2][0]), "+f"(d[2][1]), "+f"(d[2][2]), "+f"(d[2][3]), \
@@ -115,6 +116,7 @@ __device__ __forceinline__ uint64_t wgmma_desc_sw128(const void* smem, uint32_t 
 #define LATHE_WGMMA_N128_RS(types)                                                              \
   "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\nwgmma.mma_async.sync.aligned.m64n128k16" types " {" \
       LATHE_WGMMA_REGS_N128 "}, {%64, %65, %66, %67}, %68, p, 1, 1, %69;\n}\n"
+// clang-format on
 
 // d (64 x 64, f32) += A (64 x 16) * B (16 x 64), BF16 or (kF16) f16, both K-major and read from
 // shared memory through descriptors a and b.
