@@ -67,39 +67,9 @@ __device__ __forceinline__ uint32_t fold(const uint4& x) {
   return x.x ^ x.y ^ x.z ^ x.w;
 }
 
-// One 4 KB chunk by one warp: 8 loads of 16 bytes per lane, all in flight before any is used.
-__device__ __forceinline__ uint32_t read_chunk(const uint8_t* chunk, int lane) {
-  uint4 x[8];
-#pragma unroll
-  for (int i = 0; i < 8; ++i) x[i] = __ldg(reinterpret_cast<const uint4*>(chunk + i * 512 + lane * 16));
-  uint32_t acc = 0;
-#pragma unroll
-  for (int i = 0; i < 8; ++i) acc ^= fold(x[i]);
-  return acc;
-}
-
-// Chunk c of the list [seq][head][block][K, V], one per warp of the grid in turn.
-__global__ void chunks_kernel(Walk w) {
-  const int lane = threadIdx.x % 32;
-  const int64_t warp = (static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / 32;
-  const int64_t warps = static_cast<int64_t>(gridDim.x) * blockDim.x / 32;
-  const int64_t total = static_cast<int64_t>(w.seqs) * kKvHeads * w.blocks_per_seq * 2;
-  uint32_t acc = 0;
-  for (int64_t c = warp; c < total; c += warps) {
-    const int kv = static_cast<int>(c & 1);
-    const int64_t rest = c >> 1;
-    const int j = static_cast<int>(rest % w.blocks_per_seq);
-    const int64_t sh = rest / w.blocks_per_seq;
-    const int head = static_cast<int>(sh % kKvHeads), seq = static_cast<int>(sh / kKvHeads);
-    const int64_t block = w.table[static_cast<int64_t>(seq) * w.blocks_per_seq + j];
-    acc ^= read_chunk((kv ? w.v : w.k) + block * kBlockBytes + head * kChunkBytes, lane);
-  }
-  if (acc == 0x9e3779b9u) *w.sink = acc;
-}
-
 // The chunks walk over a pool of kTokens-token blocks ([blocks][kKvHeads][kTokens][128] BF16):
 // chunk c of [seq][head][block][K, V] per warp in turn, kTokens / 2 loads of 16 bytes per lane,
-// all in flight before any is used.
+// all in flight before any is used (kTokens = 16: the engine's former layout, 4 KB chunks).
 template <int kTokens>
 __global__ void chunks_bt_kernel(Walk w) {
   constexpr int kChunk = kTokens * 256, kLoads = kChunk / 512;
@@ -248,7 +218,7 @@ int run(int argc, char** argv) {
                               stream);
     });
     PROBE_CHECK(cudaFree(lin));
-    report("chunks", [&](int r) { chunks_kernel<<<sms * 8, 256, 0, stream>>>(walk(r)); });
+    report("chunks", [&](int r) { chunks_bt_kernel<kBlockTokens><<<sms * 8, 256, 0, stream>>>(walk(r)); });
     for (int slices : {1, 2, 3}) {
       const char* name = slices == 1 ? "split" : slices == 2 ? "split x2" : "split x3";
       report(name, [&](int r) {
