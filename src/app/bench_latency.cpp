@@ -194,7 +194,9 @@ void validate(const LatencyOptions& o, const model::ModelConfig& config) {
   if (o.input_len < 1) fail("--input-len must be at least 1, got {}", o.input_len);
   if (o.output_len < 2) fail("--output-len must be at least 2 (one prefill token and one decode step), got {}", o.output_len);
   if (o.max_num_batched_tokens < 1) fail("--max-num-batched-tokens must be at least 1, got {}", o.max_num_batched_tokens);
-  if (o.block_size < 1 || o.block_size > 1024) fail("--block-size must be in [1, 1024], got {}", o.block_size);
+  if (o.block_size < 1 || o.block_size > ops::kMaxKvBlockSize) {
+    fail("--block-size must be in [1, {}], got {}", ops::kMaxKvBlockSize, o.block_size);
+  }
   const int64_t seq_tokens = o.input_len + o.output_len;
   if (config.max_position_embeddings > 0 && seq_tokens > config.max_position_embeddings) {
     fail("--input-len {} + --output-len {} exceeds the model's max_position_embeddings {} ({})", o.input_len,

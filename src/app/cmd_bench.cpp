@@ -61,9 +61,7 @@ void add_latency_flags(CLI::App& cmd, LatencyFlags& f) {
   cmd.add_option("--output-len", o.output_len, "Generated tokens per sequence (>= 2)")->capture_default_str();
   cmd.add_option("--kv-cache-dtype", o.kv_cache_dtype, "auto, f32, bf16 or fp8")->capture_default_str();
   cmd.add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Prefill tokens per step")->capture_default_str();
-  cmd.add_option("--block-size", o.block_size, kBlockSizeHelp)
-      ->capture_default_str()
-      ->check(CLI::Range(1, kMaxBlockSize));
+  cmd.add_option("--block-size", o.block_size, kBlockSizeHelp)->capture_default_str();
   cmd.add_option("--tokenizer", f.tokenizer, "Tokenizer directory (prompt ids then avoid its added tokens)");
   cmd.add_option("--seed", o.seed, "Seed of the prompts and the dummy weights")->capture_default_str();
   cmd.add_option("--out", f.out, "Also write the results as JSON to this file");

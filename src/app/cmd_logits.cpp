@@ -54,9 +54,7 @@ const Registration kLogits{"logits", "Write the logits of every prompt position"
   cmd.add_option("--max-model-len", args->runner.max_model_len, "Longest prompt (default: the config's)");
   cmd.add_option("--max-num-batched-tokens", args->runner.prefill_chunk,
                  "Prompt tokens per prefill step (default: the whole prompt)");
-  cmd.add_option("--block-size", args->runner.block_size, kBlockSizeHelp)
-      ->capture_default_str()
-      ->check(CLI::Range(1, kMaxBlockSize));
+  cmd.add_option("--block-size", args->runner.block_size, kBlockSizeHelp)->capture_default_str();
   return [args]() { return run_logits(*args); };
 }};
 

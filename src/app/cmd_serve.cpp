@@ -45,9 +45,7 @@ const Registration kServe{"serve", "Serve a model over an OpenAI-compatible HTTP
                  "KV-cache blocks of --block-size tokens (default: CUDA fills --gpu-memory-utilization; CPU "
                  "takes max-num-seqs x max-model-len, capped at 4 GiB)")
       ->check(CLI::PositiveNumber);
-  cmd.add_option("--block-size", options->block_size, kBlockSizeHelp)
-      ->capture_default_str()
-      ->check(CLI::Range(1, kMaxBlockSize));
+  cmd.add_option("--block-size", options->block_size, kBlockSizeHelp)->capture_default_str();
   cmd.add_option("--max-body-bytes", *max_body, "Largest request body accepted (413 above)")
       ->capture_default_str()->check(CLI::PositiveNumber);
   return [options, max_body]() -> int {

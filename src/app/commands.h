@@ -27,11 +27,11 @@ struct CommandInfo {
 
 std::vector<CommandInfo>& command_registry();
 
-// --block-size of the commands that hold a KV cache (serve, generate, logits, bench latency);
-// checked with CLI::Range(1, kMaxBlockSize).
+// Help of --block-size, the flag of the commands that hold a KV cache (serve, generate, logits,
+// bench latency), each of which checks it against [1, ops::kMaxKvBlockSize] with one error line.
 inline constexpr const char* kBlockSizeHelp =
-    "KV-cache block size in tokens (a multiple of 64 lets the CUDA prefill attention copy whole tiles)";
-inline constexpr int kMaxBlockSize = 1024;
+    "KV-cache block size in tokens, 1..1024 (a multiple of 64 lets the CUDA prefill attention copy whole "
+    "tiles)";
 
 struct Registration {
   Registration(std::string name, std::string description, CommandSetup setup) {

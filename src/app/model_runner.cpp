@@ -90,7 +90,9 @@ ops::ForwardBatch plan_step(const std::vector<SeqRows>& seqs, const engine::Bloc
 
 ModelRunner::ModelRunner(const std::filesystem::path& dir, const RunnerOptions& options, int64_t max_prompt_tokens,
                          int64_t max_seq_tokens) {
-  if (options.block_size < 1) fail("block size must be positive, got {}", options.block_size);
+  if (options.block_size < 1 || options.block_size > ops::kMaxKvBlockSize) {
+    fail("--block-size must be in [1, {}], got {}", ops::kMaxKvBlockSize, options.block_size);
+  }
   if (options.max_model_len < 0) fail("--max-model-len must be positive, got {}", options.max_model_len);
   if (options.prefill_chunk < 0) fail("--max-num-batched-tokens must be positive, got {}", options.prefill_chunk);
   model::ModelConfig config = model::load_model_config(dir);

@@ -22,6 +22,8 @@ namespace lathe::ops {
 // copy each when the block size is a multiple of 64 (16 copies a tile at 16), 1.2-1.55x the kernel's
 // speed at long prompts; the decode steps measured level (docs/PERFORMANCE.md, session 36).
 inline constexpr int32_t kDefaultKvBlockSize = 64;
+// The largest --block-size the commands accept.
+inline constexpr int32_t kMaxKvBlockSize = 1024;
 
 struct KvCacheShape {
   int32_t num_blocks = 0;

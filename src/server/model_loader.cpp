@@ -69,6 +69,9 @@ std::shared_ptr<Service> load_service(const ServeOptions& options, ops::Backend&
   }
   const int32_t max_len = checked_int32(max_model_len, "--max-model-len");
   if (options.max_num_seqs < 1) fail("--max-num-seqs must be at least 1 (got {})", options.max_num_seqs);
+  if (options.block_size < 1 || options.block_size > ops::kMaxKvBlockSize) {
+    fail("--block-size must be in [1, {}] (got {})", ops::kMaxKvBlockSize, options.block_size);
+  }
   const int32_t max_batched =
       options.max_num_batched_tokens > 0 ? options.max_num_batched_tokens : std::max(2048, options.max_num_seqs);
 

@@ -133,6 +133,23 @@ TEST(Cli, ChunkedPrefillAndKvDtypeFlags) {
   }
 }
 
+// The KV block size changes where a sequence's positions live, never what they hold: the same
+// greedy continuation at 1, 16, 64 (the default) and 1024 tokens a block.
+TEST(Cli, BlockSizeDoesNotChangeTheOutput) {
+  const auto dir = fixture_dir(kChat);
+  const Reference ref = load_reference(dir);
+  const std::string args = "generate " + quoted(dir) + " --prompt-ids " + join(ref.prompt, ',') +
+                           " --ids --temperature 0 --max-tokens 6";
+  const Outcome base = run_lathe(args);
+  ASSERT_EQ(base.status, 0) << base.err;
+  ASSERT_EQ(parse_ids(base.out).size(), 6u);
+  for (const char* size : {"1", "16", "1024"}) {
+    const Outcome run = run_lathe(args + " --block-size " + size);
+    ASSERT_EQ(run.status, 0) << size << ": " << run.err;
+    EXPECT_EQ(run.out, base.out) << "block size " << size;
+  }
+}
+
 TEST(Cli, MaxModelLenCapsGeneration) {
   const auto dir = fixture_dir("qwen3-untied-sharded");
   const Reference ref = load_reference(dir);
@@ -182,6 +199,9 @@ TEST(Cli, BadInputGivesOneErrorLine) {
   expect_clean_error(run_lathe("generate " + model + " --prompt-ids 1,2 --device cuda"), "--device cuda");
   expect_clean_error(run_lathe("generate " + model + " --prompt-ids 1,2 --kv-cache-dtype int4"), "--kv-cache-dtype");
   expect_clean_error(run_lathe("generate " + model + " --prompt-ids 1,2,3,4 --max-model-len 4"), "maximum model length");
+  expect_clean_error(run_lathe("generate " + model + " --prompt-ids 1,2 --block-size 0"), "--block-size");
+  expect_clean_error(run_lathe("logits " + model + " --prompt-ids 1,2 --out x.st --block-size 4096"),
+                     "--block-size");
   expect_clean_error(run_lathe("logits " + model + " --prompt-ids 1,2 --out /nonexistent/dir/x.safetensors"),
                      "/nonexistent/dir");
 
