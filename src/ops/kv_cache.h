@@ -19,8 +19,8 @@ namespace lathe::ops {
 
 // Token slots per block where the user does not say (--block-size of serve, generate, logits and
 // bench latency). 64: the CUDA prefill attention copies whole 64-position K/V tiles in one tensor
-// copy each when the block size is a multiple of 64 (16 copies a tile at 16), 1.2-1.55x the kernel's
-// speed at long prompts; the decode steps measured level (docs/PERFORMANCE.md, session 36).
+// copy each when the block size is a multiple of 64 (16 copies a tile at 16), 1.1-1.4x the kernel's
+// speed; decode steps measured within 1.4% (docs/PERFORMANCE.md, session 36).
 inline constexpr int32_t kDefaultKvBlockSize = 64;
 // The largest --block-size the commands accept.
 inline constexpr int32_t kMaxKvBlockSize = 1024;

@@ -9,16 +9,17 @@
 //     warp (block ids staged in its lanes, lane 0 issuing) requests tensor copies (TMA): where the
 //     block size is a multiple of 64, one copy of the whole tile each for K and V; else boxes of 16
 //     positions and one 128-byte piece of the rows, 16 copies a tile. (The copies' count, not their
-//     bytes, bounded the 16-position form: session 36 measured 1.3x the speed with whole tiles.) A tile that
-//     runs past the context (the last, if the length is not a multiple of 64) is copied by cp.async
-//     instead, zero-filling the positions past the end (the copy engine would bring whatever the
-//     pool holds there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes arrive by tensor copies in a
-//     second ring, up to kStages tiles ahead, and the producer's threads widen them into f16 slots
+//     bytes, bounded the 16-position form: session 36 measured 1.1-1.4x the speed with whole
+//     tiles.) A tile that runs past the context (the last, if the length is not a multiple of 64) is
+//     copied by cp.async instead, zero-filling the positions past the end (the copy engine would
+//     bring whatever the pool holds there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes
+//     arrive by tensor copies in a second ring, up to kStages tiles ahead, and the producer's
+//     threads widen them into f16 slots
 //     (exact; FP8 KV multiplies in f16: paged_attention_prefill_common.cuh), writing zeros for the
 //     positions past the context.
 //   - two consumers of 64 query rows each (warp w of a consumer holds rows 16w .. 16w + 15 of the
 //     consumer's 64 in the mma.sync accumulator layout). Per KV tile t:
-//       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A (no swizzle) and B from shared memory;
+//       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A (Q) from registers, B from shared memory;
 //       O += P(t) . V(t)            4 wgmma m64n128k16, P from registers, V MN-major;
 //       the softmax scores of S(t + 1) while P(t) . V(t) runs; then O *= alpha(t + 1).
 //     The sequence of operations on each row is the mma.sync kernel's (o scaled by alpha, then
@@ -26,7 +27,8 @@
 //     leave its rows bit-unchanged) and releases the remaining slots as they fill, so that the
 //     producer never waits on it.
 // Session 35 measured the kernel without its producer (consumers reading a stale ring) at ~650
-// TFLOP/s at 1 x 16384: the consumers' loop is fast; what feeds it decides the speed.
+// TFLOP/s at 1 x 16384: what feeds the consumers decided the speed; session 36's whole-tile copies
+// and Q in registers (fewer shared-memory reads) took it from 428 to 622 at 64-token blocks.
 #include <cuda.h>
 #include <cuda_bf16.h>
 
