@@ -14,9 +14,8 @@
 //     copied by cp.async instead, zero-filling the positions past the end (the copy engine would
 //     bring whatever the pool holds there, and a stale NaN times P = 0 is NaN). FP8 KV: the codes
 //     arrive by tensor copies in a second ring, up to kStages tiles ahead, and the producer's
-//     threads widen them into f16 slots
-//     (exact; FP8 KV multiplies in f16: paged_attention_prefill_common.cuh), writing zeros for the
-//     positions past the context.
+//     threads widen them into f16 slots (exact; FP8 KV multiplies in f16:
+//     paged_attention_prefill_common.cuh), writing zeros for the positions past the context.
 //   - two consumers of 64 query rows each (warp w of a consumer holds rows 16w .. 16w + 15 of the
 //     consumer's 64 in the mma.sync accumulator layout). Per KV tile t:
 //       S(t + 1) = Q . K(t + 1)^T   8 wgmma m64n64k16, A (Q) from registers, B from shared memory;
