@@ -126,7 +126,8 @@ SplitRule splitk_split_rule();
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
                                  int32_t max_query_len, cudaStream_t stream);
 // Whether launch_paged_prefill takes the warpgroup-MMA kernel for this head dim here (a build with
-// sm_90a code on an sm_90 device, and not turned off). set_prefill_wgmma(false) turns it off
+// sm_90a code on an sm_90 device whose kernels launch with the registers they assume, and not
+// turned off). set_prefill_wgmma(false) turns it off
 // process-wide: for tests and benchmarks that compare the two kernels; a serve never calls it.
 bool prefill_uses_wgmma(int32_t head_dim);
 void set_prefill_wgmma(bool allowed);

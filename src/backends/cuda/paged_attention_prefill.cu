@@ -281,7 +281,8 @@ void set_prefill_wgmma(bool allowed) {
 }
 
 bool prefill_uses_wgmma(int32_t head_dim) {
-  return g_wgmma_allowed.load(std::memory_order_relaxed) && head_dim == 128 && device_has_wgmma();
+  return g_wgmma_allowed.load(std::memory_order_relaxed) && head_dim == 128 && device_has_wgmma() &&
+         prefill::ws_kernels_usable();
 }
 
 cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, const int32_t* query_start,
@@ -294,7 +295,8 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
   static_cast<attn::DecodeParams&>(p) = attn::make_decode_params(rows, kv);
   p.query_start = query_start;
   if (prefill_uses_wgmma(kv.head_dim) && prefill::ws_supports(kv)) {
-    return prefill::launch_ws(p, kv, rows.num_seqs, max_query_len, stream);
+    const cudaError_t ws = prefill::launch_ws(p, kv, rows.num_seqs, max_query_len, stream);
+    if (ws != cudaErrorNotSupported) return ws;  // else the same bytes from the mma.sync kernel
   }
   const bool bf16 = kv.dtype == KvDType::kBF16;
   switch (kv.head_dim) {

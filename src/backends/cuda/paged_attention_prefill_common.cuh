@@ -226,7 +226,10 @@ __device__ __forceinline__ void store_rows(const Params& p, const CtaTile& c, co
 
 // The warp-specialised warpgroup-MMA kernel (paged_attention_prefill_ws.cu): whether it serves
 // this cache (head dim 128, block_size a multiple of 16 and num_blocks known, for its tensor
-// copies), and its launcher.
+// copies), and its launcher (cudaErrorNotSupported, nothing launched, when the driver refuses its
+// tensor maps: run the mma.sync kernel). ws_kernels_usable: whether this build's kernels launch
+// with the registers their setmaxnreg split assumes (read once; call on a device with wgmma).
+bool ws_kernels_usable();
 bool ws_supports(const PagedKv& kv);
 cudaError_t launch_ws(const Params& p, const PagedKv& kv, int32_t num_seqs, int32_t max_query_len,
                       cudaStream_t stream);

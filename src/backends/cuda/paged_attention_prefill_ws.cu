@@ -476,7 +476,25 @@ cudaError_t launch(const WsParams& wp, int32_t num_seqs, int32_t max_query_len, 
   return cudaGetLastError();
 }
 
+// Whether the launch gives kernel's threads kLaunchRegs registers, as the setmaxnreg arithmetic
+// assumes (ptxas allocates the launch bound to a kernel that reallocates, in steps of 8; with fewer,
+// the consumers' claim would wait forever).
+template <typename Kv, int kBoxRows>
+bool launch_registers_as_assumed() {
+  cudaFuncAttributes attributes{};
+  return cudaFuncGetAttributes(&attributes, paged_prefill_ws_kernel<Kv, kBoxRows>) == cudaSuccess &&
+         (attributes.numRegs + 7) / 8 * 8 == kLaunchRegs;
+}
+
 }  // namespace
+
+bool ws_kernels_usable() {
+  static const bool usable = launch_registers_as_assumed<Bf16Kv, kTileKv>() &&
+                             launch_registers_as_assumed<Bf16Kv, kSmallBoxRows>() &&
+                             launch_registers_as_assumed<Fp8Kv, kTileKv>() &&
+                             launch_registers_as_assumed<Fp8Kv, kSmallBoxRows>();
+  return usable;
+}
 
 bool ws_supports(const PagedKv& kv) {
   // KV is copied in boxes of 16 positions or more within a block, through maps that need the
