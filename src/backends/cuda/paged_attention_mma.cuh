@@ -28,6 +28,15 @@ __device__ __forceinline__ void ldmatrix_x4_trans(uint32_t (&r)[4], const void* 
                : "r"(smem_addr(ptr)));
 }
 
+// The transpose of an 8x8 matrix of 16-bit values held as one register per lane in the C
+// layout's halves (lane holds row g, columns 2t and 2t + 1): afterwards the lane holds row g of
+// the transpose, i.e. (rows 2t and 2t + 1, column g) of the input, the B layout's b0 half.
+__device__ __forceinline__ uint32_t movmatrix_trans(uint32_t x) {
+  uint32_t y;
+  asm volatile("movmatrix.sync.aligned.m8n8.trans.b16 %0, %1;" : "=r"(y) : "r"(x));
+  return y;
+}
+
 // d += a . b for one m16n8k16 tile with f32 accumulators, inputs of type INPUT (a PTX type
 // string literal: inline asm takes only literals, hence the macro).
 #define LATHE_ATTN_MMA_M16N8K16(INPUT)                                                                   \

@@ -194,6 +194,7 @@ int cp_async_geometry(int variant) {
       return 10;
     case 20:
     case 21:
+    case 23:
       return 4;
     default:
       return variant;
@@ -325,6 +326,11 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
         return cudaErrorNotSupported;
       }
     }
+  }
+  // Positions as the MMA rows (23, BF16 KV): a CTA's query heads are one n8 column tile.
+  if (variant == 23 && kv.dtype == KvDType::kBF16) {
+    sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
+    sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   }
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)

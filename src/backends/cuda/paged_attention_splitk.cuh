@@ -344,43 +344,58 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       *reinterpret_cast<uint4*>(sq + r * kRow + col) = value;
     }
     __syncthreads();
-    auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
-    uint32_t qa[kQInRegs ? HD / 16 : 1][4];
-    if constexpr (kQInRegs) {
-#pragma unroll
-      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
-    }
 
     const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);
-    float o[HD / 8][4];
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-    float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
-
-    for (int i = 0; i < my_tiles; ++i) {
-      issue(i + kStages - 1);
-      const int tile_start = tile_first(i);
-      unsigned char* stage = mine + (i % kStages) * L::kStage;
-      if constexpr (L::kSwizzled) {
-        bulk::mbar_wait(bars + i % kStages, (i / kStages) & 1);
-        zero_v_rows_past_len<L>(stage, tile_start, len, lane);
-      } else {
-        cp_async_wait<kStages - 1>();
+    // This warp's tiles in turn: compute(stage, tile_start, i) once each has arrived.
+    auto stream_tiles = [&](auto&& compute) {
+      for (int i = 0; i < my_tiles; ++i) {
+        issue(i + kStages - 1);
+        const int tile_start = tile_first(i);
+        unsigned char* stage = mine + (i % kStages) * L::kStage;
+        if constexpr (L::kSwizzled) {
+          bulk::mbar_wait(bars + i % kStages, (i / kStages) & 1);
+          zero_v_rows_past_len<L>(stage, tile_start, len, lane);
+        } else {
+          cp_async_wait<kStages - 1>();
+        }
+        __syncwarp();
+        compute(stage, tile_start, i);
+        __syncwarp();  // this stage is refilled by the next iteration's issue
       }
-      __syncwarp();
-
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qa, load_q, o, m_a, m_b,
-                               l_a, l_b, lane);
-      __syncwarp();  // this stage is refilled by the next iteration's issue
-    }
-    if constexpr (!L::kSwizzled) cp_async_wait<0>();
-    __syncthreads();  // every warp is done with its stages: the merge area reuses them
-
-    // Merge the warps' states in warp order: into the split's record, or (R > 1) into this rank's
-    // state, which rank 0 then merges with the others' in rank order.
-    float* merge = reinterpret_cast<float*>(work);  // [warp][row][HD + 2]: o..., m, l
-    {
-      float* mw = merge + warp * kMaxRows * (HD + 2);
+      if constexpr (!L::kSwizzled) cp_async_wait<0>();
+      __syncthreads();  // every warp is done with its stages: the merge area reuses them
+    };
+    // Then its state goes to [warp][row][HD + 2] (o..., m, l) for the merge in warp order: into the
+    // split's record, or (R > 1) into this rank's state, which rank 0 then merges with the others'
+    // in rank order.
+    float* merge = reinterpret_cast<float*>(work);
+    float* mw = merge + warp * kMaxRows * (HD + 2);
+    float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
+    if constexpr (Cfg::kPosRows) {
+      uint32_t qb[HD / 16][2];
+      load_query_columns<L, HD>(qb, sq, lane);
+      float o[HD / 16][4];
+#pragma unroll
+      for (int j = 0; j < HD / 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+      stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
+        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb, o, m_a,
+                                          m_b, l_a, l_b, lane);
+      });
+      store_warp_state_pos_rows<HD>(o, m_a, m_b, l_a, l_b, lane, rows, mw, HD + 2, mw + HD, HD + 2);
+    } else {
+      auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
+      uint32_t qa[kQInRegs ? HD / 16 : 1][4];
+      if constexpr (kQInRegs) {
+#pragma unroll
+        for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
+      }
+      float o[HD / 8][4];
+#pragma unroll
+      for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+      stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
+        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qa, load_q, o, m_a,
+                                 m_b, l_a, l_b, lane);
+      });
       store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, kMaxRows, mw, HD + 2, mw + HD, HD + 2);
     }
     __syncthreads();

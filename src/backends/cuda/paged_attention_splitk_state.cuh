@@ -43,6 +43,39 @@ __device__ __forceinline__ void store_warp_state(const float (&o)[HD / 8][4], fl
   }
 }
 
+// The same store for a warp whose tiles ran with positions as the MMA rows (splitk_tile_pos_rows:
+// o[i] holds head dims 16i + g and 16i + g + 8 of heads 2t and 2t + 1; m and l of those heads,
+// equal across the lanes that share t); rows are heads [0, rows), rows <= 8.
+template <int HD>
+__device__ __forceinline__ void store_warp_state_pos_rows(const float (&o)[HD / 16][4], float m_a, float m_b,
+                                                          float l_a, float l_b, int lane, int rows, float* o_rows,
+                                                          int o_pitch, float* ml, int ml_pitch) {
+  const int g = lane / 4, head_a = 2 * (lane % 4), head_b = head_a + 1;
+  const bool has_a = head_a < rows, has_b = head_b < rows;
+#pragma unroll
+  for (int i = 0; i < HD / 16; ++i) {
+    const int d = 16 * i + g;
+    if (has_a) {
+      o_rows[head_a * o_pitch + d] = o[i][0];
+      o_rows[head_a * o_pitch + d + 8] = o[i][2];
+    }
+    if (has_b) {
+      o_rows[head_b * o_pitch + d] = o[i][1];
+      o_rows[head_b * o_pitch + d + 8] = o[i][3];
+    }
+  }
+  if (g == 0) {
+    if (has_a) {
+      ml[head_a * ml_pitch] = m_a;
+      ml[head_a * ml_pitch + 1] = l_a;
+    }
+    if (has_b) {
+      ml[head_b * ml_pitch] = m_b;
+      ml[head_b * ml_pitch + 1] = l_b;
+    }
+  }
+}
+
 // Merges kWarps warp states of rows [0, rows), thread tid of `threads` taking (row, d) pairs:
 //   M = max_w m_w,  f_w = 2^(m_w - M),  out = sum_w o_w f_w,  sum = sum_w l_w f_w  (w ascending)
 // and hands each to emit(row, d, out, M, sum). o_at(w, row) points at warp w's o of that row;

@@ -13,14 +13,19 @@
 namespace lathe::cuda::attn::splitk {
 
 inline constexpr int kMaxRows = 16;
+// Query heads one CTA carries where positions are the MMA rows (one n8 column tile).
+inline constexpr int kMaxPosRowHeads = 8;
 
 // W warps per CTA, S pipeline stages per warp, T positions per warp tile, CTAs per SM the
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
-// cluster size, slice loops, and how tiles arrive (kTensorCopies: tensor copies, below).
+// cluster size, slice loops, how tiles arrive (kTensorCopies: tensor copies, below) and which
+// operand the positions are (kPositionRows: the MMA rows, splitk_tile_pos_rows; else its columns,
+// splitk_tile).
 template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
-          bool kTensorCopies = false>
+          bool kTensorCopies = false, bool kPositionRows = false>
 struct SplitCfg {
   static constexpr bool kTensor = kTensorCopies;
+  static constexpr bool kPosRows = kPositionRows;
   static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
                 "tensor copies: tiles of one or two 16-row boxes, no clusters");
   // Tensor copies with 32-position tiles: tiles are aligned to 32 positions, the first one masked
@@ -256,6 +261,127 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
   } else {
 #pragma unroll
     for (int kk = 0; kk < kTile / 16; ++kk) mma_pv_chunk_at(o, stage + L::kRawTile, L::at, kk, lane, pa_hi[kk], pa_lo[kk]);
+  }
+}
+
+// ---- Positions as the MMA rows (Cfg::kPosRows, BF16 KV) -------------------------------------
+// The same tile with the product transposed: S^T = K Q^T and O^T += V^T P^T. A tile's positions
+// fill the m16 rows of the MMAs and the query heads (at most 8: one n8 column tile) its columns,
+// so a head group of 4-8 uses half to all of each MMA instead of a quarter to half of an m16 tile
+// of heads, and a tile of T positions costs T / 16 x HD / 16 MMAs for QK and twice that (hi and
+// lo weights) for PV: half of splitk_tile's. With g = lane / 4 and t = lane % 4 a lane holds:
+//   Q as B fragments   qb[kk] = (dims 16kk + 2t.., head g), (dims 16kk + 8 + 2t.., head g)
+//   scores             s[mt] = (positions 16mt + g, 16mt + g + 8) x (heads 2t, 2t + 1)
+//   output             o[i] = (dims 16i + g, 16i + g + 8) x (heads 2t, 2t + 1)
+// and the running max and sum of heads 2t (m_a, l_a) and 2t + 1 (m_b, l_b), kept equal across the
+// 8 lanes that share t. A query's bytes depend on W, T and this layout (its own geometry), never
+// on its column: MMA columns are as independent as rows.
+
+// Q's B fragments for every head-dim chunk from the staged query rows sq (rows 0-7 used).
+template <typename L, int HD>
+__device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], const __nv_bfloat16* sq, int lane) {
+#pragma unroll
+  for (int kk = 0; kk < HD / 16; kk += 2) {
+    uint32_t r[4];
+    ldmatrix_x4(r, sq + (lane % 8) * L::kRow + (2 * kk + lane / 8) * 8);
+    qb[kk][0] = r[0];
+    qb[kk][1] = r[1];
+    qb[kk + 1][0] = r[2];
+    qb[kk + 1][1] = r[3];
+  }
+}
+
+// One tile of one warp with positions as the MMA rows: masking, online softmax (the max and sum
+// of a head reduced over the 8 lanes that hold its positions, in a fixed order) and PV as in
+// splitk_tile, the weights entering the PV MMAs as B fragments (the C layout's halves transposed
+// by movmatrix) split into BF16 hi + lo.
+template <typename Kv, int HD, typename Cfg>
+__device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo, int end,
+                                                     float s_mul, const uint32_t (&qb)[HD / 16][2],
+                                                     float (&o)[HD / 16][4], float& m_a, float& m_b, float& l_a,
+                                                     float& l_b, int lane) {
+  using L = SplitLayout<Kv, HD, Cfg>;
+  static_assert(!L::kFp8 && HD % 32 == 0, "position rows: BF16 KV, head dims of whole Q fragment pairs");
+  constexpr int kM = L::kTile / 16;  // m16 tiles of positions
+  const int g = lane / 4;
+  float s[kM][4];
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt) s[mt][0] = s[mt][1] = s[mt][2] = s[mt][3] = 0.0f;
+#pragma unroll
+  for (int kk = 0; kk < HD / 16; ++kk) {
+#pragma unroll
+    for (int mt = 0; mt < kM; ++mt) {
+      uint32_t a[4];
+      ldmatrix_x4(a, stage + L::at(mt * 16 + (lane % 8) + 8 * ((lane / 8) % 2), 2 * kk + lane / 16));
+      mma_bf16(s[mt], a, qb[kk][0], qb[kk][1]);
+    }
+  }
+
+  float max_a = -INFINITY, max_b = -INFINITY;
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const int pos = tile_start + mt * 16 + g + 8 * half;
+      const bool keep = (!Cfg::kAlignedTiles || pos >= lo) && pos < end;
+      s[mt][2 * half] = keep ? __fmul_rn(s[mt][2 * half], s_mul) : -INFINITY;
+      s[mt][2 * half + 1] = keep ? __fmul_rn(s[mt][2 * half + 1], s_mul) : -INFINITY;
+      max_a = fmaxf(max_a, s[mt][2 * half]);
+      max_b = fmaxf(max_b, s[mt][2 * half + 1]);
+    }
+  }
+#pragma unroll
+  for (int offset = 4; offset < 32; offset *= 2) {
+    max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
+    max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
+  }
+  const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
+  const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
+  m_a = new_a;
+  m_b = new_b;
+
+  // Weights as B fragments of the PV product, hi = round(p) and lo = round(p - hi) (splitk_tile
+  // says why two).
+  float sum_a = 0.0f, sum_b = 0.0f;
+  uint32_t p_hi[kM][2], p_lo[kM][2];
+#pragma unroll
+  for (int mt = 0; mt < kM; ++mt) {
+#pragma unroll
+    for (int half = 0; half < 2; ++half) {
+      const float pa = exp2f(s[mt][2 * half] - m_a), pb = exp2f(s[mt][2 * half + 1] - m_b);
+      sum_a = __fadd_rn(sum_a, pa);
+      sum_b = __fadd_rn(sum_b, pb);
+      const uint32_t hi = pack_bf16x2(pa, pb);
+      p_hi[mt][half] = movmatrix_trans(hi);
+      p_lo[mt][half] = movmatrix_trans(pack_bf16x2(__fsub_rn(pa, bf16_lo(hi)), __fsub_rn(pb, bf16_hi(hi))));
+    }
+  }
+#pragma unroll
+  for (int offset = 4; offset < 32; offset *= 2) {
+    sum_a = __fadd_rn(sum_a, __shfl_xor_sync(0xffffffffu, sum_a, offset));
+    sum_b = __fadd_rn(sum_b, __shfl_xor_sync(0xffffffffu, sum_b, offset));
+  }
+  l_a = __fmaf_rn(l_a, alpha_a, sum_a);
+  l_b = __fmaf_rn(l_b, alpha_b, sum_b);
+#pragma unroll
+  for (int i = 0; i < HD / 16; ++i) {
+    o[i][0] = __fmul_rn(o[i][0], alpha_a);
+    o[i][1] = __fmul_rn(o[i][1], alpha_b);
+    o[i][2] = __fmul_rn(o[i][2], alpha_a);
+    o[i][3] = __fmul_rn(o[i][3], alpha_b);
+  }
+
+  // O^T += V^T P^T: V^T's A fragments are V's rows read transposed.
+  const unsigned char* vt = stage + L::kRawTile;
+#pragma unroll
+  for (int i = 0; i < HD / 16; ++i) {
+#pragma unroll
+    for (int mt = 0; mt < kM; ++mt) {
+      uint32_t a[4];
+      ldmatrix_x4_trans(a, vt + L::at(mt * 16 + (lane % 8) + 8 * (lane / 16), 2 * i + (lane / 8) % 2));
+      mma_bf16(o[i], a, p_hi[mt][0], p_hi[mt][1]);
+      mma_bf16(o[i], a, p_lo[mt][0], p_lo[mt][1]);
+    }
   }
 }
 

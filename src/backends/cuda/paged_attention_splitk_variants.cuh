@@ -44,6 +44,9 @@ namespace lathe::cuda::attn::splitk {
 //      launch's units, each warp one copy stream across them; 14's bytes. Built for BF16 KV at HD
 //      128, where it measured faster than 14 at batch >= 16 (session 20); elsewhere, and for
 //      sliced launches, it launches 14 (other shapes: 6)
+//  23: 21 (HD 256: 20) with positions as the MMA rows (SplitCfg::kPosRows: half the MMAs a tile;
+//      query heads <= 8 a CTA, the launcher's cap): its own bytes. BF16 KV; with FP8 KV it
+//      launches 21 / 20 (other shapes: 4)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -67,6 +70,7 @@ struct Variants {
   using V19 = SplitCfg<2, 2, 32, 3, true, 1, false, true>;
   using V20 = SplitCfg<(HD == 256 ? 6 : 12), 2, 16, 1, true, 1, false, true>;
   using V21 = SplitCfg<6, 2, 32, 1, true, 1, false, true>;
+  using V23 = SplitCfg<6, 2, (HD == 256 ? 16 : 32), 1, true, 1, false, true, true>;
 };
 
 // Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
@@ -126,8 +130,13 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 20:
     case 21:
     case 22:
+    case 23:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
+        if (variant == 23) {
+          if constexpr (!V::kFp8) return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
+          variant = 21;
+        }
         if (variant == 22) {
           if constexpr (HD == 128 && !V::kFp8) {
             if (sp.slices == 1) return launch_persistent<Kv, HD, typename V::V14>(sp, num_seqs, device_sm_count(), stream);

@@ -47,17 +47,19 @@ constexpr int kTensorCopyNarrow = 13, kTensorCopyWide = 14;
 constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 // The wide geometry on a persistent grid: 14's bytes (its CTAs share out the launch's units).
 constexpr int kPersistentWide = 22;
+// The single-sequence geometry with positions as the MMA rows (opt-in; its own bytes).
+constexpr int kPositionRowsSingle = 23;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel), the wide one's per-split form (14) and the cp.async twins, then restores the
-// starting variant.
+// decode_splitk_kernel), the wide one's per-split form (14), the cp.async twins and the
+// position-row geometry, then restores the starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
   for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide}) {
+                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSingle}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -324,7 +326,7 @@ INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),
                        ::testing::Values(Geometry{32, 8, 128}, Geometry{24, 4, 256}, Geometry{16, 2, 64},
-                                         Geometry{8, 8, 128}, Geometry{16, 4, 256})),
+                                         Geometry{8, 8, 128}, Geometry{16, 4, 256}, Geometry{32, 2, 128})),
     [](const auto& param_info) {
       const Geometry g = std::get<1>(param_info.param);
       return std::string(dtype_label(std::get<0>(param_info.param))) + "_nq" + std::to_string(g.heads) + "_nkv" +
