@@ -189,6 +189,8 @@ int cp_async_geometry(int variant) {
     case 17:
     case 19:
     case 22:
+    case 24:
+    case 25:
       return 6;
     case 15:
       return 10;
@@ -327,8 +329,8 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       }
     }
   }
-  // Positions as the MMA rows (23, BF16 KV): a CTA's query heads are one n8 column tile.
-  if (variant == 23 && kv.dtype == KvDType::kBF16) {
+  // Positions as the MMA rows (23-25, BF16 KV): a CTA's query heads are one n8 column tile.
+  if (variant >= 23 && kv.dtype == KvDType::kBF16) {
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   }

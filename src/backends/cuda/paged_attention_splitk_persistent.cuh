@@ -29,7 +29,8 @@
 // ptxas copied the query fragments around the tile's MMAs (~20% more instructions a tile) and it
 // measured up to 40% slower, and at head dim 256 it gained nothing; the launcher
 // (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
-// (docs/PERFORMANCE.md, "Session 20").
+// (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
+// the MMA rows; its bytes), with the same fallbacks to 24 and 14.
 #include "backends/cuda/paged_attention_splitk.cuh"
 
 namespace lathe::cuda::attn::splitk {
@@ -228,37 +229,67 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
 
-    uint32_t qa[HD / 16][4];
-#pragma unroll
-    for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
-    float o[HD / 8][4];
-#pragma unroll
-    for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+    // This unit's tiles of this warp: compute(stage, tile_start, lo, tile_end) once each arrives;
+    // then the warp parks its state in the stage its next copy will fill (item done + S - 1: not
+    // issued yet, and its stage's last tile is computed) and returns that stage. (Written out once
+    // per MMA layout: as a shared lambda ptxas spilled 22's loop.)
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
     const int tiles = my_tiles(span[k]);
-    for (int i = 0; i < tiles; ++i, ++done) {
-      if (issued < done + kStages) issue_next();  // stream item done + S - 1, maybe of a later unit
-      const int4 sp_k = span[k];
-      const int tile_start = tile_first(sp_k, i);
-      const int tile_end = min(sp_k.w + (warp + i * kWarps + 1) * kTile, sp_k.y);
-      unsigned char* stage = mine + (done % kStages) * L::kStage;
-      bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
-      zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
-      __syncwarp();
-      splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o,
-                               m_a, m_b, l_a, l_b, lane);
-      // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
-      // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
-      if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-      __syncwarp();  // this stage is refilled by a later issue
-    }
-    // Park this warp's state in the stage its next copy will fill (item done + S - 1: not issued yet,
-    // and its stage's last tile is computed).
-    const int free_stage = (done + kStages - 1) % kStages;
-    const int rows = who[k].w & 0xffff;
-    store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows,
+    int free_stage;
+    if constexpr (Cfg::kPosRows) {
+      uint32_t qb[HD / 16][2];
+      load_query_columns<L, HD>(qb, sq, lane);
+      float o[HD / 16][4];
+#pragma unroll
+      for (int j = 0; j < HD / 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+      for (int i = 0; i < tiles; ++i, ++done) {
+        if (issued < done + kStages) issue_next();
+        const int4 sp_k = span[k];
+        const int tile_start = tile_first(sp_k, i);
+        const int tile_end = min(sp_k.w + (warp + i * kWarps + 1) * kTile, sp_k.y);
+        unsigned char* stage = mine + (done % kStages) * L::kStage;
+        bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
+        zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
+        __syncwarp();
+        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qb, o, m_a,
+                                          m_b, l_a, l_b, lane);
+        if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncwarp();
+      }
+      free_stage = (done + kStages - 1) % kStages;
+      const int rows = who[k].w & 0xffff;
+      store_warp_state_pos_rows<HD>(o, m_a, m_b, l_a, l_b, lane, rows,
+                                    reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
+                                    ml + warp * kMaxRows * 2, 2);
+    } else {
+      uint32_t qa[HD / 16][4];
+#pragma unroll
+      for (int kk = 0; kk < HD / 16; ++kk) load_q(qa[kk], kk);
+      float o[HD / 8][4];
+#pragma unroll
+      for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
+      for (int i = 0; i < tiles; ++i, ++done) {
+        if (issued < done + kStages) issue_next();  // stream item done + S - 1, maybe of a later unit
+        const int4 sp_k = span[k];
+        const int tile_start = tile_first(sp_k, i);
+        const int tile_end = min(sp_k.w + (warp + i * kWarps + 1) * kTile, sp_k.y);
+        unsigned char* stage = mine + (done % kStages) * L::kStage;
+        bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
+        zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
+        __syncwarp();
+        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o, m_a,
+                                 m_b, l_a, l_b, lane);
+        // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
+        // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
+        if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+        __syncwarp();  // this stage is refilled by a later issue
+      }
+      free_stage = (done + kStages - 1) % kStages;
+      const int rows = who[k].w & 0xffff;
+      store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows,
                                   reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
                                   ml + warp * kMaxRows * 2, 2);
+    }
     if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
     parked_unit = k;
