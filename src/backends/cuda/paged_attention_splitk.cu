@@ -197,6 +197,7 @@ int cp_async_geometry(int variant) {
     case 20:
     case 21:
     case 23:
+    case 26:
       return 4;
     default:
       return variant;
