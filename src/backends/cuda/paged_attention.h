@@ -91,8 +91,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's (22 launches 14 itself with FP8 KV, at HD
 // 256 and for sliced launches); the tensor-copy variants 13, 14, 18 and 19 fall
 // back to their cp.async twins, and so to 5's or 6's bytes, on shapes they do not serve, 20, 21
-// and 23 and 26 to 4, 24 and 25 to 6; 25 gives 24's bytes; with FP8 KV 23 launches 21 / 20, 26
-// 20, 24 and 25 14), so a serve keeps one for its whole life: the one its configuration picks
+// and 23 and 26 to 4, 24 and 25 to 6; 25 gives 24's bytes), so a serve keeps one for its whole life: the one its configuration picks
 // (ops/splitk_policy.h: decode_splitk_kernel, 21, 16 or 22), or LATHE_ATTN_SPLITK_KERNEL (0..26),
 // applied by ops/cuda (chained_launch_lever.cpp) through set_splitk_kernel_variant, which
 // benchmarks and tests also call (false for a variant that does not exist); 16 until then. A

@@ -330,8 +330,8 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       }
     }
   }
-  // Positions as the MMA rows (23-25, BF16 KV): a CTA's query heads are one n8 column tile.
-  if (variant >= 23 && kv.dtype == KvDType::kBF16) {
+  // Positions as the MMA rows (23-26): a CTA's query heads are one n8 column tile.
+  if (variant >= 23) {
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   }

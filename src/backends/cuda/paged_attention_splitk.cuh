@@ -381,7 +381,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
         splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb, o, m_a,
                                           m_b, l_a, l_b, lane);
       });
-      store_warp_state_pos_rows<HD>(o, m_a, m_b, l_a, l_b, lane, rows, mw, HD + 2, mw + HD, HD + 2);
+      store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, mw, HD + 2, mw + HD, HD + 2);
     } else {
       auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
       uint32_t qa[kQInRegs ? HD / 16 : 1][4];

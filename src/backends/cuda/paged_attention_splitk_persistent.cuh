@@ -30,7 +30,7 @@
 // measured up to 40% slower, and at head dim 256 it gained nothing; the launcher
 // (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
 // (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
-// the MMA rows; its bytes), with the same fallbacks to 24 and 14.
+// the MMA rows; its bytes), launching 24 itself where 22 launches 14.
 #include "backends/cuda/paged_attention_splitk.cuh"
 
 namespace lathe::cuda::attn::splitk {
@@ -258,7 +258,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       free_stage = (done + kStages - 1) % kStages;
       const int rows = who[k].w & 0xffff;
-      store_warp_state_pos_rows<HD>(o, m_a, m_b, l_a, l_b, lane, rows,
+      store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
                                     reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
                                     ml + warp * kMaxRows * 2, 2);
     } else {

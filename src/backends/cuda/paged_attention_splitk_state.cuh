@@ -44,9 +44,10 @@ __device__ __forceinline__ void store_warp_state(const float (&o)[HD / 8][4], fl
 }
 
 // The same store for a warp whose tiles ran with positions as the MMA rows (splitk_tile_pos_rows:
-// o[i] holds head dims 16i + g and 16i + g + 8 of heads 2t and 2t + 1; m and l of those heads,
-// equal across the lanes that share t); rows are heads [0, rows), rows <= 8.
-template <int HD>
+// o[i] holds head dims 16i + g and 16i + g + 8 (FP8 KV: fp8frag::out_dim(2i, g) and
+// out_dim(2i + 1, g)) of heads 2t and 2t + 1; m and l of those heads, equal across the lanes that
+// share t); rows are heads [0, rows), rows <= 8.
+template <int HD, bool kFp8>
 __device__ __forceinline__ void store_warp_state_pos_rows(const float (&o)[HD / 16][4], float m_a, float m_b,
                                                           float l_a, float l_b, int lane, int rows, float* o_rows,
                                                           int o_pitch, float* ml, int ml_pitch) {
@@ -54,14 +55,15 @@ __device__ __forceinline__ void store_warp_state_pos_rows(const float (&o)[HD / 
   const bool has_a = head_a < rows, has_b = head_b < rows;
 #pragma unroll
   for (int i = 0; i < HD / 16; ++i) {
-    const int d = 16 * i + g;
+    const int d0 = kFp8 ? fp8frag::out_dim<HD>(2 * i, g) : 16 * i + g;
+    const int d1 = kFp8 ? fp8frag::out_dim<HD>(2 * i + 1, g) : d0 + 8;
     if (has_a) {
-      o_rows[head_a * o_pitch + d] = o[i][0];
-      o_rows[head_a * o_pitch + d + 8] = o[i][2];
+      o_rows[head_a * o_pitch + d0] = o[i][0];
+      o_rows[head_a * o_pitch + d1] = o[i][2];
     }
     if (has_b) {
-      o_rows[head_b * o_pitch + d] = o[i][1];
-      o_rows[head_b * o_pitch + d + 8] = o[i][3];
+      o_rows[head_b * o_pitch + d0] = o[i][1];
+      o_rows[head_b * o_pitch + d1] = o[i][3];
     }
   }
   if (g == 0) {

@@ -277,43 +277,79 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
 // 8 lanes that share t. A query's bytes depend on W, T and this layout (its own geometry), never
 // on its column: MMA columns are as independent as rows.
 
-// Q's B fragments for every head-dim chunk from the staged query rows sq (rows 0-7 used).
+// Q's B fragments for every head-dim chunk from the staged query rows sq (rows 0-7 used): BF16
+// by ldmatrix, or (FP8 arm, f16 rows) the chunk's dims in fp8frag's order, one 8-byte load.
 template <typename L, int HD>
 __device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], const __nv_bfloat16* sq, int lane) {
+  if constexpr (L::kFp8) {
+    const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int kk = 0; kk < HD / 16; kk += 2) {
-    uint32_t r[4];
-    ldmatrix_x4(r, sq + (lane % 8) * L::kRow + (2 * kk + lane / 8) * 8);
-    qb[kk][0] = r[0];
-    qb[kk][1] = r[1];
-    qb[kk + 1][0] = r[2];
-    qb[kk + 1][1] = r[3];
+    for (int kk = 0; kk < HD / 16; ++kk) {
+      const uint2 pair = *reinterpret_cast<const uint2*>(sq + g * L::kRow + fp8frag::q_dim<HD>(kk, t));
+      qb[kk][0] = pair.x;
+      qb[kk][1] = pair.y;
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; kk += 2) {
+      uint32_t r[4];
+      ldmatrix_x4(r, sq + (lane % 8) * L::kRow + (2 * kk + lane / 8) * 8);
+      qb[kk][0] = r[0];
+      qb[kk][1] = r[1];
+      qb[kk + 1][0] = r[2];
+      qb[kk + 1][1] = r[3];
+    }
   }
 }
 
 // One tile of one warp with positions as the MMA rows: masking, online softmax (the max and sum
 // of a head reduced over the 8 lanes that hold its positions, in a fixed order) and PV as in
 // splitk_tile, the weights entering the PV MMAs as B fragments (the C layout's halves transposed
-// by movmatrix) split into BF16 hi + lo.
+// by movmatrix): BF16 hi + lo, or with FP8 KV one f16 (splitk_tile says why). FP8 K and V rows
+// become f16 A fragments in registers with fp8frag's orders: K's rows g and g + 8 of a position
+// tile are splitk_tile's B fragments of column tiles 2mt and 2mt + 1; V^T's rows g and g + 8 of
+// dim tile i are head dims out_dim(2i, g) and out_dim(2i + 1, g).
 template <typename Kv, int HD, typename Cfg>
 __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo, int end,
                                                      float s_mul, const uint32_t (&qb)[HD / 16][2],
                                                      float (&o)[HD / 16][4], float& m_a, float& m_b, float& l_a,
                                                      float& l_b, int lane) {
   using L = SplitLayout<Kv, HD, Cfg>;
-  static_assert(!L::kFp8 && HD % 32 == 0, "position rows: BF16 KV, head dims of whole Q fragment pairs");
+  static_assert(HD % 32 == 0 && (!L::kFp8 || HD >= 128), "position rows: head dims of whole fragment pairs");
   constexpr int kM = L::kTile / 16;  // m16 tiles of positions
-  const int g = lane / 4;
+  const int g = lane / 4, t = lane % 4;
   float s[kM][4];
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) s[mt][0] = s[mt][1] = s[mt][2] = s[mt][3] = 0.0f;
+  if constexpr (L::kFp8) {
+    // One 16-byte load per K row (position 8j + g) and unit feeds four chunks.
 #pragma unroll
-  for (int kk = 0; kk < HD / 16; ++kk) {
+    for (int m = 0; m < HD / 64; ++m) {
+      uint4 kw[L::kTile / 8];
 #pragma unroll
-    for (int mt = 0; mt < kM; ++mt) {
-      uint32_t a[4];
-      ldmatrix_x4(a, stage + L::at(mt * 16 + (lane % 8) + 8 * ((lane / 8) % 2), 2 * kk + lane / 16));
-      mma_bf16(s[mt], a, qb[kk][0], qb[kk][1]);
+      for (int j = 0; j < L::kTile / 8; ++j) {
+        kw[j] = *reinterpret_cast<const uint4*>(stage + L::at(j * 8 + g, fp8frag::k_unit<HD>(m, t)));
+      }
+#pragma unroll
+      for (int c = 0; c < 4; ++c) {
+#pragma unroll
+        for (int mt = 0; mt < kM; ++mt) {
+          uint32_t a[4];
+          fp8frag::e4m3x4_to_f16x4((&kw[2 * mt].x)[c], a[0], a[2]);
+          fp8frag::e4m3x4_to_f16x4((&kw[2 * mt + 1].x)[c], a[1], a[3]);
+          mma_f16(s[mt], a, qb[4 * m + c][0], qb[4 * m + c][1]);
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < HD / 16; ++kk) {
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        uint32_t a[4];
+        ldmatrix_x4(a, stage + L::at(mt * 16 + (lane % 8) + 8 * ((lane / 8) % 2), 2 * kk + lane / 16));
+        mma_bf16(s[mt], a, qb[kk][0], qb[kk][1]);
+      }
     }
   }
 
@@ -340,8 +376,7 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
   m_a = new_a;
   m_b = new_b;
 
-  // Weights as B fragments of the PV product, hi = round(p) and lo = round(p - hi) (splitk_tile
-  // says why two).
+  // Weights as B fragments of the PV product: BF16 hi = round(p) and lo = round(p - hi), or one f16.
   float sum_a = 0.0f, sum_b = 0.0f;
   uint32_t p_hi[kM][2], p_lo[kM][2];
 #pragma unroll
@@ -351,9 +386,13 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
       const float pa = exp2f(s[mt][2 * half] - m_a), pb = exp2f(s[mt][2 * half + 1] - m_b);
       sum_a = __fadd_rn(sum_a, pa);
       sum_b = __fadd_rn(sum_b, pb);
-      const uint32_t hi = pack_bf16x2(pa, pb);
-      p_hi[mt][half] = movmatrix_trans(hi);
-      p_lo[mt][half] = movmatrix_trans(pack_bf16x2(__fsub_rn(pa, bf16_lo(hi)), __fsub_rn(pb, bf16_hi(hi))));
+      if constexpr (L::kFp8) {
+        p_hi[mt][half] = movmatrix_trans(fp8frag::pack_f16x2(pa, pb));
+      } else {
+        const uint32_t hi = pack_bf16x2(pa, pb);
+        p_hi[mt][half] = movmatrix_trans(hi);
+        p_lo[mt][half] = movmatrix_trans(pack_bf16x2(__fsub_rn(pa, bf16_lo(hi)), __fsub_rn(pb, bf16_hi(hi))));
+      }
     }
   }
 #pragma unroll
@@ -373,14 +412,42 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
 
   // O^T += V^T P^T: V^T's A fragments are V's rows read transposed.
   const unsigned char* vt = stage + L::kRawTile;
+  if constexpr (L::kFp8) {
+    // Rows 2t, 2t+1, 2t+8, 2t+9 of position chunk kk, this thread's 16-byte unit(s) g (+ 8) of them.
+    constexpr int kUnits = HD / 128;
 #pragma unroll
-  for (int i = 0; i < HD / 16; ++i) {
+    for (int kk = 0; kk < kM; ++kk) {
 #pragma unroll
-    for (int mt = 0; mt < kM; ++mt) {
-      uint32_t a[4];
-      ldmatrix_x4_trans(a, vt + L::at(mt * 16 + (lane % 8) + 8 * (lane / 16), 2 * i + (lane / 8) % 2));
-      mma_bf16(o[i], a, p_hi[mt][0], p_hi[mt][1]);
-      mma_bf16(o[i], a, p_lo[mt][0], p_lo[mt][1]);
+      for (int u = 0; u < kUnits; ++u) {
+        uint4 w[4];
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          w[r] = *reinterpret_cast<const uint4*>(vt + L::at(kk * 16 + 2 * t + (r & 1) + 8 * (r >> 1), g + 8 * u));
+        }
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          uint32_t dims[4];
+          fp8frag::transpose4x4({(&w[0].x)[q], (&w[1].x)[q], (&w[2].x)[q], (&w[3].x)[q]}, dims);
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {
+            uint32_t a[4];
+            fp8frag::e4m3x4_to_f16x4(dims[2 * half], a[0], a[2]);
+            fp8frag::e4m3x4_to_f16x4(dims[2 * half + 1], a[1], a[3]);
+            mma_f16(o[8 * u + 2 * q + half], a, p_hi[kk][0], p_hi[kk][1]);
+          }
+        }
+      }
+    }
+  } else {
+#pragma unroll
+    for (int i = 0; i < HD / 16; ++i) {
+#pragma unroll
+      for (int mt = 0; mt < kM; ++mt) {
+        uint32_t a[4];
+        ldmatrix_x4_trans(a, vt + L::at(mt * 16 + (lane % 8) + 8 * (lane / 16), 2 * i + (lane / 8) % 2));
+        mma_bf16(o[i], a, p_hi[mt][0], p_hi[mt][1]);
+        mma_bf16(o[i], a, p_lo[mt][0], p_lo[mt][1]);
+      }
     }
   }
 }

@@ -45,13 +45,12 @@ namespace lathe::cuda::attn::splitk {
 //      128, where it measured faster than 14 at batch >= 16 (session 20); elsewhere, and for
 //      sliced launches, it launches 14 (other shapes: 6)
 //  23: 21 (HD 256: 20) with positions as the MMA rows (SplitCfg::kPosRows: half the MMAs a tile;
-//      query heads <= 8 a CTA, the launcher's cap): its own bytes. BF16 KV; with FP8 KV it
-//      launches 21 / 20 (other shapes: 4)
-//  24: 14 with positions as the MMA rows, its own bytes (BF16 KV; with FP8 KV 14; other shapes: 6)
+//      query heads <= 8 a CTA, the launcher's cap): its own bytes (other shapes: 4)
+//  24: 14 with positions as the MMA rows, its own bytes (other shapes: 6)
 //  25: 24 on the persistent grid, 24's bytes (as 22 is to 14: BF16 KV at HD 128, unsliced; else
-//      it launches 24, with FP8 KV 14)
+//      it launches 24)
 //  26: 20 with positions as the MMA rows: 12 x 2 x 16 at one CTA per SM, HD 128 (HD 256: 23), its
-//      own bytes (BF16 KV; with FP8 KV 20; other shapes: 4)
+//      own bytes (other shapes: 4)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -143,20 +142,17 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 26:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
-        if (variant >= 23) {  // positions as the MMA rows: BF16 KV; FP8 takes the twin (21 / 20, 14)
-          if constexpr (!V::kFp8) {
-            if constexpr (HD == 128) {
-              if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
-            }
-            if (variant == 23 || variant == 26) return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
-            if constexpr (HD == 128) {
-              if (variant == 25 && sp.slices == 1) {
-                return launch_persistent<Kv, HD, typename V::V24>(sp, num_seqs, device_sm_count(), stream);
-              }
-            }
-            return launch_main<Kv, HD, typename V::V24>(sp, num_seqs, stream);
+        if (variant >= 23) {  // positions as the MMA rows
+          if constexpr (HD == 128) {
+            if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
           }
-          variant = variant == 23 ? 21 : variant == 26 ? 20 : 14;
+          if (variant == 23 || variant == 26) return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
+          if constexpr (HD == 128 && !V::kFp8) {
+            if (variant == 25 && sp.slices == 1) {
+              return launch_persistent<Kv, HD, typename V::V24>(sp, num_seqs, device_sm_count(), stream);
+            }
+          }
+          return launch_main<Kv, HD, typename V::V24>(sp, num_seqs, stream);
         }
         if (variant == 22) {
           if constexpr (HD == 128 && !V::kFp8) {

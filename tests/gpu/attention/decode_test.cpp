@@ -47,9 +47,9 @@ constexpr int kTensorCopyNarrow = 13, kTensorCopyWide = 14;
 constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 // The wide geometry on a persistent grid: 14's bytes (its CTAs share out the launch's units).
 constexpr int kPersistentWide = 22;
-// The geometries with positions as the MMA rows (opt-in; their own bytes): single-sequence, and
-// the wide one per split and on its persistent grid.
-constexpr int kPositionRowsSingle = 23, kPositionRowsWide = 24, kPositionRowsPersistent = 25;
+// The wide position-row geometry per split (25, the wide serves', runs it on the persistent grid),
+// and the single-sequence serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since.
+constexpr int kPositionRowsWide = 24, kFormerSingle = 21;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -60,8 +60,7 @@ void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
   for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSingle, kPositionRowsWide,
-                      kPositionRowsPersistent}) {
+                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsWide, kFormerSingle, kPersistentWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -243,7 +242,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25) against 24.
+// the MMA rows (25, the wide serves') against 24.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -257,7 +256,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
              {std::pair{5, std::vector<int>{10, 11, 12}},
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
-              std::pair{kPositionRowsWide, std::vector<int>{kPositionRowsPersistent}}}) {
+              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));

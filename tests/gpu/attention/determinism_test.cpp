@@ -58,8 +58,8 @@ struct Policy {
 // ones' cp.async twins (5, 6), and the wide one's per-split form (14; the serve's wide geometry, 22,
 // runs it on a persistent grid whose CTAs deal out a launch's units by their number, so a
 // sequence's units land on other CTAs in every co-batch), for each KV dtype: one test each, so
-// gtest shards spread them. The position-row geometries (23-25) run with BF16 KV only (with FP8 KV
-// they launch 21 and 14, covered above).
+// gtest shards spread them; likewise the opt-in geometries below (the serve geometries of sessions
+// 12-36, 21 and 22, and the position-row ones the serves do not take, 24 and 26).
 constexpr int kPerSplitWide = 14;
 class CoBatch : public ::testing::TestWithParam<std::tuple<int, DType>> {};
 
@@ -101,10 +101,12 @@ INSTANTIATE_TEST_SUITE_P(Determinism, CoBatch,
                            return "variant" + std::to_string(std::get<0>(param.param)) +
                                   (std::get<1>(param.param) == DType::kBF16 ? "_bf16" : "_fp8");
                          });
-INSTANTIATE_TEST_SUITE_P(PositionRows, CoBatch, ::testing::Combine(::testing::Values(23, 24, 25),
-                                                                   ::testing::Values(DType::kBF16)),
+INSTANTIATE_TEST_SUITE_P(OptIn, CoBatch,
+                         ::testing::Combine(::testing::Values(21, 22, 24, 26),
+                                            ::testing::Values(DType::kBF16, DType::kF8E4M3)),
                          [](const ::testing::TestParamInfo<std::tuple<int, DType>>& param) {
-                           return "variant" + std::to_string(std::get<0>(param.param)) + "_bf16";
+                           return "variant" + std::to_string(std::get<0>(param.param)) +
+                                  (std::get<1>(param.param) == DType::kBF16 ? "_bf16" : "_fp8");
                          });
 
 // The control: legacy with a reference batch of 1 gives 16 / 8 / 4 / 1 / 1 splits for 8 heads on
