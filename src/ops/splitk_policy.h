@@ -145,11 +145,14 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // Qwen3-8B BF16 -3.5%, Qwen3-32B BF16 -23% (one round); batch 4 within 1%. It is the wide default
 // from session 21. Since session 22 no split-K CTA releases early (paged_attention_splitk.cuh), so
 // the one-unit rule those figures were taken under is gone; its A/B is in "Session 22" there.
-// Session 37 (2026-12-04, "Session 37" there): the single and wide serves take the same geometries
-// with positions as the MMA rows (23 = 21's, 25 = 22's; half the MMAs a tile): batch-1 kernel 5-25%
-// faster than 21 (BF16), batch 4-64 up to 19% faster than 22, the Qwen3-8B-FP8 decode step 1.1-1.6%
-// shorter at batch 1, 16 and 64. The narrow serves keep 16 (no position-row form of it).
-inline constexpr int32_t kSplitkKernelSingle = 23;
+// Session 37 (2026-12-04, "Session 37" there): the single and wide serves take geometries with
+// positions as the MMA rows (half the MMAs a tile): 26 (variant 20's twelve warps of 16-position
+// tiles) and 25 (22's persistent grid). Batch-1 kernel (BF16 KV) 2-30% faster than 21, with FP8 KV
+// up to 1.5x; batches 4-64 up to 1.24x faster than 22 with BF16 KV (FP8 KV 0.69-1.10x of 22's
+// time: slower on 64/8/128 at batch 16 from 4k); the Qwen3-8B-FP8 decode step 1.0-1.6% shorter at
+// batches 1, 16 and 64. 23 (21's six warps of 32) measured level with 26 on BF16 and up to 22%
+// slower on FP8. The narrow serves keep 16 (no position-row form of it).
+inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 25;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;

@@ -47,9 +47,10 @@ constexpr int kTensorCopyNarrow = 13, kTensorCopyWide = 14;
 constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 // The wide geometry on a persistent grid: 14's bytes (its CTAs share out the launch's units).
 constexpr int kPersistentWide = 22;
-// The wide position-row geometry per split (25, the wide serves', runs it on the persistent grid),
-// and the single-sequence serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since.
-constexpr int kPositionRowsWide = 24, kFormerSingle = 21;
+// The position-row geometries the serves do not take (23: 21's six warps of 32 positions; 24: the
+// wide one per split, which 25, the wide serves', runs on the persistent grid), and the
+// single-sequence serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since.
+constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -60,7 +61,8 @@ void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
   for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsWide, kFormerSingle, kPersistentWide}) {
+                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide, kFormerSingle,
+                      kPersistentWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {

@@ -161,11 +161,11 @@ TEST(SplitSlices, AutoFillsTheGeometrysSlotsWhereTheWidestBatchLeavesHalfTheSmsI
   EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9, 1), 1u);
 }
 
-// The split-K kernel geometry is a function of the serve's widest decode batch alone: single (23)
+// The split-K kernel geometry is a function of the serve's widest decode batch alone: single (26)
 // for one sequence, narrow (16) up to kSplitkNarrowMaxSeqs sequences, wide (25) beyond, and it
 // never moves with anything else.
 TEST(SplitkKernel, NarrowOnlyForServesThatNeverBatchWide) {
-  EXPECT_EQ(kSplitkKernelSingle, 23);
+  EXPECT_EQ(kSplitkKernelSingle, 26);
   EXPECT_EQ(kSplitkKernelNarrow, 16);
   EXPECT_EQ(kSplitkKernelWide, 25);
   EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelSingle);
