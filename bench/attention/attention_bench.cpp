@@ -27,7 +27,7 @@
 //              serve of that width runs (ops/splitk_policy.h decode_splitk_kernel; labelled
 //              e.g. serve16 / serve14). Default: `serve`, or the variant LATHE_ATTN_SPLITK_KERNEL pins.
 //              Non-split plans are measured once.
-//   --block-size: KV block size in tokens (a power of two, 16..1024; default 16, the serve's).
+//   --block-size: KV block size in tokens (a power of two, 16..1024; default the serve's, 64).
 //   --tables: `shuffled` (default: every sequence's blocks at random places in the pool) or
 //             `sequential` (block ids in order, so a sequence's KV is contiguous per head and
 //             block): how much of a gap to a contiguous-KV peer the page placement explains.
@@ -66,6 +66,7 @@
 #include "ops/attention_plan.h"
 #include "ops/cuda/attention_dispatch.h"
 #include "ops/cuda/chained_launch_lever.h"
+#include "ops/kv_cache.h"
 #include "ops/splitk_policy.h"
 
 namespace {
@@ -74,7 +75,7 @@ using namespace lathe;
 
 using Buffer = bench::DeviceBuffer;
 
-constexpr int32_t kDefaultBlockSize = 16;  // the serve's default KV block (tokens)
+constexpr int32_t kDefaultBlockSize = ops::kDefaultKvBlockSize;  // the serve's default KV block (tokens)
 constexpr size_t kRotateBytes = size_t{512} << 20;
 constexpr int kMaxRotations = 64;
 constexpr int kSmCount = 132;  // the h100/h200 declarations

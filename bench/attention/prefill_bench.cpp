@@ -6,7 +6,7 @@
 //    (24,4,256) the Qwen3.5-27B class}, (batch x prompt) in {16 x 1024, 4 x 4096, 1 x 16384} and KV in
 //    {BF16, FP8 E4M3}, and each prefill kernel the GPU has for the head dim (`ws`, the
 //    warp-specialised warpgroup-MMA kernel of sm_90a at head dim 128; `mma`, the mma.sync kernel,
-//    everywhere): one launch over whole prompts (row i sees positions 0..i), KV in 16-token blocks
+//    everywhere): one launch over whole prompts (row i sees positions 0..i), KV in 64-token blocks
 //    (or --block-size) at shuffled places of the pool, as a serve lays them out. Median
 //    microseconds per launch over CUDA-graph replays (two launches a graph, one warm-up, median of
 //    9), the causal FLOPs done per second (4 * head_dim * num_heads per (row, visible position):
@@ -22,7 +22,7 @@
 //   --dtypes: `bf16`, `fp8` or both (default both).
 //   --cells: BATCHxPROMPT entries instead of the default three, e.g. `8x2048,1x32768`.
 //   --kernels: `ws`, `mma` or both (default both; `ws` only where the GPU and build have it).
-//   --block-size: KV block size in tokens, a multiple of 16 in 16..1024 (default 16, the serve's).
+//   --block-size: KV block size in tokens, a multiple of 16 in 16..1024 (default the serve's, 64).
 //   --out: also write DIR/prefill_attention.csv.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -45,6 +45,7 @@
 #include "common/graph_timing.h"
 #include "common/list_arg.h"
 #include "core/hash.h"
+#include "ops/kv_cache.h"
 
 namespace {
 
@@ -52,7 +53,7 @@ using namespace lathe;
 
 using Buffer = bench::DeviceBuffer;
 
-constexpr int32_t kDefaultBlockSize = 16;  // the serve's default KV block (tokens)
+constexpr int32_t kDefaultBlockSize = ops::kDefaultKvBlockSize;  // the serve's default KV block (tokens)
 constexpr int64_t kGemmSide = 8192;
 
 struct Shape {

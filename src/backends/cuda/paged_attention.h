@@ -85,17 +85,18 @@ struct SplitGeometry {
 cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv& kv, const SplitGeometry& geometry,
                                        int32_t rows_per_cta, float* workspace, cudaStream_t stream);
 
-// The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM;
-// paged_attention_splitk_variants.cuh lists them). Each is deterministic on its own; a query's
-// bytes differ between variants except where the list there says otherwise (10, 11 and 12 give
-// 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's (22 launches 14 itself with FP8 KV, at HD
-// 256 and for sliced launches); the tensor-copy variants 13, 14, 18 and 19 fall
-// back to their cp.async twins, and so to 5's or 6's bytes, on shapes they do not serve, 20, 21
-// and 23 and 26 to 4, 24 and 25 to 6; 25 gives 24's bytes), so a serve keeps one for its whole life: the one its configuration picks
-// (ops/splitk_policy.h: decode_splitk_kernel, 21, 16 or 22), or LATHE_ATTN_SPLITK_KERNEL (0..26),
-// applied by ops/cuda (chained_launch_lever.cpp) through set_splitk_kernel_variant, which
-// benchmarks and tests also call (false for a variant that does not exist); 16 until then. A
-// captured graph keeps the variant its launches were captured with.
+// The split-K kernel has several compiled geometries (warps per CTA, tile, stages, CTAs per SM,
+// which operand the positions are; paged_attention_splitk_variants.cuh lists them). Each is
+// deterministic on its own; a query's bytes differ between variants except where the list there
+// says otherwise (10, 11 and 12 give 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's (22
+// launches 14 itself with FP8 KV, at HD 256 and for sliced launches); 25 gives 24's; the
+// tensor-copy variants 13, 14, 18, 19, 24 and 25 fall back to their cp.async twins, and so to 5's
+// or 6's bytes, on shapes they do not serve, 20, 21, 23 and 26 to 4), so a serve keeps one for its
+// whole life: the one its configuration picks (ops/splitk_policy.h: decode_splitk_kernel, 26, 16
+// or 25), or LATHE_ATTN_SPLITK_KERNEL (0..26), applied by ops/cuda (chained_launch_lever.cpp)
+// through set_splitk_kernel_variant, which benchmarks and tests also call (false for a variant
+// that does not exist); 16 until then. A captured graph keeps the variant its launches were
+// captured with.
 inline constexpr int kSplitkKernelVariants = 27;
 
 // Whether the split-K kernel copies its first K/V tiles before its chained-launch wait (the rows

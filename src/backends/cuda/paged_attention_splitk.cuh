@@ -378,8 +378,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
 #pragma unroll
       for (int j = 0; j < HD / 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
       stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
-        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb, o, m_a,
-                                          m_b, l_a, l_b, lane);
+        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb,
+                                          o, m_a, m_b, l_a, l_b, lane);
       });
       store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, mw, HD + 2, mw + HD, HD + 2);
     } else {
@@ -393,8 +393,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
 #pragma unroll
       for (int j = 0; j < HD / 8; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
       stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
-        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qa, load_q, o, m_a,
-                                 m_b, l_a, l_b, lane);
+        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qa, load_q, o,
+                                 m_a, m_b, l_a, l_b, lane);
       });
       store_warp_state<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, kMaxRows, mw, HD + 2, mw + HD, HD + 2);
     }

@@ -251,16 +251,16 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
         zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
         __syncwarp();
-        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qb, o, m_a,
-                                          m_b, l_a, l_b, lane);
+        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qb, o,
+                                          m_a, m_b, l_a, l_b, lane);
         if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
         __syncwarp();
       }
       free_stage = (done + kStages - 1) % kStages;
       const int rows = who[k].w & 0xffff;
       store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
-                                    reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
-                                    ml + warp * kMaxRows * 2, 2);
+                                             reinterpret_cast<float*>(mine + free_stage * L::kStage),
+                                             park_pitch(rows), ml + warp * kMaxRows * 2, 2);
     } else {
       uint32_t qa[HD / 16][4];
 #pragma unroll
@@ -277,8 +277,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
         bulk::mbar_wait(bars + done % kStages, (done / kStages) & 1);
         zero_v_rows_past_len<L>(stage, tile_start, sp_k.z, lane);
         __syncwarp();
-        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o, m_a,
-                                 m_b, l_a, l_b, lane);
+        splitk_tile<Kv, HD, Cfg>(stage, tile_start, max(sp_k.x, tile_start), tile_end, s_mul, qa, load_q, o,
+                                 m_a, m_b, l_a, l_b, lane);
         // The copy engine refills this stage with a later tile (unlike the per-split kernel, whose
         // last tile's stage is never refilled): order the zeroed rows' generic writes before it.
         if (tile_start + kTile > sp_k.z) asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -49,8 +49,9 @@ __device__ __forceinline__ void store_warp_state(const float (&o)[HD / 8][4], fl
 // share t); rows are heads [0, rows), rows <= 8.
 template <int HD, bool kFp8>
 __device__ __forceinline__ void store_warp_state_pos_rows(const float (&o)[HD / 16][4], float m_a, float m_b,
-                                                          float l_a, float l_b, int lane, int rows, float* o_rows,
-                                                          int o_pitch, float* ml, int ml_pitch) {
+                                                          float l_a, float l_b, int lane, int rows,
+                                                          float* o_rows, int o_pitch, float* ml,
+                                                          int ml_pitch) {
   const int g = lane / 4, head_a = 2 * (lane % 4), head_b = head_a + 1;
   const bool has_a = head_a < rows, has_b = head_b < rows;
 #pragma unroll

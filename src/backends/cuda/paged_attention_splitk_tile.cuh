@@ -280,7 +280,8 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
 // Q's B fragments for every head-dim chunk from the staged query rows sq (rows 0-7 used): BF16
 // by ldmatrix, or (FP8 arm, f16 rows) the chunk's dims in fp8frag's order, one 8-byte load.
 template <typename L, int HD>
-__device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], const __nv_bfloat16* sq, int lane) {
+__device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], const __nv_bfloat16* sq,
+                                                   int lane) {
   if constexpr (L::kFp8) {
     const int g = lane / 4, t = lane % 4;
 #pragma unroll
@@ -310,10 +311,10 @@ __device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], c
 // tile are splitk_tile's B fragments of column tiles 2mt and 2mt + 1; V^T's rows g and g + 8 of
 // dim tile i are head dims out_dim(2i, g) and out_dim(2i + 1, g).
 template <typename Kv, int HD, typename Cfg>
-__device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo, int end,
-                                                     float s_mul, const uint32_t (&qb)[HD / 16][2],
-                                                     float (&o)[HD / 16][4], float& m_a, float& m_b, float& l_a,
-                                                     float& l_b, int lane) {
+__device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo,
+                                                     int end, float s_mul, const uint32_t (&qb)[HD / 16][2],
+                                                     float (&o)[HD / 16][4], float& m_a, float& m_b,
+                                                     float& l_a, float& l_b, int lane) {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(HD % 32 == 0 && (!L::kFp8 || HD >= 128), "position rows: head dims of whole fragment pairs");
   constexpr int kM = L::kTile / 16;  // m16 tiles of positions
@@ -422,7 +423,8 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
         uint4 w[4];
 #pragma unroll
         for (int r = 0; r < 4; ++r) {
-          w[r] = *reinterpret_cast<const uint4*>(vt + L::at(kk * 16 + 2 * t + (r & 1) + 8 * (r >> 1), g + 8 * u));
+          w[r] = *reinterpret_cast<const uint4*>(vt +
+                                                 L::at(kk * 16 + 2 * t + (r & 1) + 8 * (r >> 1), g + 8 * u));
         }
 #pragma unroll
         for (int q = 0; q < 4; ++q) {

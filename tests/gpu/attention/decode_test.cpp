@@ -60,9 +60,9 @@ template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide, kFormerSingle,
-                      kPersistentWide}) {
+  for (const int v :
+       {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyWide,
+        kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide, kFormerSingle, kPersistentWide}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
