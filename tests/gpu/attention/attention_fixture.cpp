@@ -178,8 +178,13 @@ ops::DeviceBatch PagedCase::upload_step(ops::Phase phase, const std::vector<Step
 }
 
 void PagedCase::poison_output() {
-  // 0xffff is a BF16 NaN: any element the kernel does not write stays NaN.
-  if (out_dev_.size() > 0) cudaMemset(out_dev_.get(), 0xff, out_dev_.size());
+  // 0xffff is a BF16 NaN: any element the kernel does not write stays NaN. cudaMemset runs on the
+  // legacy default stream, which a non-blocking stream does not wait for: finish it here, or a
+  // launch on such a stream (the graph test's) may race it and find its outputs poisoned after.
+  if (out_dev_.size() > 0) {
+    cudaMemset(out_dev_.get(), 0xff, out_dev_.size());
+    cudaDeviceSynchronize();
+  }
 }
 
 std::vector<uint16_t> PagedCase::download_output(int32_t rows) const {
@@ -214,7 +219,10 @@ std::vector<uint16_t> PagedCase::run(ops::Phase phase, const std::vector<StepSeq
   poison_output();
   const size_t ws_bytes = ops::attention_workspace_bytes(shape_, config);
   DeviceBuffer workspace(ws_bytes);
-  if (ws_bytes > 0) cudaMemset(workspace.get(), 0xff, ws_bytes);  // NaN: an unwritten record poisons the reduce
+  if (ws_bytes > 0) {
+    cudaMemset(workspace.get(), 0xff, ws_bytes);  // NaN: an unwritten record poisons the reduce
+    cudaDeviceSynchronize();                      // before a launch on a non-blocking stream (poison_output)
+  }
   const int64_t cols = row_elems();
   const ops::Act q{q_dev_.get(), DType::kBF16, batch.num_tokens, cols, cols};
   const ops::Act out{out_dev_.get(), DType::kBF16, batch.num_tokens, cols, cols};
