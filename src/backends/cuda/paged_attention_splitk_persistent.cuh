@@ -229,10 +229,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
 
-    // This unit's tiles of this warp, each computed as it arrives; then the warp parks its state in the stage its next copy will fill (item done + S - 1: not
-    // issued yet, and its stage's last tile is computed). The loop is written out once per MMA
-    // layout, the form measured; a unit's row count is read only after it (live across the loop,
-    // it made ptxas spill 22's registers: 36 bytes against 4).
+    // This unit's tiles of this warp, each computed as it arrives; then the warp parks its state
+    // in the stage its next copy will fill (item done + S - 1: not issued yet, and its stage's
+    // last tile is computed). The loop is written out once per MMA layout, the form measured; a
+    // unit's row count is read only after it (live across the loop, it made ptxas spill 22's
+    // registers: 36 bytes against 4).
     float m_a = -INFINITY, m_b = -INFINITY, l_a = 0.0f, l_b = 0.0f;
     const int tiles = my_tiles(span[k]);
     int free_stage;

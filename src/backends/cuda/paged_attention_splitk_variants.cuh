@@ -146,8 +146,9 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
           if constexpr (HD == 128) {
             if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
           }
-          if (variant == 23 || variant == 26)
+          if (variant == 23 || variant == 26) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
+          }
           if constexpr (HD == 128 && !V::kFp8) {
             if (variant == 25 && sp.slices == 1) {
               return launch_persistent<Kv, HD, typename V::V24>(sp, num_seqs, device_sm_count(), stream);
