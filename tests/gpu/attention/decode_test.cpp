@@ -54,8 +54,8 @@ constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel), the wide one's per-split form (14), the cp.async twins and the
-// position-row geometry, then restores the starting variant.
+// decode_splitk_kernel), 14, the cp.async twins 5 and 6, the opt-in position-row geometries 23
+// and 24, and the serve geometries of sessions 12-36 (21, 22), then restores the starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
