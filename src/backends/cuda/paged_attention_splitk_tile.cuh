@@ -264,7 +264,7 @@ __device__ __forceinline__ void splitk_tile(const unsigned char* stage, int tile
   }
 }
 
-// ---- Positions as the MMA rows (Cfg::kPosRows, BF16 KV) -------------------------------------
+// ---- Positions as the MMA rows (Cfg::kPosRows) -----------------------------------------------
 // The same tile with the product transposed: S^T = K Q^T and O^T += V^T P^T. A tile's positions
 // fill the m16 rows of the MMAs and the query heads (at most 8: one n8 column tile) its columns,
 // so a head group of 4-8 uses half to all of each MMA instead of a quarter to half of an m16 tile
