@@ -266,6 +266,19 @@ namespace {
 std::atomic<bool> g_early_kv{true};
 }  // namespace
 
+namespace {
+// Experiment levers of the tensor-copy geometries' K/V stream (set_splitk_kv_l2, paged_attention.h).
+std::atomic<int> g_kv_l2_promotion{256};
+std::atomic<bool> g_kv_evict_first{true};
+}  // namespace
+
+bool set_splitk_kv_l2(int promotion_bytes, bool evict_first) {
+  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256) return false;
+  g_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
+  g_kv_evict_first.store(evict_first, std::memory_order_relaxed);
+  return true;
+}
+
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
 
@@ -324,8 +337,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       variant = sk::cp_async_geometry(variant);
     } else {
       const int pieces = sk::tensor_box_pieces(kv.head_dim, kv.dtype == KvDType::kBF16 ? 2 : 1);
-      if (!encode_paged_kv_map(kv.k, kv, 16, pieces, sp.k_map) ||
-          !encode_paged_kv_map(kv.v, kv, 16, pieces, sp.v_map)) {
+      const int promotion = g_kv_l2_promotion.load(std::memory_order_relaxed);
+      sp.kv_evict_normal = g_kv_evict_first.load(std::memory_order_relaxed) ? 0 : 1;
+      if (!encode_paged_kv_map(kv.k, kv, 16, pieces, sp.k_map, promotion) ||
+          !encode_paged_kv_map(kv.v, kv, 16, pieces, sp.v_map, promotion)) {
         return cudaErrorNotSupported;
       }
     }

@@ -6,8 +6,8 @@
 
 namespace lathe::cuda {
 
-bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces,
-                         CUtensorMap& map) {
+bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map,
+                         int l2_promotion_bytes) {
   if (kv.num_blocks <= 0 || box_rows < 1 || box_rows > 256 || kv.block_size % box_rows != 0) return false;
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
   const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;
@@ -30,6 +30,22 @@ bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int 
   spec.box[3] = 1;
   spec.box[4] = 1;
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  switch (l2_promotion_bytes) {
+    case 0:
+      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
+      break;
+    case 64:
+      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+      break;
+    case 128:
+      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+      break;
+    case 256:
+      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+      break;
+    default:
+      return false;
+  }
   int error = 0;
   return encode_tensor_map(spec, map, error);
 }

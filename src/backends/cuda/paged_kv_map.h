@@ -15,6 +15,8 @@ namespace lathe::cuda {
 // a box's inner extent at 128 bytes). box_rows (<= 256, the copy engine's limit) must divide
 // kv.block_size; needs kv.num_blocks > 0. Encoded on the host per launch; a captured graph keeps
 // the parameter bytes, so replays cost nothing. False if the driver refuses.
-bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map);
+// l2_promotion_bytes: the L2 promotion of the copies' requests (0, 64, 128 or 256).
+bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map,
+                         int l2_promotion_bytes = 256);
 
 }  // namespace lathe::cuda

@@ -32,7 +32,7 @@ bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error) 
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
   const CUresult r = encode(&map, spec.dtype, spec.rank, const_cast<void*>(spec.base), spec.dims, spec.strides,
                             spec.box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, spec.swizzle,
-                            CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+                            spec.l2_promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   error = static_cast<int>(r);
   return r == CUDA_SUCCESS;
 }

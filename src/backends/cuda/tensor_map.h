@@ -9,7 +9,7 @@ namespace lathe::cuda {
 
 // A tiled tensor map of `rank` (1..5) dimensions, innermost first: dims in elements, strides in
 // bytes for dimensions 1..rank-1 (multiples of 16), box in elements. Zero fill outside the
-// tensor, 256-byte L2 promotion. Returns false (and leaves `map` unspecified) when the driver
+// tensor, the given L2 promotion (256 bytes unless set). Returns false (and leaves `map` unspecified) when the driver
 // offers no encoder or refuses the description; `error` then says which.
 struct TensorMapSpec {
   CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
@@ -19,6 +19,7 @@ struct TensorMapSpec {
   uint64_t strides[4] = {};
   uint32_t box[5] = {};
   CUtensorMapSwizzle swizzle = CU_TENSOR_MAP_SWIZZLE_NONE;
+  CUtensorMapL2promotion l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
 };
 bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error);
 
