@@ -36,8 +36,8 @@
 //              single-sequence serve, pinned at every batch width.
 //   --slices: comma list of slice caps (1..8); "auto+pack+slices" is then measured once per cap,
 //             labelled e.g. "auto+pack+slices3", instead of at auto's cap.
-//   --kv-l2: PROMOTION:POLICY for the tensor-copy geometries' K/V copies (cuda::set_splitk_kv_l2):
-//             L2 promotion 0, 64, 128 or 256 bytes and evict `first` or `normal` (default 256:first).
+//   --kv-l2-promotion: the L2 promotion of the tensor-copy geometries' K/V copies, 0 (none, the
+//             default), 64, 128 or 256 bytes (cuda::set_splitk_kv_l2_promotion).
 //   --v-offset: bytes (a multiple of 1024, < 1 GiB) by which the V pool starts after the start of
 //             its allocation (default 0): K row x and V row x then differ in their low address
 //             bits, which the DRAM's channel and bank mapping may use.
@@ -221,17 +221,13 @@ int main(int argc, char** argv) {
       }
       shuffled_tables = tables == "shuffled";
     }
-    if (!std::strcmp(argv[i], "--kv-l2") && i + 1 < argc) {
-      // PROMOTION:POLICY, e.g. 256:first (the default) or 0:normal.
-      const std::string spec = argv[++i];
-      const size_t colon = spec.find(':');
-      const std::string promo = spec.substr(0, colon), policy = colon == std::string::npos ? "" : spec.substr(colon + 1);
-      if ((policy != "first" && policy != "normal") || promo.empty() ||
-          !cuda::set_splitk_kv_l2(std::atoi(promo.c_str()), policy == "first") || promo != std::to_string(std::atoi(promo.c_str()))) {
-        std::fprintf(stderr, "error: --kv-l2: %s is not PROMOTION:POLICY (0|64|128|256 : first|normal)\n", spec.c_str());
+    if (!std::strcmp(argv[i], "--kv-l2-promotion") && i + 1 < argc) {
+      const std::string value = argv[++i];
+      if (value != std::to_string(std::atoi(value.c_str())) || !cuda::set_splitk_kv_l2_promotion(std::atoi(value.c_str()))) {
+        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not 0, 64, 128 or 256\n", value.c_str());
         return 2;
       }
-      std::printf("K/V copies: L2 promotion %s bytes, evict_%s\n", promo.c_str(), policy.c_str());
+      std::printf("K/V copies: L2 promotion %s bytes\n", value.c_str());
     }
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {

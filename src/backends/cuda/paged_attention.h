@@ -104,10 +104,10 @@ inline constexpr int kSplitkKernelVariants = 27;
 // Process-wide, set once at backend start (LATHE_ATTN_EARLY_KV, ops/cuda/chained_launch_lever.cpp);
 // changes when bytes arrive, never which bytes (tested byte-equal).
 void set_splitk_early_kv(bool enabled);
-// The tensor-copy split-K geometries' K/V copies: the L2 promotion of their requests (0, 64, 128
-// or 256 bytes; default 256) and their L2 eviction priority (default evict_first). A benchmark
-// lever (lathe_bench_attention --kv-l2); false for a promotion it does not know.
-bool set_splitk_kv_l2(int promotion_bytes, bool evict_first);
+// The L2 promotion of the tensor-copy split-K geometries' K/V requests: 0 (none, the default),
+// 64, 128 or 256 bytes. A benchmark lever (lathe_bench_attention --kv-l2-promotion); false for a
+// size it does not know.
+bool set_splitk_kv_l2_promotion(int promotion_bytes);
 bool splitk_early_kv();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);

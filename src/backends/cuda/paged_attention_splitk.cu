@@ -267,15 +267,18 @@ std::atomic<bool> g_early_kv{true};
 }  // namespace
 
 namespace {
-// Experiment levers of the tensor-copy geometries' K/V stream (set_splitk_kv_l2, paged_attention.h).
-std::atomic<int> g_kv_l2_promotion{256};
-std::atomic<bool> g_kv_evict_first{true};
+// The tensor-copy geometries' K/V requests (set_splitk_kv_l2, paged_attention.h): no L2 promotion.
+// Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion (the default
+// until then) the serve kernels took 4-9% less time at batch 16 (32/8/128 at 4k 73.4 -> 69.6 us,
+// 24/4/256 at 16k 280.9 -> 256.3) and up to 5% at batch 1 (24/4/256 at 64k 74.5 -> 70.6); 64- and
+// 128-byte promotion measured level with none or slightly slower (and evict_normal copies, an
+// experiment not kept, 3-14% slower than evict_first at every promotion). docs/PERFORMANCE.md, "Session 38".
+std::atomic<int> g_kv_l2_promotion{0};
 }  // namespace
 
-bool set_splitk_kv_l2(int promotion_bytes, bool evict_first) {
+bool set_splitk_kv_l2_promotion(int promotion_bytes) {
   if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256) return false;
   g_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
-  g_kv_evict_first.store(evict_first, std::memory_order_relaxed);
   return true;
 }
 
@@ -338,7 +341,6 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     } else {
       const int pieces = sk::tensor_box_pieces(kv.head_dim, kv.dtype == KvDType::kBF16 ? 2 : 1);
       const int promotion = g_kv_l2_promotion.load(std::memory_order_relaxed);
-      sp.kv_evict_normal = g_kv_evict_first.load(std::memory_order_relaxed) ? 0 : 1;
       if (!encode_paged_kv_map(kv.k, kv, 16, pieces, sp.k_map, promotion) ||
           !encode_paged_kv_map(kv.v, kv, 16, pieces, sp.v_map, promotion)) {
         return cudaErrorNotSupported;

@@ -91,7 +91,6 @@ struct SplitParams {
   int32_t slice_ctas;     // CTAs per split (grid y = split * slice_ctas + c): `slices`, one CTA per
                           // slice; fewer only for kSliceLoop geometries, CTA c running slices c,
                           // c + slice_ctas, ... in turn (the same bytes either way)
-  int32_t kv_evict_normal;  // tensor copies: 1 = K/V under L2 evict_normal, 0 = evict_first
   int32_t num_seqs;       // persistent geometry only (paged_attention_splitk_persistent.cuh): the
                           // launch's sequences, whose units its CTAs share out
   // Tensor-copy geometries only (kTensor): K and V as 5-D tensors [num_blocks, kv heads, piece,
@@ -119,7 +118,7 @@ __device__ __forceinline__ void copy_tensor_tile(unsigned char* k_dst, const Spl
   bulk::mbar_expect_tx(bar, boxes * 2 * L::kPieces * 16 * 128);
   // K/V rows are read once per step: first out of L2 (1-4% faster at batch 1 and 16 on the
   // H200, session 13; the bytes are the same).
-  const uint64_t policy = sp.kv_evict_normal ? bulk::l2_evict_normal_policy() : bulk::l2_evict_first_policy();
+  const uint64_t policy = bulk::l2_evict_first_policy();
 #pragma unroll
   for (int b = 0; b < kBoxes; ++b) {
     if (b >= boxes) break;
