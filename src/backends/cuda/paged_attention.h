@@ -104,11 +104,12 @@ inline constexpr int kSplitkKernelVariants = 27;
 // Process-wide, set once at backend start (LATHE_ATTN_EARLY_KV, ops/cuda/chained_launch_lever.cpp);
 // changes when bytes arrive, never which bytes (tested byte-equal).
 void set_splitk_early_kv(bool enabled);
-// The L2 promotion of the tensor-copy split-K geometries' K/V requests: 0 (none, the default),
-// 64, 128 or 256 bytes. A benchmark lever (lathe_bench_attention --kv-l2-promotion); false for a
-// size it does not know.
-bool set_splitk_kv_l2_promotion(int promotion_bytes);
 bool splitk_early_kv();
+// The L2 promotion of the tensor-copy split-K geometries' K/V requests: 0 (none, the default),
+// 64, 128 or 256 bytes. A measurement lever (lathe_bench_attention --kv-l2-promotion,
+// LATHE_ATTN_KV_L2_PROMOTION); false for a size it does not know. Changes no byte.
+bool set_splitk_kv_l2_promotion(int promotion_bytes);
+int splitk_kv_l2_promotion();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 

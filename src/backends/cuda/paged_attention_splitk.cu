@@ -282,6 +282,8 @@ bool set_splitk_kv_l2_promotion(int promotion_bytes) {
   return true;
 }
 
+int splitk_kv_l2_promotion() { return g_kv_l2_promotion.load(std::memory_order_relaxed); }
+
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
 

@@ -30,9 +30,9 @@
 // measured up to 40% slower, and at head dim 256 it gained nothing; the launcher
 // (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
 // (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
-// the MMA rows; its bytes), for BF16 KV at head dims 128 and 256 (session 38: at 256 the
-// per-split launch of 24 left 1.8 waves of CTAs, the last SMs idle for up to 45% of it), and
-// launches 24 itself for FP8 KV and sliced launches.
+// the MMA rows; its bytes), launching 24 itself where 22 launches 14. (Session 38 built it for 24's
+// head dim 256 too, against the 1.8 waves of 24's per-split grid at batch 16: 1-13% slower than 24
+// at batches 4-64, not kept.)
 #include "backends/cuda/paged_attention_splitk.cuh"
 
 namespace lathe::cuda::attn::splitk {
@@ -46,8 +46,7 @@ struct PersistentLayout {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
                 "the persistent kernel streams 16-position tensor-copy tiles");
-  static_assert(!L::kFp8 && (HD == 128 || (HD == 256 && Cfg::kPosRows)),
-                "built and measured for BF16 KV at head dim 128, and 256 with positions as the MMA rows");
+  static_assert(!L::kFp8 && HD == 128, "built and measured for BF16 KV at head dim 128 only");
   // After SplitLayout's bytes: the units' descriptors (two int4 each: the split's positions, and
   // whose rows), each warp's parked max and sum per row, and the stage each warp parked its o in.
   static constexpr int kSpanAt = L::kBytes;

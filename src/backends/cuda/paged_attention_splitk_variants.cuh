@@ -47,8 +47,8 @@ namespace lathe::cuda::attn::splitk {
 //  23: 21 (HD 256: 20) with positions as the MMA rows (SplitCfg::kPosRows: half the MMAs a tile;
 //      query heads <= 8 a CTA, the launcher's cap): its own bytes (other shapes: 4)
 //  24: 14 with positions as the MMA rows, its own bytes (other shapes: 6)
-//  25: 24 on the persistent grid, 24's bytes (BF16 KV at HD 128 and 256, unsliced; else it
-//      launches 24)
+//  25: 24 on the persistent grid, 24's bytes (as 22 is to 14: BF16 KV at HD 128, unsliced; else
+//      it launches 24)
 //  26: 20 with positions as the MMA rows: 12 x 2 x 16 at one CTA per SM, HD 128 (HD 256: 23), its
 //      own bytes (other shapes: 4)
 template <typename Kv, int HD>
@@ -149,7 +149,7 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
           if (variant == 23 || variant == 26) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
           }
-          if constexpr (!V::kFp8) {
+          if constexpr (HD == 128 && !V::kFp8) {
             if (variant == 25 && sp.slices == 1) {
               return launch_persistent<Kv, HD, typename V::V24>(sp, num_seqs, device_sm_count(), stream);
             }

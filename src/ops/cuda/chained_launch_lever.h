@@ -30,6 +30,8 @@ void configure_gemv_levers();
 
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
+// Also LATHE_ATTN_KV_L2_PROMOTION (none | 0 | 64 | 128 | 256): the L2 promotion of the split-K
+// tensor copies' K/V requests (default none; a measurement lever). Logs both resolved values.
 void configure_attention_early_kv();
 
 // LATHE_PREFILL_WS (on/off grammar): whether prefill attention at head dim 128 runs the
