@@ -36,6 +36,23 @@ auto env_lever(const char* name, Parse parse, const std::string& grammar) -> dec
 
 const char* env_mark(bool from_env) { return from_env ? " (env)" : ""; }
 
+std::optional<int> parse_l2_promotion(const std::string& raw) {
+  for (const int bytes : {0, 64, 128, 256}) {
+    if (raw == std::to_string(bytes)) return bytes;
+  }
+  if (raw == "none" || raw == "off") return 0;
+  return std::nullopt;
+}
+
+void configure_attention_kv_l2_promotion() {
+  const std::optional<int> env =
+      env_lever("LATHE_ATTN_KV_L2_PROMOTION", parse_l2_promotion, "none/0/64/128/256 (bytes)");
+  if (env) lathe::cuda::set_splitk_kv_l2_promotion(*env);
+  const int bytes = lathe::cuda::splitk_kv_l2_promotion();
+  spdlog::info("cuda backend: split-K attention K/V copies' L2 promotion: {}{}",
+               bytes == 0 ? std::string("none") : std::to_string(bytes) + " bytes", env_mark(env.has_value()));
+}
+
 }  // namespace
 
 void configure_chained_launch(int sm_major) {
@@ -94,23 +111,6 @@ void configure_attention_early_kv() {
   spdlog::info("cuda backend: split-K attention K/V tiles before the chained-launch wait: {}{}",
                lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
   configure_attention_kv_l2_promotion();
-}
-
-std::optional<int> parse_l2_promotion(const std::string& raw) {
-  for (const int bytes : {0, 64, 128, 256}) {
-    if (raw == std::to_string(bytes)) return bytes;
-  }
-  if (raw == "none" || raw == "off") return 0;
-  return std::nullopt;
-}
-
-void configure_attention_kv_l2_promotion() {
-  const std::optional<int> env =
-      env_lever("LATHE_ATTN_KV_L2_PROMOTION", parse_l2_promotion, "none/0/64/128/256 (bytes)");
-  if (env) lathe::cuda::set_splitk_kv_l2_promotion(*env);
-  const int bytes = lathe::cuda::splitk_kv_l2_promotion();
-  spdlog::info("cuda backend: split-K attention K/V copies' L2 promotion: {}{}",
-               bytes == 0 ? std::string("none") : std::to_string(bytes) + " bytes", env_mark(env.has_value()));
 }
 
 void configure_prefill_attention() {
