@@ -36,8 +36,8 @@
 //              single-sequence serve, pinned at every batch width.
 //   --slices: comma list of slice caps (1..8); "auto+pack+slices" is then measured once per cap,
 //             labelled e.g. "auto+pack+slices3", instead of at auto's cap.
-//   --kv-l2-promotion: the L2 promotion of the tensor-copy geometries' K/V copies, 0 (none, the
-//             default), 64, 128 or 256 bytes (cuda::set_splitk_kv_l2_promotion).
+//   --kv-l2-promotion: the L2 promotion of the tensor-copy geometries' K/V copies, none (the
+//             default), 64, 128 or 256 bytes (the LATHE_ATTN_KV_L2_PROMOTION grammar).
 //   --v-offset: bytes (a multiple of 1024, < 1 GiB) by which the V pool starts after the start of
 //             its allocation (default 0): K row x and V row x then differ in their low address
 //             bits, which the DRAM's channel and bank mapping may use.
@@ -51,6 +51,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -70,6 +71,7 @@
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/kv_cache.h"
 #include "ops/splitk_policy.h"
+#include "target/levers.h"
 
 namespace {
 
@@ -222,12 +224,12 @@ int main(int argc, char** argv) {
       shuffled_tables = tables == "shuffled";
     }
     if (!std::strcmp(argv[i], "--kv-l2-promotion") && i + 1 < argc) {
-      const std::string value = argv[++i];
-      if (value != std::to_string(std::atoi(value.c_str())) || !cuda::set_splitk_kv_l2_promotion(std::atoi(value.c_str()))) {
-        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not 0, 64, 128 or 256\n", value.c_str());
+      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
+      if (!bytes || !cuda::set_splitk_kv_l2_promotion(*bytes)) {
+        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
         return 2;
       }
-      std::printf("K/V copies: L2 promotion %s bytes\n", value.c_str());
+      std::printf("K/V copies: L2 promotion %d bytes\n", *bytes);
     }
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {

@@ -103,6 +103,14 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
+std::optional<int32_t> parse_kv_l2_promotion(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "none" || word == "off") return 0;
+  const std::optional<uint64_t> value = parse_decimal(word);
+  if (!value || (*value != 0 && *value != 64 && *value != 128 && *value != 256)) return std::nullopt;
+  return static_cast<int32_t>(*value);
+}
+
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   const std::string word = normalise(spelling);
   if (word == "seed") return AttnSplitRule::kSeed;

@@ -80,6 +80,11 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
+// LATHE_ATTN_KV_L2_PROMOTION (measurement lever; backends/cuda/paged_attention.h
+// set_splitk_kv_l2_promotion): the L2 promotion of the split-K tensor copies' K/V requests in
+// bytes, "0" / "none" / "off" -> 0, or "64", "128", "256"; else nullopt.
+std::optional<int32_t> parse_kv_l2_promotion(std::string_view spelling);
+
 // One resolved lever: its value and whether the value came from the environment (the boot line
 // marks those "(env)").
 template <typename T>

@@ -36,17 +36,9 @@ auto env_lever(const char* name, Parse parse, const std::string& grammar) -> dec
 
 const char* env_mark(bool from_env) { return from_env ? " (env)" : ""; }
 
-std::optional<int> parse_l2_promotion(const std::string& raw) {
-  for (const int bytes : {0, 64, 128, 256}) {
-    if (raw == std::to_string(bytes)) return bytes;
-  }
-  if (raw == "none" || raw == "off") return 0;
-  return std::nullopt;
-}
-
 void configure_attention_kv_l2_promotion() {
-  const std::optional<int> env =
-      env_lever("LATHE_ATTN_KV_L2_PROMOTION", parse_l2_promotion, "none/0/64/128/256 (bytes)");
+  const std::optional<int32_t> env =
+      env_lever("LATHE_ATTN_KV_L2_PROMOTION", target::parse_kv_l2_promotion, "none/0/64/128/256 (bytes)");
   if (env) lathe::cuda::set_splitk_kv_l2_promotion(*env);
   const int bytes = lathe::cuda::splitk_kv_l2_promotion();
   spdlog::info("cuda backend: split-K attention K/V copies' L2 promotion: {}{}",

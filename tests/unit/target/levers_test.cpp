@@ -83,6 +83,18 @@ TEST(LeverGrammar, SplitkKernelVariant) {
   }
 }
 
+TEST(LeverGrammar, KvL2Promotion) {
+  EXPECT_EQ(parse_kv_l2_promotion("none"), 0);
+  EXPECT_EQ(parse_kv_l2_promotion(" OFF "), 0);
+  EXPECT_EQ(parse_kv_l2_promotion("0"), 0);
+  EXPECT_EQ(parse_kv_l2_promotion("64"), 64);
+  EXPECT_EQ(parse_kv_l2_promotion("128"), 128);
+  EXPECT_EQ(parse_kv_l2_promotion(" 256"), 256);
+  for (const char* bad : {"", "32", "512", "257", "-64", "on", "256B", "1e2"}) {
+    EXPECT_FALSE(parse_kv_l2_promotion(bad).has_value()) << bad;
+  }
+}
+
 TEST(LeverGrammar, AttnSplitRule) {
   EXPECT_EQ(parse_attn_split_rule("seed"), AttnSplitRule::kSeed);
   EXPECT_EQ(parse_attn_split_rule(" EVEN "), AttnSplitRule::kEven);
