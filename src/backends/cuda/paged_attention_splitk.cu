@@ -277,12 +277,15 @@ std::atomic<int> g_kv_l2_promotion{0};
 }  // namespace
 
 bool set_splitk_kv_l2_promotion(int promotion_bytes) {
-  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256) return false;
+  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256)
+    return false;
   g_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
   return true;
 }
 
-int splitk_kv_l2_promotion() { return g_kv_l2_promotion.load(std::memory_order_relaxed); }
+int splitk_kv_l2_promotion() {
+  return g_kv_l2_promotion.load(std::memory_order_relaxed);
+}
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }

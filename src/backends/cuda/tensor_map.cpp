@@ -30,9 +30,9 @@ bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error) 
     return false;
   }
   const cuuint32_t element_strides[5] = {1, 1, 1, 1, 1};
-  const CUresult r = encode(&map, spec.dtype, spec.rank, const_cast<void*>(spec.base), spec.dims, spec.strides,
-                            spec.box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, spec.swizzle,
-                            spec.l2_promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  const CUresult r = encode(&map, spec.dtype, spec.rank, const_cast<void*>(spec.base), spec.dims,
+                            spec.strides, spec.box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                            spec.swizzle, spec.l2_promotion, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   error = static_cast<int>(r);
   return r == CUDA_SUCCESS;
 }

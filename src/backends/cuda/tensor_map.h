@@ -9,8 +9,9 @@ namespace lathe::cuda {
 
 // A tiled tensor map of `rank` (1..5) dimensions, innermost first: dims in elements, strides in
 // bytes for dimensions 1..rank-1 (multiples of 16), box in elements. Zero fill outside the
-// tensor, the given L2 promotion (256 bytes unless set). Returns false (and leaves `map` unspecified) when the driver
-// offers no encoder or refuses the description; `error` then says which.
+// tensor; the copies' L2 promotion as set (256 bytes unless the user sets another). Returns false
+// (and leaves `map` unspecified) when the driver offers no encoder or refuses the description;
+// `error` then says which.
 struct TensorMapSpec {
   CUtensorMapDataType dtype = CU_TENSOR_MAP_DATA_TYPE_UINT8;
   uint32_t rank = 0;

@@ -42,7 +42,8 @@ void configure_attention_kv_l2_promotion() {
   if (env) lathe::cuda::set_splitk_kv_l2_promotion(*env);
   const int bytes = lathe::cuda::splitk_kv_l2_promotion();
   spdlog::info("cuda backend: split-K attention K/V copies' L2 promotion: {}{}",
-               bytes == 0 ? std::string("none") : std::to_string(bytes) + " bytes", env_mark(env.has_value()));
+               bytes == 0 ? std::string("none") : std::to_string(bytes) + " bytes",
+               env_mark(env.has_value()));
 }
 
 }  // namespace
