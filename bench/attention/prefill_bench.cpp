@@ -17,12 +17,14 @@
 // The peer, PyTorch SDPA on contiguous BF16 tensors, is tools/peers/sdpa_prefill.py (same cells).
 //
 // Usage: lathe_bench_prefill_attention [--out DIR] [--shapes LIST] [--dtypes LIST] [--cells LIST]
-//                                      [--kernels LIST] [--block-size N]
+//                                      [--kernels LIST] [--block-size N] [--kv-l2-promotion B]
 //   --shapes: num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
 //   --dtypes: `bf16`, `fp8` or both (default both).
 //   --cells: BATCHxPROMPT entries instead of the default three, e.g. `8x2048,1x32768`.
 //   --kernels: `ws`, `mma` or both (default both; `ws` only where the GPU and build have it).
 //   --block-size: KV block size in tokens, a multiple of 16 in 16..1024 (default the serve's, 64).
+//   --kv-l2-promotion: the L2 promotion of the ws kernel's K/V copies, none, 64, 128 or 256 bytes
+//             (default 256; cuda::set_prefill_kv_l2_promotion).
 //   --out: also write DIR/prefill_attention.csv.
 #include <cuda_runtime.h>
 #include <fmt/format.h>
@@ -33,6 +35,7 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,6 +49,7 @@
 #include "common/list_arg.h"
 #include "core/hash.h"
 #include "ops/kv_cache.h"
+#include "target/levers.h"
 
 namespace {
 
@@ -199,6 +203,13 @@ int main(int argc, char** argv) {
           return 2;
         }
       }
+    } else if (!std::strcmp(argv[i], "--kv-l2-promotion") && has_value) {
+      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
+      if (!bytes || !cuda::set_prefill_kv_l2_promotion(*bytes)) {
+        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
+        return 2;
+      }
+      std::printf("K/V copies (ws kernel): L2 promotion %d bytes\n", *bytes);
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;
     } else if (!std::strcmp(argv[i], "--block-size") && has_value) {
@@ -212,7 +223,7 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: %s [--out DIR] [--shapes LIST] [--dtypes bf16,fp8] [--cells BxL,...] [--kernels ws,mma] "
-          "[--block-size N]\n",
+          "[--block-size N] [--kv-l2-promotion none|64|128|256]\n",
           argv[0]);
       return 2;
     }

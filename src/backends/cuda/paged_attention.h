@@ -137,5 +137,11 @@ cudaError_t launch_paged_prefill(const AttentionRows& rows, const PagedKv& kv, c
 // process-wide: for tests and benchmarks that compare the two kernels; a serve never calls it.
 bool prefill_uses_wgmma(int32_t head_dim);
 void set_prefill_wgmma(bool allowed);
+// The L2 promotion of the warpgroup-MMA prefill kernel's K/V tensor copies: 0 (none), 64, 128 or
+// 256 bytes (the default, what it was measured with). A benchmark lever (lathe_bench_prefill
+// --kv-l2-promotion; the split-K decode's copies measured faster without promotion, session 38);
+// false for a size it does not know. Changes no byte.
+bool set_prefill_kv_l2_promotion(int promotion_bytes);
+int prefill_kv_l2_promotion();
 
 }  // namespace lathe::cuda

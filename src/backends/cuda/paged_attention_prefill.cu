@@ -273,11 +273,23 @@ cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max
 }
 
 std::atomic<bool> g_wgmma_allowed{true};
+std::atomic<int> g_prefill_kv_l2_promotion{256};
 
 }  // namespace
 
 void set_prefill_wgmma(bool allowed) {
   g_wgmma_allowed.store(allowed, std::memory_order_relaxed);
+}
+
+bool set_prefill_kv_l2_promotion(int promotion_bytes) {
+  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256)
+    return false;
+  g_prefill_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
+  return true;
+}
+
+int prefill_kv_l2_promotion() {
+  return g_prefill_kv_l2_promotion.load(std::memory_order_relaxed);
 }
 
 bool prefill_uses_wgmma(int32_t head_dim) {

@@ -509,10 +509,9 @@ cudaError_t launch_ws(const Params& p, const PagedKv& kv, int32_t num_seqs, int3
   const bool bf16 = kv.dtype == KvDType::kBF16;
   const int rows = box_rows_for(kv.block_size);
   const int pieces = rows == kTileKv ? box_pieces<kTileKv>(bf16 ? 2 : 1) : box_pieces<kSmallBoxRows>(1);
-  // 256-byte L2 promotion: what this kernel was measured with (the decode's copies measured faster
-  // without promotion, session 38; not measured here).
-  if (!encode_paged_kv_map(kv.k, kv, rows, pieces, wp.k_map, 256) ||
-      !encode_paged_kv_map(kv.v, kv, rows, pieces, wp.v_map, 256)) {
+  const int promotion = prefill_kv_l2_promotion();  // 256 bytes unless a benchmark sets another
+  if (!encode_paged_kv_map(kv.k, kv, rows, pieces, wp.k_map, promotion) ||
+      !encode_paged_kv_map(kv.v, kv, rows, pieces, wp.v_map, promotion)) {
     return cudaErrorNotSupported;
   }
   if (rows == kTileKv) {
