@@ -22,6 +22,7 @@
 #include "backends/cuda/device.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_prefill_common.cuh"
+#include "backends/cuda/paged_kv_map.h"
 
 namespace lathe::cuda {
 namespace {
@@ -282,8 +283,7 @@ void set_prefill_wgmma(bool allowed) {
 }
 
 bool set_prefill_kv_l2_promotion(int promotion_bytes) {
-  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256)
-    return false;
+  if (!l2_promotion_supported(promotion_bytes)) return false;
   g_prefill_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
   return true;
 }

@@ -264,21 +264,19 @@ namespace {
 // 4.175 / 4.147 ms at batch 4, at 16k from 4.355 / 4.353 to 4.321 / 4.316 ms at batch 1; batch 16
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
-}  // namespace
 
-namespace {
-// The tensor-copy geometries' K/V requests (set_splitk_kv_l2, paged_attention.h): no L2 promotion.
-// Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion (the default
-// until then) the serve kernels took 4-9% less time at batch 16 (32/8/128 at 4k 73.4 -> 69.6 us,
-// 24/4/256 at 16k 280.9 -> 256.3) and up to 5% at batch 1 (24/4/256 at 64k 74.5 -> 70.6); 64- and
-// 128-byte promotion measured level with none or slightly slower (and evict_normal copies, an
-// experiment not kept, 3-14% slower than evict_first at every promotion). docs/PERFORMANCE.md, "Session 38".
+// The tensor-copy geometries' K/V requests (set_splitk_kv_l2_promotion, paged_attention.h): no L2
+// promotion. Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion
+// (the default until then) the serve kernels took 4-9% less time at batch 16 (32/8/128 at 4k
+// 73.4 -> 69.6 us, 24/4/256 at 16k 280.9 -> 256.3) and up to 5% at batch 1 (24/4/256 at 64k
+// 74.5 -> 70.6); 64- and 128-byte promotion measured level with none or slightly slower (and
+// evict_normal copies, an experiment not kept, 3-14% slower than evict_first at every
+// promotion). docs/PERFORMANCE.md, "Session 38".
 std::atomic<int> g_kv_l2_promotion{0};
 }  // namespace
 
 bool set_splitk_kv_l2_promotion(int promotion_bytes) {
-  if (promotion_bytes != 0 && promotion_bytes != 64 && promotion_bytes != 128 && promotion_bytes != 256)
-    return false;
+  if (!l2_promotion_supported(promotion_bytes)) return false;
   g_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
   return true;
 }

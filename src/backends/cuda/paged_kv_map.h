@@ -15,9 +15,14 @@ namespace lathe::cuda {
 // a box's inner extent at 128 bytes). box_rows (<= 256, the copy engine's limit) must divide
 // kv.block_size; needs kv.num_blocks > 0. Encoded on the host per launch; a captured graph keeps
 // the parameter bytes, so replays cost nothing. False if the driver refuses.
-// l2_promotion_bytes: the L2 promotion of the copies' requests (0 = none, 64, 128 or 256; each
-// user states the one it measured best).
+// l2_promotion_bytes: the L2 promotion of the copies' requests (0 = none, 64, 128 or 256,
+// l2_promotion_supported; each user states the one it measured best).
 bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map,
                          int l2_promotion_bytes);
+
+// The L2 promotions a tensor map can ask for, in bytes: 0 (none), 64, 128, 256.
+constexpr bool l2_promotion_supported(int bytes) {
+  return bytes == 0 || bytes == 64 || bytes == 128 || bytes == 256;
+}
 
 }  // namespace lathe::cuda
