@@ -32,6 +32,9 @@
 // --only TEXT, --widths A,B, --dtype fp8|bf16: narrow the run to shapes whose "model/name"
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
 //
+// --tma-l2-promotion none|64|128|256: the L2 promotion of the `:tma` stream variants' weight
+// copies (cuda::set_gemv_tma_l2_promotion; default 256).
+//
 // Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
 //                            [--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
 //                            [--only TEXT] [--widths A,B] [--dtype fp8|bf16]
@@ -46,6 +49,7 @@
 #include <cstring>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -64,6 +68,7 @@
 #include "core/error.h"
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/linear_dispatch.h"
+#include "target/levers.h"
 
 namespace {
 
@@ -171,6 +176,13 @@ int main(int argc, char** argv) {
       only_dtype = argv[++i];
     } else if (arg == "--no-peers") {
       peers = false;
+    } else if (arg == "--tma-l2-promotion" && i + 1 < argc) {
+      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
+      if (!bytes || !cuda::set_gemv_tma_l2_promotion(*bytes)) {
+        std::fprintf(stderr, "error: --tma-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
+        return 2;
+      }
+      std::printf("stream:tma weight copies: L2 promotion %d bytes\n", *bytes);
     } else if (arg == "--after-norm") {
       after_norm = true;
     } else if (arg == "--shapes" && i + 1 < argc && std::strcmp(argv[i + 1], "decode") == 0) {
@@ -185,7 +197,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
           "[--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] "
-          "[--widths A,B] [--dtype fp8|bf16]\n");
+          "[--widths A,B] [--dtype fp8|bf16] [--tma-l2-promotion none|64|128|256]\n");
       return 2;
     }
   }

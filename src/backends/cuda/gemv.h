@@ -159,6 +159,12 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 // launch unchained, where it has nothing to overlap.
 void set_gemv_early_weights(int steps);
 int gemv_early_weights();
+// The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none),
+// 64, 128 or 256 bytes (the default, what session 9 measured). A benchmark lever
+// (lathe_bench_kernels --tma-l2-promotion; the split-K attention's copies measured faster without
+// promotion, session 38); false for a size it does not know. Changes no arithmetic.
+bool set_gemv_tma_l2_promotion(int promotion_bytes);
+int gemv_tma_l2_promotion();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
 // Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.

@@ -30,22 +30,8 @@ bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int 
   spec.box[3] = 1;
   spec.box[4] = 1;
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  switch (l2_promotion_bytes) {
-    case 0:
-      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_NONE;
-      break;
-    case 64:
-      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
-      break;
-    case 128:
-      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
-      break;
-    case 256:
-      spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
-      break;
-    default:
-      return false;
-  }
+  if (!l2_promotion_supported(l2_promotion_bytes)) return false;
+  spec.l2_promotion = l2_promotion_of(l2_promotion_bytes);
   int error = 0;
   return encode_tensor_map(spec, map, error);
 }

@@ -5,6 +5,7 @@
 #include <cuda.h>
 
 #include "backends/cuda/paged_attention.h"
+#include "backends/cuda/tensor_map.h"
 
 namespace lathe::cuda {
 
@@ -19,10 +20,5 @@ namespace lathe::cuda {
 // l2_promotion_supported; each user states the one it measured best).
 bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map,
                          int l2_promotion_bytes);
-
-// The L2 promotions a tensor map can ask for, in bytes: 0 (none), 64, 128, 256.
-constexpr bool l2_promotion_supported(int bytes) {
-  return bytes == 0 || bytes == 64 || bytes == 128 || bytes == 256;
-}
 
 }  // namespace lathe::cuda

@@ -23,6 +23,19 @@ PFN_cuTensorMapEncodeTiled_v12000 encoder() {
 
 }  // namespace
 
+CUtensorMapL2promotion l2_promotion_of(int bytes) {
+  switch (bytes) {
+    case 0:
+      return CU_TENSOR_MAP_L2_PROMOTION_NONE;
+    case 64:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_64B;
+    case 128:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+    default:
+      return CU_TENSOR_MAP_L2_PROMOTION_L2_256B;
+  }
+}
+
 bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error) {
   const PFN_cuTensorMapEncodeTiled_v12000 encode = encoder();
   if (encode == nullptr) {

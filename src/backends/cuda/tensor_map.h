@@ -24,4 +24,11 @@ struct TensorMapSpec {
 };
 bool encode_tensor_map(const TensorMapSpec& spec, CUtensorMap& map, int& error);
 
+// The L2 promotions a tensor map can ask for, in bytes: 0 (none), 64, 128, 256.
+constexpr bool l2_promotion_supported(int bytes) {
+  return bytes == 0 || bytes == 64 || bytes == 128 || bytes == 256;
+}
+// The promotion of `bytes` (one of l2_promotion_supported's; any other gives 256 bytes).
+CUtensorMapL2promotion l2_promotion_of(int bytes);
+
 }  // namespace lathe::cuda
