@@ -7,7 +7,9 @@
 # main: the hint removed from gemv_ring_kernel.cuh's load_streaming):
 #   scripts/device-bundle.sh -j 2 --targets "lathe_bench_kernels lathe_bench_prefill_attention" \
 #     --bundle gemv-bundle --xz --add lbk_nohint=<wip/gemv-l2hint's build-device/bench/kernels/lathe_bench_kernels>
-# (2) The prefill ws kernel's K/V copies with 256-byte promotion (its default) and none.
+# (2) The stream GEMV's tensor-copy variants (session 9: 2-10 points under the ring, with 256-byte
+# promotion) without promotion. (3) The prefill ws kernel's K/V copies with 256-byte promotion (its
+# default) and none.
 set -uo pipefail
 b=$PWD/gemv-bundle
 scripts/bundle-unpack.sh "$b" || echo "unpack failed"
@@ -28,6 +30,12 @@ for f in $W/gemv_*_r*.txt; do
   grep -E "fp8|bf16" $f | grep -vE "cublas|read \(same" | head -60 >>$S
 done
 grep -hE "cublasLt|read \(same" $W/gemv_lathe_bench_kernels_r1.txt | head -30 >>$S
+for pr in 256 none 256 none; do
+  timeout 120 $b/bin/lathe_bench_kernels --variants --variant-list auto,stream:tma:b2,stream:tma:b3 --only qwen3- \
+    --widths 1,4,16 --tma-l2-promotion $pr >>$W/tma_$pr.txt 2>&1
+  echo "== gemv stream:tma promotion $pr rc=$? $((SECONDS - t0))s" >>$S
+done
+tail -n 40 $W/tma_256.txt $W/tma_none.txt >>$S
 for pr in 256 none 256 none; do
   timeout 100 $b/bin/lathe_bench_prefill_attention --kernels ws --kv-l2-promotion $pr >>$W/prefill_$pr.txt 2>&1
   echo "== prefill ws promotion $pr rc=$? $((SECONDS - t0))s" >>$S
