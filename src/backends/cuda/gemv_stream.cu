@@ -35,7 +35,6 @@
 #include <cuda_bf16.h>
 
 #include <algorithm>
-#include <atomic>
 #include <string>
 
 #include "backends/cuda/bulk_copy.cuh"
@@ -343,12 +342,12 @@ void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, 
   }
 }
 
-std::atomic<int> g_tma_l2_promotion{256};
+L2PromotionSetting g_tma_l2_promotion{256};
 
 // Weight [n, k] as a 2-D tensor of boxes 16 rows x 256 bytes.
 CUtensorMap weight_map(const Params& params, bool fp8) {
   TensorMapSpec spec;
-  spec.l2_promotion = l2_promotion_of(g_tma_l2_promotion.load(std::memory_order_relaxed));
+  spec.l2_promotion = l2_promotion_of(g_tma_l2_promotion.get());
   spec.dtype = fp8 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   spec.rank = 2;
   spec.base = params.w;
@@ -422,13 +421,10 @@ void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int 
 namespace lathe::cuda {
 
 bool set_gemv_tma_l2_promotion(int promotion_bytes) {
-  if (!l2_promotion_supported(promotion_bytes)) return false;
-  gemv_detail::g_tma_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
-  return true;
+  return gemv_detail::g_tma_l2_promotion.set(promotion_bytes);
 }
-
 int gemv_tma_l2_promotion() {
-  return gemv_detail::g_tma_l2_promotion.load(std::memory_order_relaxed);
+  return gemv_detail::g_tma_l2_promotion.get();
 }
 
 }  // namespace lathe::cuda

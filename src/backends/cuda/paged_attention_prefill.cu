@@ -274,7 +274,7 @@ cudaError_t launch_prefill(const PrefillParams& p, int32_t num_seqs, int32_t max
 }
 
 std::atomic<bool> g_wgmma_allowed{true};
-std::atomic<int> g_prefill_kv_l2_promotion{256};
+L2PromotionSetting g_prefill_kv_l2_promotion{256};
 
 }  // namespace
 
@@ -283,13 +283,10 @@ void set_prefill_wgmma(bool allowed) {
 }
 
 bool set_prefill_kv_l2_promotion(int promotion_bytes) {
-  if (!l2_promotion_supported(promotion_bytes)) return false;
-  g_prefill_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
-  return true;
+  return g_prefill_kv_l2_promotion.set(promotion_bytes);
 }
-
 int prefill_kv_l2_promotion() {
-  return g_prefill_kv_l2_promotion.load(std::memory_order_relaxed);
+  return g_prefill_kv_l2_promotion.get();
 }
 
 bool prefill_uses_wgmma(int32_t head_dim) {

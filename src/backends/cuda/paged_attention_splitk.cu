@@ -272,17 +272,14 @@ std::atomic<bool> g_early_kv{true};
 // 74.5 -> 70.6); 64- and 128-byte promotion measured level with none or slightly slower (and
 // evict_normal copies, an experiment not kept, 3-14% slower than evict_first at every
 // promotion). docs/PERFORMANCE.md, "Session 38".
-std::atomic<int> g_kv_l2_promotion{0};
+L2PromotionSetting g_kv_l2_promotion{0};
 }  // namespace
 
 bool set_splitk_kv_l2_promotion(int promotion_bytes) {
-  if (!l2_promotion_supported(promotion_bytes)) return false;
-  g_kv_l2_promotion.store(promotion_bytes, std::memory_order_relaxed);
-  return true;
+  return g_kv_l2_promotion.set(promotion_bytes);
 }
-
 int splitk_kv_l2_promotion() {
-  return g_kv_l2_promotion.load(std::memory_order_relaxed);
+  return g_kv_l2_promotion.get();
 }
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
@@ -343,7 +340,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       variant = sk::cp_async_geometry(variant);
     } else {
       const int pieces = sk::tensor_box_pieces(kv.head_dim, kv.dtype == KvDType::kBF16 ? 2 : 1);
-      const int promotion = g_kv_l2_promotion.load(std::memory_order_relaxed);
+      const int promotion = g_kv_l2_promotion.get();
       if (!encode_paged_kv_map(kv.k, kv, 16, pieces, sp.k_map, promotion) ||
           !encode_paged_kv_map(kv.v, kv, 16, pieces, sp.v_map, promotion)) {
         return cudaErrorNotSupported;

@@ -8,7 +8,10 @@ namespace lathe::cuda {
 
 bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int box_pieces, CUtensorMap& map,
                          int l2_promotion_bytes) {
-  if (kv.num_blocks <= 0 || box_rows < 1 || box_rows > 256 || kv.block_size % box_rows != 0) return false;
+  if (kv.num_blocks <= 0 || box_rows < 1 || box_rows > 256 || kv.block_size % box_rows != 0 ||
+      !l2_promotion_supported(l2_promotion_bytes)) {
+    return false;
+  }
   const uint64_t elem = kv.dtype == KvDType::kBF16 ? 2 : 1;
   const uint64_t row_bytes = static_cast<uint64_t>(kv.head_dim) * elem;
   TensorMapSpec spec;
@@ -30,7 +33,6 @@ bool encode_paged_kv_map(const void* base, const PagedKv& kv, int box_rows, int 
   spec.box[3] = 1;
   spec.box[4] = 1;
   spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
-  if (!l2_promotion_supported(l2_promotion_bytes)) return false;
   spec.l2_promotion = l2_promotion_of(l2_promotion_bytes);
   int error = 0;
   return encode_tensor_map(spec, map, error);

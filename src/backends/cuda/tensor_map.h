@@ -3,6 +3,7 @@
 // the runtime's driver entry point so that nothing links libcuda directly.
 #include <cuda.h>
 
+#include <atomic>
 #include <cstdint>
 
 namespace lathe::cuda {
@@ -30,5 +31,21 @@ constexpr bool l2_promotion_supported(int bytes) {
 }
 // The promotion of `bytes` (one of l2_promotion_supported's; any other gives 256 bytes).
 CUtensorMapL2promotion l2_promotion_of(int bytes);
+
+// A process-wide promotion setting of one kernel family's copies (a benchmark lever): set()
+// refuses a size l2_promotion_supported does not know and keeps the setting.
+class L2PromotionSetting {
+ public:
+  constexpr explicit L2PromotionSetting(int bytes) : bytes_(bytes) {}
+  bool set(int bytes) {
+    if (!l2_promotion_supported(bytes)) return false;
+    bytes_.store(bytes, std::memory_order_relaxed);
+    return true;
+  }
+  int get() const { return bytes_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<int> bytes_;
+};
 
 }  // namespace lathe::cuda
