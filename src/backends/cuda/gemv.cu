@@ -224,8 +224,9 @@ bool device_has_bulk_copy() {
 GemvVariant resolve(const GemvVariant& variant, bool fp8, int64_t n, int64_t k) {
   GemvVariant v = gemv_resolve_variant(variant, fp8, n, k);
   if (v.kernel == GemvKernel::kStream && !device_has_bulk_copy()) {
+    // The register-ring kernel `auto` would take for a wave of two CTAs per SM.
     const int early = v.early_weights;
-    v = GemvVariant{0, false, GemvKernel::kRegisterRing};
+    v = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
     v.early_weights = early;
   }
   return v;

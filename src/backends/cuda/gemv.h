@@ -23,8 +23,9 @@
 // split that fills one wave of 264 CTAs (two per SM), or of 396 (three per SM) where that wave is
 // much better filled. Same shape => same kernel and grid at every m, which the bit identity
 // needs. Measured on the H200 (2026-11-30): bench/results/gemv_sweep_2026-11-30.txt (K splits,
-// stages, ringbal) and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). stream:tma
-// (bulk tensor copies, gemv_stream.cu) stays opt-in.
+// stages, ringbal) and gemv_sweep2_2026-11-30.txt (auto vs the former default ring). bf16
+// weights of vocabulary width (lm_head) take stream:tma:b2 (bulk tensor copies, gemv_stream.cu;
+// gemv_auto_variant); elsewhere the stream kernel stays opt-in.
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
 // aligned, x row stride a multiple of 8 elements, m in [1, tier].
@@ -159,10 +160,10 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 // launch unchained, where it has nothing to overlap.
 void set_gemv_early_weights(int steps);
 int gemv_early_weights();
-// The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none),
-// 64, 128 or 256 bytes (the default, what session 9 measured). A benchmark lever
-// (lathe_bench_kernels --tma-l2-promotion; the split-K attention's copies measured faster without
-// promotion, session 38); false for a size it does not know. Changes no arithmetic.
+// The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none, the
+// default since session 39), 64, 128 or 256 bytes (what sessions 9-38 ran). A benchmark lever
+// (lathe_bench_kernels --tma-l2-promotion); false for a size it does not know. Changes no
+// arithmetic.
 bool set_gemv_tma_l2_promotion(int promotion_bytes);
 int gemv_tma_l2_promotion();
 inline constexpr int kGemvEarlyWeightsMax = 64;
@@ -175,7 +176,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 // kStream: bulk-copy smem ring, persistent byte-balanced grid (132 CTAs; sm_90+).
 // kRegisterRing: register ring, one CTA per (128-row block, K split) (the pre-sm_90 path).
 // kRingBalanced: the register ring on a persistent byte-balanced grid (264 CTAs).
-// kAuto: gemv_auto_variant's per-shape choice of the register-ring kernels.
+// kAuto: gemv_auto_variant's per-shape choice (the register-ring kernels; the stream for bf16 lm_heads).
 enum class GemvKernel { kDefault, kStream, kRegisterRing, kRingBalanced, kAuto };
 struct GemvVariant {
   // Register ring: 128-k steps of W in flight per thread; 0 = default (fp8 2, bf16 1); built:
@@ -224,6 +225,9 @@ struct GemvVariant {
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
+//   bf16 weights of at least kStreamTmaMinBlocks row blocks (vocabulary projections): the stream
+//   kernel with tensor copies at two CTAs per SM ("stream:b2:tma"; session 39: Qwen3-8B/32B
+//   lm_head 5.7-6.7% faster at m = 1, 8-11% at m = 16 than ringbal);
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
 //   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights at
 //   three CTAs per SM ("ringbal:b3", 396 CTAs; measured faster in session 16);

@@ -307,6 +307,13 @@ double ring_wave_fill(const GemvVariant& v, int64_t n, int64_t k, int wave) {
 }  // namespace
 
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
+  if (!fp8 && (n + kRowsPerCta - 1) / kRowsPerCta >= kStreamTmaMinBlocks) {
+    GemvVariant stream;
+    stream.kernel = GemvKernel::kStream;
+    stream.tma = true;
+    stream.ctas_per_sm = 2;
+    return stream;
+  }
   GemvVariant two = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
   if (two.kernel == GemvKernel::kRingBalanced && fp8) {
     // FP8 weights of more than 264 row blocks take the balanced grid at three CTAs per SM (396):

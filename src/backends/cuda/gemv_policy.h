@@ -24,6 +24,13 @@ inline constexpr int64_t kMinSplitBytes = 6 * kStepK * kRowsPerCta;
 // 384 of 396; session 15, docs/PERFORMANCE.md).
 inline constexpr double kThreeCtaFillGain = 0.15;
 
+// bf16 weights of at least this many 128-row blocks (131072 rows: vocabulary projections, no
+// Qwen3 decoder-layer weight comes near) take the stream kernel with tensor copies, two CTAs per SM
+// ("stream:b2:tma"): session 39 measured it faster than ringbal on the Qwen3-8B/32B lm_head at
+// m = 1 and 16, and slower (or level) on every decoder-layer shape, whose ring kernels also carry
+// the fused norm and the SwiGLU / RoPE epilogues the stream kernel lacks.
+inline constexpr int64_t kStreamTmaMinBlocks = 1024;
+
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 

@@ -111,6 +111,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // context 2.4% faster at m <= 4 on 51200x5120 and 1.7-2.5% on 34816x5120; bf16 ones do not.
   // Sessions 23-24: fp8 weights on the three-CTA register ring take the warpgroup MMA in every tier
   // (:wg, :wgn); the two-CTA ring and the balanced grid keep mma.sync.
+  // Session 39: bf16 weights of >= 1024 row blocks (the lm_head) take the stream kernel with
+  // tensor copies at two CTAs per SM; fp8 ones stay on ringbal:b3 (the stream was slower).
   struct Want {
     int64_t n, k;
     bool fp8;
@@ -130,7 +132,11 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
                                          {51200, 5120, false, "ringbal"},
                                          {5120, 25600, true, "ring:s4:k6:g16"},
                                          {1024, 4096, true, "ring:k8:g16"},
-                                         {151936, 4096, false, "ringbal"}}) {
+                                         {151936, 4096, true, "ringbal:b3"},
+                                         {151936, 4096, false, "stream:b2:tma"},
+                                         {151936, 5120, false, "stream:b2:tma"},
+                                         {130945, 4096, false, "stream:b2:tma"},
+                                         {130944, 4096, false, "ringbal"}}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_auto_variant(w.fp8, w.n, w.k)), w.name) << w.n << "x" << w.k;
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_default_variant(w.fp8, w.n, w.k)), w.name)
         << "the default is auto";
@@ -140,7 +146,11 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
       for (const bool fp8 : {true, false}) {
         const cuda::GemvVariant v = cuda::gemv_auto_variant(fp8, n, k);
         EXPECT_EQ(cuda::gemv_variant_name(v), cuda::gemv_variant_name(cuda::gemv_auto_variant(fp8, n, k)));
-        EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, (n + 127) / 128 > 264) << n;
+        const int64_t blocks = (n + 127) / 128;
+        const bool stream = !fp8 && blocks >= 1024;
+        EXPECT_EQ(v.kernel == cuda::GemvKernel::kStream, stream) << n << "x" << k;
+        EXPECT_EQ(v.tma && v.ctas_per_sm == 2, stream) << n << "x" << k;
+        EXPECT_EQ(v.kernel == cuda::GemvKernel::kRingBalanced, blocks > 264 && !stream) << n;
         if (v.kernel == cuda::GemvKernel::kRingBalanced) {
           EXPECT_EQ(v.ctas_per_sm, fp8 ? 3 : 0)
               << n << "x" << k << ": fp8 balanced grids at three CTAs per SM";
