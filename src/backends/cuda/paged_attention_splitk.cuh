@@ -56,7 +56,7 @@
 //
 // Tensor copies (Cfg::kTensor, variants 13-21): lane 0 of each warp requests a tile's K and V rows
 // from the copy engine as boxes of 16 rows x P 128-byte pieces of the 5-D tensor maps in
-// SplitParams (P = tensor_box_pieces: whole rows at HD 256, one piece at HD 128), into the
+// SplitParams (P = tensor_box_pieces: the whole row), into the
 // swizzled layout of SplitLayout, announcing the bytes on the stage's mbarrier; every lane waits
 // on the stage's phase. Tiles are cut at multiples of T positions
 // (paged_attention_splitk_tile.cuh: kAlignedTiles), so a box never crosses a block. Rows past

@@ -46,11 +46,12 @@ struct SplitCfg {
 inline constexpr int kMinPerRank = 512;
 
 // 128-byte pieces of a K/V row that one tensor copy brings (the box's piece extent; the launcher
-// encodes the maps with it, paged_attention_splitk.cu): every piece of a row at head dim 256, one
-// at head dim 128. Session 14 measured both on the H200 (same bytes): whole rows were 0-6% faster
-// at head dim 256 (BF16 and FP8) and 1-2% slower on the 32/8/128 BF16 cells at 16k-64k.
+// encodes the maps with it, paged_attention_splitk.cu): the whole row. On the H200 (same output
+// bytes), whole rows were 0-6% faster than one piece per copy at head dim 256 (session 14); at
+// head dim 128 (BF16: two pieces) they were 1-2% slower under 256-byte L2 promotion (session 14)
+// and, without promotion, 1% faster over the serve cells, up to 6% at batch 1 (session 39).
 constexpr int tensor_box_pieces(int head_dim, int kv_bytes) {
-  return head_dim == 256 ? head_dim * kv_bytes / 128 : 1;
+  return head_dim * kv_bytes / 128;
 }
 
 // Staged K/V rows. cp.async geometries: row r at r * kRawRow (its bytes plus a 16-byte pad, so
