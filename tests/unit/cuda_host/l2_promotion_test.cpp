@@ -1,7 +1,7 @@
 // The L2 promotion levers of the CUDA backend's tensor copies (host side, no GPU): the sizes a
 // tensor map can ask for, their enum, and the three process-wide settings with their measured
-// defaults (split-K decode K/V: none, session 38; prefill ws K/V and the GEMV stream's weights:
-// 256 bytes, what they were measured with).
+// defaults (split-K decode K/V: none, session 38; the GEMV stream's weights: none, session 39;
+// prefill ws K/V: 256 bytes, what it was measured with).
 #include <gtest/gtest.h>
 
 #include "backends/cuda/gemv.h"
@@ -39,7 +39,7 @@ void check_lever(const char* name, Set set, Get get, int expected_default) {
 TEST(L2Promotion, LeversKeepTheirMeasuredDefaults) {
   check_lever("split-K decode", set_splitk_kv_l2_promotion, splitk_kv_l2_promotion, 0);
   check_lever("prefill ws", set_prefill_kv_l2_promotion, prefill_kv_l2_promotion, 256);
-  check_lever("GEMV stream", set_gemv_tma_l2_promotion, gemv_tma_l2_promotion, 256);
+  check_lever("GEMV stream", set_gemv_tma_l2_promotion, gemv_tma_l2_promotion, 0);
 }
 
 }  // namespace
