@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Unpacks a device bundle in place (scripts/device-bundle.sh --gzip or --xz): every bin/*, lib/*
-# and tokenizer/* file ending in .gz or .xz, then gives bin/* its execute bit back (a binary added
+# Unpacks a device bundle in place (scripts/device-bundle.sh --gzip or --xz): every bin/*, lib/*,
+# lib/*/* (an added executable's own folder) and tokenizer/* file ending in .gz or .xz, then gives
+# bin/* and lib/*/* their execute bit back (a binary added
 # by hand as `gzip -c BIN > bin/NAME.gz` arrives without it). Without an xz binary the .xz files
 # are read with Python's lzma module. Safe to run twice.
 # Usage: scripts/bundle-unpack.sh BUNDLE_DIR
 set -uo pipefail
 bundle=${1:?usage: scripts/bundle-unpack.sh BUNDLE_DIR}
 status=0
-for f in "$bundle"/bin/* "$bundle"/lib/* "$bundle"/tokenizer/*; do
+for f in "$bundle"/bin/* "$bundle"/lib/* "$bundle"/lib/*/* "$bundle"/tokenizer/*; do
   [[ -f "$f" ]] || continue
   case "$f" in
     *.gz) gunzip -f "$f" || status=1 ;;
@@ -22,5 +23,5 @@ with lzma.open(sys.argv[1]) as src, open(sys.argv[2], "wb") as dst:
       ;;
   esac
 done
-for f in "$bundle"/bin/*; do [[ -f "$f" ]] && chmod +x "$f"; done
+for f in "$bundle"/bin/* "$bundle"/lib/*/*; do [[ -f "$f" ]] && chmod +x "$f"; done
 exit $status

@@ -16,9 +16,15 @@
 #   binaries fit the device tool's 64 MiB carry limit). scripts/bundle-unpack.sh unpacks either
 #   there (scripts/device-perf.sh calls it); --add NAME=PATH (repeatable) bundles another build's
 #   executable (a branch's lathe, main's for an A/B) as bin/NAME with its libraries, stripped and
-#   compressed like the rest, and lists it in <bundle>/ADDED with its source commit. NAME must be
-#   ignored by git (`/*-bundle/` or `/device-bundle/`): the device tool counts an untracked,
-#   unignored folder as part of the tree and refuses a carry that passes 64 MiB.
+#   compressed like the rest, and lists it in <bundle>/ADDED with its source commit. An executable
+#   of a shared-library build (LATHE_SHARED_LIBS) keeps its own build's lathe libraries: they and
+#   it go to lib/NAME/, and bin/NAME is a wrapper that puts that folder first on the library path.
+#   The bundle directory must be ignored by git (`/*-bundle/` or `/device-bundle/`): the device
+#   tool counts an untracked, unignored folder as part of the tree and refuses a carry that passes
+#   64 MiB.
+# The build is configured with LATHE_SHARED_LIBS=ON: every executable shares one copy of the CUDA
+# backend (lib/liblathe_backend_cuda.so, ~18 MB with --xz) instead of carrying its own, so one
+# bundle holds lathe, every gpu/golden test and the benchmarks.
 # Then:  run (device tool) with carry ["device-bundle"]: scripts/device-check.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,7 +70,8 @@ done
 
 # A configure that stopped half way leaves CMakeCache.txt without build.ninja: configure again.
 if [[ ! -f "$build/build.ninja" ]]; then
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a >/dev/null
+  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a \
+    -DLATHE_SHARED_LIBS=ON >/dev/null
 fi
 # Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
 tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
@@ -89,27 +96,47 @@ done
 for entry in "${added[@]}"; do
   name=${entry%%=*}
   path=$(realpath "${entry#*=}")
-  cp "$path" "$bundle/bin/$name"
+  own_libs=$({ ldd "$path" 2>/dev/null || true; } | awk '$1 ~ /^liblathe_/ && $3 ~ /^\// {print $3}')
+  if [[ -n "$own_libs" ]]; then
+    # Its own build's lathe libraries, not the bundle's: beside it in lib/NAME, first on the path.
+    mkdir -p "$bundle/lib/$name"
+    cp "$path" "$bundle/lib/$name/$name"
+    for lib in $own_libs; do cp -L "$lib" "$bundle/lib/$name/"; done
+    cat >"$bundle/bin/$name" <<WRAPPER
+#!/usr/bin/env bash
+# $name, added by device-bundle.sh, with its own build's lathe libraries first on the path.
+here=\$(cd "\$(dirname "\$0")" && pwd)
+LD_LIBRARY_PATH="\$here/../lib/$name:\${LD_LIBRARY_PATH:-}" exec "\$here/../lib/$name/$name" "\$@"
+WRAPPER
+    chmod +x "$bundle/bin/$name"
+  else
+    cp "$path" "$bundle/bin/$name"
+  fi
   commit=$(git -C "$(dirname "$path")" rev-parse --short HEAD 2>/dev/null || echo unknown)
   echo "$name <- $path (commit $commit)" >>"$bundle/ADDED"
 done
-strip --strip-unneeded "$bundle"/bin/* 2>/dev/null || true
+strip --strip-unneeded "$bundle"/bin/* "$bundle"/lib/*/* 2>/dev/null || true
 
 # Shared libraries: everything ldd resolves except the C/C++ runtime, the driver and the CUDA
 # math libraries (present on the device).
 system_re='^(linux-vdso|ld-linux|libc\.so|libm\.so|libstdc\+\+|libgcc_s|libpthread|libdl\.so|librt\.so|libcuda\.so|libcublas|libcublasLt|libnvidia)'
-for b in "$bundle"/bin/*; do
-  ldd "$b" 2>/dev/null | awk '/=> \//{print $1, $3}' | while read -r name path; do
-    if [[ ! "$name" =~ $system_re ]] && [[ ! -e "$bundle/lib/$name" ]]; then
+# An added executable's own folder (lib/NAME) already holds its lathe libraries.
+for b in "$bundle"/bin/* "$bundle"/lib/*/*; do
+  [[ -f "$b" ]] || continue
+  own=$(dirname "$b")
+  # (ldd fails on the wrappers, which are scripts.)
+  { ldd "$b" 2>/dev/null || true; } | awk '/=> \//{print $1, $3}' | while read -r name path; do
+    if [[ ! "$name" =~ $system_re ]] && [[ ! -e "$bundle/lib/$name" ]] && [[ ! -e "$own/$name" ]]; then
       cp -L "$path" "$bundle/lib/$name"
     fi
   done
 done
 strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
+files=$(find "$bundle/bin" "$bundle/lib" -type f)
 if [[ $compress == 1 ]]; then
-  gzip -9 "$bundle"/bin/* "$bundle"/lib/*
+  gzip -9 $files
 elif [[ $compress == 2 ]]; then
-  xz -9 -T0 "$bundle"/bin/* "$bundle"/lib/*
+  xz -9 -T0 $files
 fi
 if [[ $tokenizer == 1 ]]; then
   mkdir -p "$bundle/tokenizer"
