@@ -8,7 +8,7 @@
 # weights: its vocabulary-wide lm_head now takes stream:b2:tma; A's logits alone = beside 31).
 #   scripts/device-bundle.sh -j 2 --targets "lathe gpu_batch_invariance" --bundle step-bundle --xz
 set -uo pipefail
-b=$PWD/step-bundle
+b=$PWD/${BUNDLE:-step-bundle}  # BUNDLE=full-bundle: one shared-library bundle of everything (602d3fa)
 scripts/bundle-unpack.sh "$b" || echo "unpack failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
 export LATHE_FIXTURES_DIR=$PWD/tests/fixtures LATHE_SOURCE_DIR=$PWD

@@ -5,7 +5,7 @@
 # call, and the issue-5 targets tables.
 #   scripts/device-bundle.sh -j 2 --targets "gpu_attention lathe_bench_attention" --bundle attn-bundle --xz
 set -uo pipefail
-b=$PWD/attn-bundle
+b=$PWD/${BUNDLE:-attn-bundle}  # BUNDLE=full-bundle: one shared-library bundle of everything (602d3fa)
 scripts/bundle-unpack.sh "$b" || echo "unpack failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
 export LATHE_FIXTURES_DIR=$PWD/tests/fixtures LATHE_SOURCE_DIR=$PWD
