@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""scripts/bundle-unpack.sh on a synthetic device bundle: .gz and .xz files in bin/, lib/ and
-tokenizer/ come back byte-identical, bin/ gets its execute bit back (a binary gzipped by hand
-arrives without it), a second run changes nothing, and with no xz on PATH the .xz files are read
-through Python's lzma module."""
+"""scripts/bundle-unpack.sh on a synthetic device bundle: .gz and .xz files in bin/, lib/,
+lib/NAME/ (an executable added from a shared-library build, with its own lathe libraries) and
+tokenizer/ come back byte-identical, bin/ and lib/NAME/ get their execute bit back (a binary
+gzipped by hand arrives without it), a second run changes nothing, and with no xz on PATH the .xz
+files are read through Python's lzma module."""
 import gzip
 import lzma
 import os
@@ -19,6 +20,8 @@ FILES = {  # path in the bundle -> (compression, contents)
     "bin/tool_gz": ("gz", b"\x7fELF gzipped binary bytes" * 50),
     "bin/tool_xz": ("xz", b"\x7fELF xz binary bytes" * 50),
     "lib/libthing.so.1": ("xz", b"shared library bytes" * 40),
+    "lib/added/added": ("xz", b"\x7fELF an added build's binary" * 30),
+    "lib/added/liblathe_backend_cuda.so": ("xz", b"its own backend library" * 30),
     "tokenizer/tokenizer.json": ("gz", b'{"model": "test"}'),
     "tokenizer/plain.txt": (None, b"left as it is"),
 }
@@ -50,7 +53,8 @@ def check_bundle(root, label):
             assert f.read() == data, f"{label}: {rel} differs from what was packed"
         assert not os.path.exists(path + ".gz") and not os.path.exists(path + ".xz"), f"{label}: {rel} archive left"
         executable = bool(os.stat(path).st_mode & stat.S_IXUSR)
-        assert executable == rel.startswith("bin/"), f"{label}: {rel} execute bit {executable}"
+        in_added_folder = rel.startswith("lib/") and rel.count("/") == 2
+        assert executable == (rel.startswith("bin/") or in_added_folder), f"{label}: {rel} execute bit {executable}"
 
 
 def run(bundle, env=None):
