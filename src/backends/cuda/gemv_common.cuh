@@ -1,8 +1,9 @@
 #pragma once
 // Device pieces shared by the two decode GEMV kernels (gemv.cu: the register-ring kernel, the
-// default in its ring and ringbal forms; gemv_stream.cu: the opt-in bulk-copy stream kernel). Both compute one
-// 128-k step of 16 weight rows x up to 16 token columns with the SAME instruction sequence
-// (gemv_step below), which is what keeps every row's fp32 sum identical across tiers.
+// default in its ring and ringbal forms; gemv_stream.cu: the bulk-copy stream kernel, `auto`'s
+// choice for bf16 lm_heads). Both compute one 128-k step of 16 weight rows x up to 16 token
+// columns with the SAME instruction sequence (gemv_step below), which is what keeps every row's
+// fp32 sum identical across tiers.
 //
 // Per 128-k step a thread (g = lane / 4, c = lane % 4) holds, for each 64-k half h, 16 k of
 // weight row g and of row g + 8 starting at k = h * 64 + c * 16 (fp8: one 16-byte vector per

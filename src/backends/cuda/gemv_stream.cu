@@ -1,4 +1,4 @@
-// Decode GEMV variant (GemvKernel::kStream, opt-in): a persistent, byte-balanced weight stream
+// Decode GEMV variant (GemvKernel::kStream): a persistent, byte-balanced weight stream
 // through a shared-memory ring filled by the bulk-copy engine (cp.async.bulk, completion on
 // mbarriers). Measured on the H200 (2026-11-30, % of the read ceiling on the large fp8 shapes
 // at m = 1): one 256-byte copy per row from a single producer warp 19-20% on every shape
@@ -8,7 +8,9 @@
 // Two or three CTAs per SM (:tma:b2, :tma:b3; 16 or 24 compute warps) gained up to 11 points on
 // the large fp8 shapes at m = 1 and stayed under the register ring (bench/results/
 // gemv_stream_tma_ctas_2026-11-30l/).
-// The register ring stays the default (gemv.cu).
+// The register ring stays the default for decoder-layer weights (gemv.cu); since session 39 `auto`
+// takes `stream:b2:tma` (tensor copies without L2 promotion) for bf16 weights of vocabulary width
+// (gemv_policy.h, kStreamTmaMinBlocks): 97-98% of the read ceiling on the Qwen3 lm_heads at m = 1.
 //
 // Work decomposition. The weight is cut into units of one 128-row block x one 128-k step, in
 // row-block-major order (unit u = block * ksteps + step). A fixed grid of G CTAs (G = 132 by
