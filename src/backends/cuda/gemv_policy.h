@@ -27,8 +27,10 @@ inline constexpr double kThreeCtaFillGain = 0.15;
 // bf16 weights of at least this many 128-row blocks (131072 rows: vocabulary projections, no
 // Qwen3 decoder-layer weight comes near) take the stream kernel with tensor copies, two CTAs per SM
 // ("stream:b2:tma"): session 39 measured it faster than ringbal on the Qwen3-8B/32B lm_head at
-// m = 1 and 16, and slower (or level) on every decoder-layer shape, whose ring kernels also carry
-// the fused norm and the SwiGLU / RoPE epilogues the stream kernel lacks.
+// m = 1 and 16. Of the decoder-layer shapes it was slower on all but Qwen3-32B gate|up (bf16
+// 51200x5120: 4% faster at m = 1, 3% at m = 16 in isolation, one round), whose ring carries the
+// fused norm and SwiGLU epilogue the stream kernel lacks; that shape stays on the ring until the
+// decode step says otherwise.
 inline constexpr int64_t kStreamTmaMinBlocks = 1024;
 
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
