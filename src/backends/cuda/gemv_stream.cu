@@ -344,9 +344,9 @@ void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, 
   }
 }
 
-// None by default: session 39 measured the `:tma` variants 1-7% faster without promotion on the
-// bf16 shapes of Qwen3-8B/32B at m = 1 and 16 (fp8 within +-3%), the split-K attention's copies
-// 4-9% faster in session 38.
+// None by default: without promotion session 39 measured the `:tma` variants at 0.945-1.031 x the
+// time on the Qwen3-8B/32B shapes at m = 1 and 16 (the large bf16 ones 3-5.5% faster; one round),
+// the split-K attention's copies 4-9% faster in session 38.
 L2PromotionSetting g_tma_l2_promotion{0};
 
 // Weight [n, k] as a 2-D tensor of boxes 16 rows x 256 bytes.
