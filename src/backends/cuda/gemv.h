@@ -227,7 +227,7 @@ struct GemvVariant {
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
 //   bf16 weights of at least kStreamTmaMinBlocks row blocks (vocabulary projections): the stream
 //   kernel with tensor copies at two CTAs per SM ("stream:b2:tma"; session 39: Qwen3-8B/32B
-//   lm_head 5.7-6.7% faster at m = 1, 8-11% at m = 16 than ringbal);
+//   lm_head 5-6% faster at m = 1, 7-8% at m = 16 than ringbal);
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
 //   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights at
 //   three CTAs per SM ("ringbal:b3", 396 CTAs; measured faster in session 16);
