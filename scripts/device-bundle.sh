@@ -73,6 +73,10 @@ if [[ ! -f "$build/build.ninja" ]]; then
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DLATHE_CUDA=ON -DLATHE_CUDA_ARCHS=90a \
     -DLATHE_SHARED_LIBS=ON >/dev/null
 fi
+if ! grep -q '^LATHE_SHARED_LIBS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "device-bundle: note: $build is a static build (every executable carries its own CUDA backend," \
+    "~19 MB each with --xz); cmake -DLATHE_SHARED_LIBS=ON there bundles one shared copy" >&2
+fi
 # Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
 tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
 bench=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(lathe_bench_[a-z_]*\): .*/\1/p' | sort -u | tr '\n' ' ')
