@@ -51,7 +51,6 @@
 #include <fstream>
 #include <map>
 #include <numeric>
-#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -71,7 +70,7 @@
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/kv_cache.h"
 #include "ops/splitk_policy.h"
-#include "target/levers.h"
+#include "common/l2_promotion_arg.h"
 
 namespace {
 
@@ -224,12 +223,9 @@ int main(int argc, char** argv) {
       shuffled_tables = tables == "shuffled";
     }
     if (!std::strcmp(argv[i], "--kv-l2-promotion") && i + 1 < argc) {
-      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
-      if (!bytes || !cuda::set_splitk_kv_l2_promotion(*bytes)) {
-        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
+      if (!bench::apply_l2_promotion_arg(argv[i], argv[i + 1], cuda::set_splitk_kv_l2_promotion, "K/V copies"))
         return 2;
-      }
-      std::printf("K/V copies: L2 promotion %d bytes\n", *bytes);
+      ++i;
     }
     if (!std::strcmp(argv[i], "--policies") && i + 1 < argc) policy_filter = bench::split_list(argv[++i]);
     if (!std::strcmp(argv[i], "--kernels") && i + 1 < argc) {

@@ -35,7 +35,6 @@
 #include <cstring>
 #include <fstream>
 #include <numeric>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -49,7 +48,7 @@
 #include "common/list_arg.h"
 #include "core/hash.h"
 #include "ops/kv_cache.h"
-#include "target/levers.h"
+#include "common/l2_promotion_arg.h"
 
 namespace {
 
@@ -204,12 +203,10 @@ int main(int argc, char** argv) {
         }
       }
     } else if (!std::strcmp(argv[i], "--kv-l2-promotion") && has_value) {
-      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
-      if (!bytes || !cuda::set_prefill_kv_l2_promotion(*bytes)) {
-        std::fprintf(stderr, "error: --kv-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
+      if (!bench::apply_l2_promotion_arg(argv[i], argv[i + 1], cuda::set_prefill_kv_l2_promotion,
+                                         "K/V copies (ws kernel)"))
         return 2;
-      }
-      std::printf("K/V copies (ws kernel): L2 promotion %d bytes\n", *bytes);
+      ++i;
     } else if (!std::strcmp(argv[i], "--cells") && has_value) {
       if (!parse_cells(argv[++i], cells)) return 2;
     } else if (!std::strcmp(argv[i], "--block-size") && has_value) {

@@ -33,7 +33,7 @@
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
 //
 // --tma-l2-promotion none|64|128|256: the L2 promotion of the `:tma` stream variants' weight
-// copies (cuda::set_gemv_tma_l2_promotion; default 256).
+// copies (cuda::set_gemv_tma_l2_promotion; default none since session 39).
 //
 // Usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers]
 //                            [--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME]
@@ -49,7 +49,6 @@
 #include <cstring>
 #include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,7 +67,7 @@
 #include "core/error.h"
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/linear_dispatch.h"
-#include "target/levers.h"
+#include "common/l2_promotion_arg.h"
 
 namespace {
 
@@ -177,12 +176,10 @@ int main(int argc, char** argv) {
     } else if (arg == "--no-peers") {
       peers = false;
     } else if (arg == "--tma-l2-promotion" && i + 1 < argc) {
-      const std::optional<int32_t> bytes = target::parse_kv_l2_promotion(argv[++i]);
-      if (!bytes || !cuda::set_gemv_tma_l2_promotion(*bytes)) {
-        std::fprintf(stderr, "error: --tma-l2-promotion: %s is not none, 0, 64, 128 or 256\n", argv[i]);
+      if (!bench::apply_l2_promotion_arg(argv[i], argv[i + 1], cuda::set_gemv_tma_l2_promotion,
+                                         "stream:tma weight copies"))
         return 2;
-      }
-      std::printf("stream:tma weight copies: L2 promotion %d bytes\n", *bytes);
+      ++i;
     } else if (arg == "--after-norm") {
       after_norm = true;
     } else if (arg == "--shapes" && i + 1 < argc && std::strcmp(argv[i + 1], "decode") == 0) {
