@@ -136,11 +136,10 @@ for b in "$bundle"/bin/* "$bundle"/lib/*/*; do
   done
 done
 strip --strip-unneeded "$bundle"/lib/* 2>/dev/null || true
-files=$(find "$bundle/bin" "$bundle/lib" -type f)
 if [[ $compress == 1 ]]; then
-  gzip -9 $files
+  find "$bundle/bin" "$bundle/lib" -type f -exec gzip -9 {} +
 elif [[ $compress == 2 ]]; then
-  xz -9 -T0 $files
+  find "$bundle/bin" "$bundle/lib" -type f -exec xz -9 -T0 {} +
 fi
 if [[ $tokenizer == 1 ]]; then
   mkdir -p "$bundle/tokenizer"
