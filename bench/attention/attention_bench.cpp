@@ -62,6 +62,7 @@
 #include "backends/cuda/probe.h"
 #include "common/device_buffer.h"
 #include "common/graph_timing.h"
+#include "common/l2_promotion_arg.h"
 #include "common/list_arg.h"
 #include "common/read_ceiling.h"
 #include "core/hash.h"
@@ -70,7 +71,6 @@
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/kv_cache.h"
 #include "ops/splitk_policy.h"
-#include "common/l2_promotion_arg.h"
 
 namespace {
 
@@ -223,7 +223,8 @@ int main(int argc, char** argv) {
       shuffled_tables = tables == "shuffled";
     }
     if (!std::strcmp(argv[i], "--kv-l2-promotion") && i + 1 < argc) {
-      if (!bench::apply_l2_promotion_arg(argv[i], argv[i + 1], cuda::set_splitk_kv_l2_promotion, "K/V copies"))
+      if (!bench::apply_l2_promotion_arg(argv[i], argv[i + 1], cuda::set_splitk_kv_l2_promotion,
+                                         "K/V copies"))
         return 2;
       ++i;
     }

@@ -45,10 +45,10 @@
 #include "backends/cuda/probe.h"
 #include "common/device_buffer.h"
 #include "common/graph_timing.h"
+#include "common/l2_promotion_arg.h"
 #include "common/list_arg.h"
 #include "core/hash.h"
 #include "ops/kv_cache.h"
-#include "common/l2_promotion_arg.h"
 
 namespace {
 

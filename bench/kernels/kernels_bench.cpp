@@ -62,12 +62,12 @@
 #include "backends/cuda/quant.h"
 #include "common/device_buffer.h"
 #include "common/graph_timing.h"
+#include "common/l2_promotion_arg.h"
 #include "common/list_arg.h"
 #include "common/read_ceiling.h"
 #include "core/error.h"
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/linear_dispatch.h"
-#include "common/l2_promotion_arg.h"
 
 namespace {
 
