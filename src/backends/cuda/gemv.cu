@@ -36,7 +36,8 @@ struct RingConfig {
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
-//   ":wg" (the 16-row tier's warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but s2:bits.
+//   ":wg" (the 16- and 32-row tiers' warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but
+//   s2:bits. The 32-row tier builds fp8 s2 and bf16 s1 only (launch_tier32, tier_variant_reason).
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
           int kEpi = kEpiNone>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
@@ -48,7 +49,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone && kMaxM <= 16)
         launch_chained(
             gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
@@ -58,7 +59,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone && kMaxM <= 16)
         launch_chained(
             gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
@@ -128,6 +129,7 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
+  if (tier == 32) return !rope;  // SwiGLU in every 32-row configuration, QK-norm/RoPE in none
   if (rope)
     return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow &&
            (tier == 16 || cfg.group_steps == kWideGroupSteps);
@@ -183,6 +185,23 @@ void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& param
   }
   balanced ? launch_tier<kMaxM, true>(params, grid, cfg, stream)
            : launch_tier<kMaxM, false>(params, grid, cfg, stream);
+}
+
+// The 32-row tier (one weight pass for 17..32 rows): the register ring with one CTA per (row
+// block, K split) at the depth `auto` takes, kTier32GroupSteps steps of x a buffer, plain or with
+// the SwiGLU epilogue (tier_variant_reason and epilogue_built admit nothing else).
+void launch_tier32(bool silu, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+  const bool three = cfg.ctas_per_sm == 3;
+  auto launch = [&]<int kEpi>() {
+    if (cfg.wgmma) {
+      three ? launch_ring<32, false, kTier32GroupSteps, 3, true, false, kEpi>(params, grid, cfg, stream)
+            : launch_ring<32, false, kTier32GroupSteps, 2, true, false, kEpi>(params, grid, cfg, stream);
+    } else {
+      three ? launch_ring<32, false, kTier32GroupSteps, 3, false, false, kEpi>(params, grid, cfg, stream)
+            : launch_ring<32, false, kTier32GroupSteps, 2, false, false, kEpi>(params, grid, cfg, stream);
+    }
+  };
+  silu ? launch.template operator()<kEpiSilu>() : launch.template operator()<kEpiNone>();
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
@@ -268,7 +287,8 @@ std::string norm_variant_reason(const GemvVariant& resolved) {
   return {};
 }
 
-std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, const GemvVariant& variant) {
+std::string workspace_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws,
+                             const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k);
   if (p.norm.weight != nullptr) {
     if (std::string why = norm_variant_reason(v); !why.empty()) return why;
@@ -283,9 +303,11 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
   // The slot sum of tier 4 would never finish on an odd n (gemv_ring_ksplit never splits one).
   if (ksplit > 1 && p.n % 2 != 0) return "K split of an odd row count";
   if (ksplit > 1) {
-    // Tier 16 sums through the partials and counters, tiers 1 and 4 through the split slots.
+    // Tiers 16 and 32 sum through the partials (16 or 32 token rows a split) and counters, tiers 1
+    // and 4 through the split slots.
     const size_t blocks = static_cast<size_t>((p.n + kRowsPerCta - 1) / kRowsPerCta);
-    if (static_cast<size_t>(ksplit) * 16 * static_cast<size_t>(p.n) > ws.partial_floats ||
+    const size_t partial_cols = tier == 32 ? 32 : 16;
+    if (static_cast<size_t>(ksplit) * partial_cols * static_cast<size_t>(p.n) > ws.partial_floats ||
         blocks > static_cast<size_t>(ws.counter_count) ||
         static_cast<size_t>(ksplit) * blocks * 16 * kRowsPerCta > ws.split_slot_count)
       return "split-K workspace too small";
@@ -294,7 +316,7 @@ std::string workspace_reason(const GemvProblem& p, const GemvWorkspace& ws, cons
 }
 
 std::string problem_reason(int tier, const GemvProblem& p) {
-  if (tier != 1 && tier != 4 && tier != 16) return "tier must be 1, 4 or 16";
+  if (tier != 1 && tier != 4 && tier != 16 && tier != 32) return "tier must be 1, 4, 16 or 32";
   if (p.m < 1 || p.m > tier) return "row count outside the tier";
   if (p.n < 1 || p.k < kStepK || p.k % kStepK != 0) return "k must be a positive multiple of 128";
   if (p.n > (int64_t{1} << 30) || p.k > (int64_t{1} << 30)) return "shape too large";
@@ -356,6 +378,23 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
   return cfg;
 }
 
+// Why the 32-row tier cannot run p's shape under `variant` (empty for the other tiers): it is built
+// for the register ring with one CTA per (row block, K split) at the ring depth `auto` takes (fp8
+// s2, bf16 s1), without ':bits'. The balanced grid's segment sums and the stream kernel hold 16
+// token rows; those shapes keep two 16-row launches (linear_dispatch).
+std::string tier_variant_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
+  if (tier != 32) return {};
+  const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
+  const GemvVariant v = resolve(variant, fp8, p.n, p.k);
+  const std::string takes = " (this shape takes " + gemv_variant_name(v) + ")";
+  if (v.kernel != GemvKernel::kRegisterRing)
+    return "the 32-row tier runs on the register ring with one CTA per row block and K split only" + takes;
+  const RingConfig cfg = ring_config(v, fp8);
+  if (cfg.bit_trick || cfg.stages != (fp8 ? 2 : 1))
+    return "the 32-row tier is built for the ring depth auto takes (fp8 s2, bf16 s1) without ':bits'" + takes;
+  return {};
+}
+
 // Why `tier` cannot run p's epilogue (SwiGLU: p.silu_inter > 0; QK-norm/RoPE: p.rope) under
 // `variant`; empty when it can (or p has none).
 std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
@@ -391,18 +430,24 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
   return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
 }
 
-std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
+std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws,
+                                    const GemvVariant& variant) {
   std::string why = problem_reason(tier, p);
-  if (why.empty()) why = workspace_reason(p, ws, GemvVariant{});
-  if (why.empty()) why = epilogue_reason(tier, p, GemvVariant{});
+  if (why.empty()) why = tier_variant_reason(tier, p, variant);
+  if (why.empty()) why = workspace_reason(tier, p, ws, variant);
+  if (why.empty()) why = epilogue_reason(tier, p, variant);
   return why;
+}
+
+std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
+  return gemv_unsupported_reason(tier, p, ws, GemvVariant{});
 }
 
 namespace {
 constexpr size_t align256(size_t bytes) {
   return (bytes + 255) / 256 * 256;
 }
-constexpr size_t kPartialBytes = align256(kGemvWorkspaceFloats * sizeof(float));
+constexpr size_t kPartialBytes = align256(kGemvPartialFloats * sizeof(float));
 constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
 constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
 }  // namespace
@@ -415,7 +460,7 @@ GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
   auto* bytes = static_cast<uint8_t*>(base);
   GemvWorkspace ws;
   ws.partials = reinterpret_cast<float*>(bytes);
-  ws.partial_floats = kGemvWorkspaceFloats;
+  ws.partial_floats = kGemvPartialFloats;
   ws.counters = reinterpret_cast<int*>(bytes + kPartialBytes);
   ws.counter_count = kGemvCounterCount;
   ws.split_slots = reinterpret_cast<uint64_t*>(bytes + kPartialBytes + kCounterBytes);
@@ -426,9 +471,7 @@ GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant) {
-  std::string why = problem_reason(tier, problem);
-  if (why.empty()) why = workspace_reason(problem, workspace, variant);
-  if (why.empty()) why = epilogue_reason(tier, problem, variant);
+  const std::string why = gemv_unsupported_reason(tier, problem, workspace, variant);
   if (!why.empty()) {
     throw_error("gemv tier " + std::to_string(tier) + " cannot run n=" + std::to_string(problem.n) +
                 " k=" + std::to_string(problem.k) + " m=" + std::to_string(problem.m) + ": " + why);
@@ -514,8 +557,11 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     case 4:
       launch_tier_of<4>(balanced, fused, epilogue, params, grid, cfg, stream);
       break;
-    default:
+    case 16:
       launch_tier_of<16>(balanced, false, epilogue, params, grid, cfg, stream);
+      break;
+    default:  // 32: tier_variant_reason admitted the plain ring only
+      launch_tier32(silu, params, grid, cfg, stream);
       break;
   }
 }

@@ -1,10 +1,13 @@
 #pragma once
 // Decode-width linear layers: y[m, n] = sum_k x[m, k] * W[n, k] (* scale) (+ bias[n]) for
-// m <= 16 rows per launch, with W read ONCE per launch for all rows.
+// m <= 32 rows per launch, with W read ONCE per launch for all rows.
 //
-// Tiers (ONE kernel template, instantiated with kMaxM = 1, 4, 16):
+// Tiers (ONE kernel template, instantiated with kMaxM = 1, 4, 16, 32):
 //   gemv (m = 1), gemv_batch4 (m <= 4), gemv_batch16 (m <= 16); 17..32 rows are two batch16
-//   launches on contiguous row halves (linear_dispatch decides, the caller launches).
+//   launches on contiguous row halves (linear_dispatch decides, the caller launches), or, opted
+//   into (LATHE_FFN_BATCH32), one gemv_batch32 launch where the shape's kernel builds it (the
+//   register ring with one CTA per (row block, K split), at the ring depth `auto` takes:
+//   gemv_unsupported_reason says when not).
 //
 // Bit identity. Every output row is produced by the same sequence of operations whatever the
 // tier and whatever the other rows hold: a warp owns 16 weight rows and feeds them to
@@ -106,7 +109,7 @@ struct GemvProblem {
   const QkNormRopeArgs* rope = nullptr;
 };
 
-// Split-K scratch. The balanced and stream kernels and the register ring's 16-row tier: partial
+// Split-K scratch. The balanced and stream kernels and the register ring's 16- and 32-row tiers: partial
 // sums and one arrival counter per CTA or row block (the last CTA of a block resets its counter,
 // so replays need no memset). The register ring's tiers 1 and 4: split slots, one 64-bit word per
 // (split, row block, token row, weight row) holding a partial's fp32 bits and a full flag
@@ -126,7 +129,10 @@ struct GemvWorkspace {
 // counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
 // ksplit * 16 * n under kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its
 // slots, ksplit * 16 * n rounded up to whole 128-row blocks, under twice that (32 MB) for n >= 128.
+// The partials hold twice kGemvWorkspaceFloats (kGemvPartialFloats), so the 32-row tier's
+// ksplit * 32 * n fits under the SAME K split (a shape's split never depends on the tier).
 inline constexpr size_t kGemvWorkspaceFloats = size_t{1} << 21;
+inline constexpr size_t kGemvPartialFloats = 2 * kGemvWorkspaceFloats;
 inline constexpr int kGemvCounterCount = 1024;
 inline constexpr size_t kGemvSplitSlots = 2 * kGemvWorkspaceFloats;
 
@@ -168,7 +174,9 @@ bool set_gemv_tma_l2_promotion(int promotion_bytes);
 int gemv_tma_l2_promotion();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
-// Empty when the problem can run on `tier` (1, 4 or 16) with this workspace.
+// Empty when the problem can run on `tier` (1, 4, 16 or 32) with this workspace (and, for 32, on
+// the shape's default kernel: the register ring with one CTA per (row block, K split), fp8 s2 or
+// bf16 s1, without ':bits'; the SwiGLU epilogue is built there, the QK-norm/RoPE one is not).
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
 // Kernel variants the benchmark compares; production uses the default.
@@ -214,10 +222,11 @@ struct GemvVariant {
   // LATHE_GEMV_SHAPE_VARIANTS time early reads shape by shape inside the real step. Changes no
   // arithmetic.
   int early_weights = kGemvEarlyInherit;
-  // Register ring, 16-row tier (":wg"): each 16-k chunk as one warpgroup MMA (wgmma m64n16k16,
-  // weights from registers, x from shared memory) instead of two mma.sync per warp and their x
-  // loads. Bit-identical sums (gemv_wgmma.cuh), so rows keep the m = 1 bytes; devices without
-  // wgmma (not sm_90, or a binary without sm_90a code) run the mma.sync form. Tiers 1 and 4 ignore it.
+  // Register ring, 16- and 32-row tiers (":wg"): each 16-k chunk as one warpgroup MMA (wgmma
+  // m64n16k16 / m64n32k16, weights from registers, x from shared memory) instead of two (four)
+  // mma.sync per warp and their x loads. Bit-identical sums (gemv_wgmma.cuh), so rows keep the
+  // m = 1 bytes; devices without wgmma (not sm_90, or a binary without sm_90a code) run the
+  // mma.sync form. Tiers 1 and 4 ignore it.
   bool wgmma = false;
   // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
   // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
@@ -283,6 +292,10 @@ std::vector<GemvShapeVariant> gemv_shape_variants();
 // Empty when `variant` (after resolving kDefault/kAuto for the shape) is a built configuration
 // for the weight dtype; otherwise why not. gemv_launch refuses what this refuses.
 std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant);
+
+// gemv_unsupported_reason for a launch of `variant` (gemv_launch refuses what this refuses).
+std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace,
+                                    const GemvVariant& variant);
 
 // Launches one tier on `stream`. Throws lathe::Error when gemv_unsupported_reason is non-empty.
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,

@@ -33,6 +33,9 @@ static_assert(kWarps * 16 == kRowsPerCta, "a warp owns 16 rows of the CTA's bloc
 // `:g16` (kWideGroupSteps, what `auto` picks) stages 16 (fewer barriers) in the tiers of at most
 // 4 rows, where 16 steps of x still fit two CTAs per SM. The staging depth changes no row's arithmetic.
 constexpr int kDefaultGroupSteps = 4;
+// The 32-row tier stages 2 steps a buffer (32 rows x 2 steps: 17 KB of bf16 x, 16 KB in the wgmma
+// layout; two buffers stay under the 48 KB of static shared memory a CTA may declare).
+constexpr int kTier32GroupSteps = 2;
 // Steps of x per buffer in tiers 1 and 4 under ":wgn": 8 columns x 8 steps is 16 KB a buffer
 // (32 KB of the 48 KB a CTA may declare statically).
 constexpr int kWgNarrowGroupSteps = 8;
@@ -72,9 +75,11 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
 // s1..s2 (the compiler then has 128 registers a thread).
 // kMinCtas: CTAs per SM the registers are budgeted for (launch bounds); it changes no arithmetic.
-// kWgmma (":wg" in the 16-row tier, ":wgn" in tiers 1 and 4): each 16-k chunk as one warpgroup MMA
-// (n16 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per warp and column
-// group; the same sums, bit for bit.
+// kWgmma (":wg" in the 16- and 32-row tiers, ":wgn" in tiers 1 and 4): each 16-k chunk as one
+// warpgroup MMA (n16 / n32 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per
+// warp and column group; the same sums, bit for bit.
+// kMaxM 32 (the 32-row tier, one weight pass for 17..32 rows; gemv.cu builds it on the ring with
+// one CTA per (row block, K split) only) stages kTier32GroupSteps steps of x a buffer.
 // kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
 // with the norm kernel's bits.
 // kEpilogue (one CTA per row block only): kEpiSilu: rows as block_row says, and y = SwiGLU of the
@@ -88,16 +93,18 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr bool kSilu = kEpilogue == kEpiSilu;
   constexpr bool kRope = kEpilogue == kEpiRope;
   constexpr bool kStash = kSilu || kRope;        // the block's values wait in shared memory for the epilogue
-  constexpr int kColGroups = kMaxM > 8 ? 2 : 1;  // n8 column groups of the MMA
-  constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n16 or n8)
+  constexpr int kColGroups = (kMaxM + 7) / 8;    // n8 column groups of the MMA: 1 (tiers 1, 4), 2, 4
+  constexpr int kWgCols = kColGroups * 8;        // columns of the warpgroup MMA's B (n8, n16 or n32)
+  // The 16- and 32-row tiers' split-K partials: kPartialCols token rows per split (their stride).
+  constexpr int kPartialCols = kColGroups * 8;
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
   static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   constexpr int kXPitch = x_pitch(kGroupSteps);
-  // Tiers 1 and 4, every tier at three CTAs per SM and every warpgroup-MMA tier compute each step
-  // straight from its ring slot and refill the slot afterwards (see "The register ring" below); the
-  // 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
-  constexpr bool kRefillAfter = kMaxM <= 4 || kMinCtas == 3 || kWgmma;
+  // Tiers 1 and 4, the 32-row tier, every tier at three CTAs per SM and every warpgroup-MMA tier
+  // compute each step straight from its ring slot and refill the slot afterwards (see "The register
+  // ring" below); the 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
+  constexpr bool kRefillAfter = kMaxM <= 4 || kMaxM > 16 || kMinCtas == 3 || kWgmma;
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
   __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
@@ -106,6 +113,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
   static_assert(!kStash || !kBalanced, "the epilogues are built for one CTA per row block");
+  static_assert(!kBalanced || kMaxM <= 16, "the balanced grid's segment sums hold 16 token rows");
   static_assert(!kStash || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the epilogues stage their values in the x buffers");
 
@@ -406,13 +414,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   }
 
   if constexpr (kMaxM > 4) {
-    // The 16-row tier: every split writes its partials, arrives on the block's counter, and the
+    // The 16- and 32-row tiers: every split writes its partials, arrives on the block's counter, and the
     // last to arrive sums the splits in index order, taking quads of rows with their loads batched
     // where n keeps the quads aligned (two quads of four splits in flight per thread; two quads of
     // eight spill at three CTAs per SM): 7-17% off the split shapes at m = 16 against one output
     // per thread (session 17, docs/PERFORMANCE.md). The split slots below made it slower at 16
     // rows, as 64-bit words (session 29) and as 32-bit ones with half the bytes (session 30).
-    float* part = p.partials + static_cast<int64_t>(blockIdx.y) * 16 * p.n;
+    float* part = p.partials + static_cast<int64_t>(blockIdx.y) * kPartialCols * p.n;
     for_each_sum([&](int, int row, int col, float sum) {
       if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
     });
@@ -422,9 +430,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     if (!last_arrival) return;
     if (p.n % 4 == 0) {
       const float* block_partials = p.partials + row_first;
-      sum_partials_in_order<kThreads, kColGroups * 8, kColGroups, 4>(
+      // Two quads in flight at 16 and 32 rows (four at 32 would hold 64 registers of loads).
+      sum_partials_in_order<kThreads, kPartialCols, (kColGroups < 2 ? kColGroups : 2), 4>(
           p, row_first, p.ksplit, p.n,
-          [&](int j) { return block_partials + static_cast<int64_t>(j) * 16 * p.n; },
+          [&](int j) { return block_partials + static_cast<int64_t>(j) * kPartialCols * p.n; },
           [&](int row, int col, float sum) { finish_output(row, col, sum); });
     } else {
       for (int i = threadIdx.x; i < kRowsPerCta * m; i += kThreads) {
@@ -434,7 +443,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         const int64_t idx = static_cast<int64_t>(col) * p.n + row;
         float sum = __ldcg(p.partials + idx);
         for (int j = 1; j < p.ksplit; ++j)
-          sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * 16 * p.n + idx));
+          sum = __fadd_rn(sum, __ldcg(p.partials + static_cast<int64_t>(j) * kPartialCols * p.n + idx));
         finish_output(row, col, sum);
       }
     }

@@ -2,10 +2,11 @@
 // The GEMV's warpgroup MMA (gemv.cu): per 16-k chunk ONE wgmma per warpgroup, the weights as the A
 // operand from registers (each warp's m16n8k16 fragment of its 16 rows, weight_fragment) and the
 // activation columns as B from shared memory, instead of each warp's mma.sync m16n8k16 per column
-// group fed by activation loads from shared memory. The 16-row tier (":wg") takes wgmma n16, tiers 1
-// and 4 (":wgn") n8. Same products in the same chain: on the H200 the fp32 sums are bit-identical to
-// mma.sync's, n8 and n16 alike (bench/kernels/bf16_wgmma_probe.cu, 1.3 M sums over four value
-// ranges, session 23), so rows stay byte-equal to the m = 1 tier's mma.sync kernel.
+// group fed by activation loads from shared memory. The 32-row tier (":wg") takes wgmma n32, the
+// 16-row tier (":wg") n16, tiers 1 and 4 (":wgn") n8. Same products in the same chain: on the H200
+// the fp32 sums are bit-identical to mma.sync's, n8 and n16 alike (bench/kernels/bf16_wgmma_probe.cu,
+// 1.3 M sums over four value ranges, session 23), so rows stay byte-equal to the m = 1 tier's
+// mma.sync kernel. n32 (session 40) is held to the same by gpu_cuda_gemv_test's 32-row cases.
 //
 // The B operand's layout in shared memory: gemv_wgmma_layout.h.
 #include <cuda_bf16.h>
@@ -25,20 +26,29 @@ __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
 
 // Calls put(dst, col, u) for word u (physical k 2u, 2u + 1 from the group's first k) of each
 // column col < min(m, kRows) of `count` (<= kGroupSteps) steps, dst being where that word goes in
-// a buffer of kCols columns (gemv_wgmma_layout.h); thread `tid` of kThreads takes words tid,
-// tid + kThreads, ... Columns m..kCols-1 are left as they are (zeroed once per launch).
+// a buffer of kCols columns (gemv_wgmma_layout.h). With at least as many words a column as
+// threads, thread `tid` of kThreads takes words tid, tid + kThreads, ... and every column of them;
+// with fewer (the 32-row tier's 2 steps: 128 words), kSlices threads share a word, thread tid
+// taking word tid % kWordThreads and columns tid / kWordThreads + j * kSlices. Columns
+// m..kCols-1 are left as they are (zeroed once per launch).
 template <int kCols, int kRows, int kGroupSteps, int kThreads, typename PutWord>
 __device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count, int tid, PutWord put) {
   constexpr int kWords = kGroupSteps * 64;  // 4-byte words of a column in one group
-  static_assert(kWords % kThreads == 0, "whole words of each column per thread");
+  constexpr int kSlices = kWords >= kThreads ? 1 : kThreads / kWords;
+  constexpr int kWordThreads = kThreads / kSlices;
+  static_assert(kWords % kWordThreads == 0, "whole words of each column per thread");
+  static_assert(kRows % kSlices == 0, "whole columns per slice");
+  const int slice = tid / kWordThreads;
 #pragma unroll
-  for (int i = 0; i < kWords / kThreads; ++i) {
-    const int u = tid + i * kThreads;
+  for (int i = 0; i < kWords / kWordThreads; ++i) {
+    const int u = tid % kWordThreads + i * kWordThreads;
     if ((u >> 6) >= count) return;
     uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
 #pragma unroll
-    for (int col = 0; col < kRows; ++col)
+    for (int j = 0; j < kRows / kSlices; ++j) {
+      const int col = slice + j * kSlices;
       if (col < m) put(dst + (col >> 3) * 256 + (col & 7) * 16, col, u);
+    }
   }
 }
 
@@ -70,6 +80,17 @@ __device__ __forceinline__ void wgmma_m64n16k16(float (&d)[8], const uint32_t (&
       "wgmma.mma_async.sync.aligned.m64n16k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7}, "
       "{%8, %9, %10, %11}, %12, p, 1, 1, 0;\n}\n"
       : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7])
+      : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
+}
+
+// The n32 form (d[4j + i] as in the n16 form, j = 0..3): the 32-row tier (":wg").
+__device__ __forceinline__ void wgmma_m64n32k16(float (&d)[16], const uint32_t (&a)[4], uint64_t b) {
+  asm volatile(
+      "{\n.reg .pred p;\nsetp.ne.b32 p, 1, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n32k16.f32.bf16.bf16 {%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, "
+      "%11, %12, %13, %14, %15}, {%16, %17, %18, %19}, %20, p, 1, 1, 0;\n}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]),
+        "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "l"(b));
 }
 
@@ -105,7 +126,9 @@ __device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4
 #pragma unroll
       for (int j = 0; j < 2; ++j) {  // the descriptor's address field counts 16-byte units
         const uint64_t desc = step_desc + (h * 4 + q0 + j) * (kWgChunkBytes<kCols> >> 4);
-        if constexpr (kCols == 16) {
+        if constexpr (kCols == 32) {
+          wgmma_m64n32k16(d, a[j], desc);
+        } else if constexpr (kCols == 16) {
           wgmma_m64n16k16(d, a[j], desc);
         } else {
           wgmma_m64n8k16(d, a[j], desc);

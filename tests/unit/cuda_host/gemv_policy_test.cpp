@@ -71,6 +71,8 @@ TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
         EXPECT_LT((split - 1) * chunk, ksteps) << "every split non-empty";
         if (split > 1) {
           EXPECT_LE(static_cast<size_t>(split) * 16 * n, cuda::kGemvWorkspaceFloats);
+          EXPECT_LE(static_cast<size_t>(split) * 32 * n, cuda::kGemvPartialFloats)
+              << "the 32-row tier's partials fit under the split every tier takes";
           EXPECT_LE(static_cast<size_t>(split) * 16 * ((n + 127) / 128 * 128), cuda::kGemvSplitSlots)
               << "the ring's split slots cover whole 128-row blocks";
           EXPECT_LE((n + 127) / 128, cuda::kGemvCounterCount);

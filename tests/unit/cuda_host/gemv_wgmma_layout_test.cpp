@@ -4,7 +4,7 @@
 // and SBO = 256), and the GEMV's K permutation (gemv_common.cuh: MMA q of a 64-k half takes
 // physical k c * 16 + 4q + {0, 1, 2, 3} as logical {2c, 2c + 1, 2c + 8, 2c + 9}). Every element
 // wgmma reads must be the x the permutation asks for, and staging must fill each byte of a group
-// once. Both forms: 16 columns (n16) in groups of 4 steps, 8 columns (n8) in groups of 8.
+// once. Every form: 32 columns (n32) in groups of 2 steps, 16 (n16) in groups of 4, 8 (n8) in groups of 8.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -21,7 +21,8 @@ using lathe::cuda::gemv_detail::wg_x_offset;
 constexpr int kLbo = 128;
 constexpr int kSbo = 256;
 
-// kCols columns staged kSteps steps per group (gemv.cu: the 16-row tier 16 x 4, tiers 1 and 4 8 x 8).
+// kCols columns staged kSteps steps per group (gemv.cu: the 32-row tier 32 x 2, the 16-row tier
+// 16 x 4, tiers 1 and 4 8 x 8).
 template <int kCols, int kSteps>
 void expect_wgmma_reads_the_permuted_x() {
   for (int t = 0; t < kSteps; ++t) {
@@ -61,11 +62,13 @@ void expect_staging_writes_every_byte_once() {
 }
 
 TEST(GemvWgmmaLayout, EveryElementWgmmaReadsIsTheXThePermutationAsksFor) {
+  expect_wgmma_reads_the_permuted_x<32, 2>();
   expect_wgmma_reads_the_permuted_x<16, 4>();
   expect_wgmma_reads_the_permuted_x<8, 8>();
 }
 
 TEST(GemvWgmmaLayout, StagingWritesEveryByteOfAGroupOnce) {
+  expect_staging_writes_every_byte_once<32, 2>();
   expect_staging_writes_every_byte_once<16, 4>();
   expect_staging_writes_every_byte_once<8, 8>();
 }
