@@ -394,6 +394,14 @@ int main(int argc, char** argv) {
             ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, ours_variant); }));
             if (m == 1) ours_m1 = ours;
             if (m == 16) ours_m16 = ours;
+            // 17..32 rows: the opt-in one-pass 32-row tier (LATHE_FFN_BATCH32) beside the halves, where
+            // this shape's kernel builds it.
+            if (route.arm == ops::LinearArm::kGemvBatch16Halves &&
+                gemv_unsupported_reason(32, problem_for(0, m, 0), ws, ours_variant).empty()) {
+              emit("gemv_batch32", time_graph(stream, copies, [&](int c) {
+                     gemv_launch(32, problem_for(c, m, 0), ws, stream, ours_variant);
+                   }));
+            }
             if (m == 1 || m == 4 || m == 16) {
               emit("  ring (old default)",
                    time_graph(stream, copies, [&](int c) { run_ours(c, gemv_variant_from_name("ring")); }));

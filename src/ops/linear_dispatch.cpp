@@ -38,6 +38,7 @@ LinearRoute choose_linear_arm(Phase phase, int64_t m, LinearWeightKind kind, con
     if (m <= 4) return {LinearArm::kGemvBatch4, 0};
     if (levers.batch16) {
       if (m <= 16) return {LinearArm::kGemvBatch16, 0};
+      if (levers.batch32 && available.gemv_batch32) return {LinearArm::kGemvBatch32, 0};
       return {LinearArm::kGemvBatch16Halves, (m + 1) / 2};
     }
   }
@@ -120,6 +121,7 @@ LinearLevers linear_levers_from_env(std::string* warnings) {
     }
   };
   on_off("LATHE_FFN_FUSED_SILU", "ffn_fused_silu", levers.fused_silu);
+  on_off("LATHE_FFN_BATCH32", "ffn_batch32", levers.batch32);
   if (const char* v = std::getenv("LATHE_QKV_FUSED_ROPE")) {
     char* end = nullptr;
     const long value = std::strtol(v, &end, 10);
@@ -161,6 +163,8 @@ std::string describe_levers(const LinearLevers& levers) {
   const bool max_env = std::getenv("LATHE_FFN_GEMV_MAX_M") != nullptr;
   std::string out = fmt::format("ffn_batch16={}{} ffn_gemv_max_m={}{}", levers.batch16 ? "on" : "off",
                                 b16_env ? " (env)" : "", levers.gemv_max_m, max_env ? " (env)" : "");
+  out += fmt::format(" ffn_batch32={}{}", levers.batch32 ? "on" : "off",
+                     std::getenv("LATHE_FFN_BATCH32") != nullptr ? " (env)" : "");
   out += fmt::format(" ffn_fused_norm={}{}", levers.fused_norm_rows,
                      std::getenv("LATHE_FFN_FUSED_NORM") != nullptr ? " (env)" : "");
   out += fmt::format(" ffn_fused_silu={}{}", levers.fused_silu ? "on" : "off",
@@ -183,6 +187,8 @@ const char* linear_arm_name(LinearArm arm) {
       return "gemv_batch16";
     case LinearArm::kGemvBatch16Halves:
       return "gemv_batch16 x2 halves";
+    case LinearArm::kGemvBatch32:
+      return "gemv_batch32";
     case LinearArm::kGemvChunks:
       return "gemv tiers over row chunks";
     case LinearArm::kGemmBf16:
@@ -228,6 +234,9 @@ std::string describe_route(Phase phase, int64_t m, LinearWeightKind kind, const 
       break;
     case LinearArm::kGemvBatch16Halves:
       why = "two weight passes on contiguous row halves, each row bit-identical to the m=1 gemv (ffn_batch16=on)";
+      break;
+    case LinearArm::kGemvBatch32:
+      why = "one weight pass for 17..32 rows, each row bit-identical to the m=1 gemv (ffn_batch32=on)";
       break;
     case LinearArm::kGemvChunks:
       why = fmt::format("the gemv tiers over chunks of {} rows, one weight pass per chunk, each row bit-identical to "

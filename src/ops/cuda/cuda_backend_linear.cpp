@@ -26,6 +26,7 @@ void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
     case LinearArm::kGemvBatch4:
     case LinearArm::kGemvBatch16:
     case LinearArm::kGemvBatch16Halves:
+    case LinearArm::kGemvBatch32:
       run_gemv(route, x, w, out);
       break;
     case LinearArm::kGemvChunks:
@@ -68,6 +69,12 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
     kc::GemvProblem probe = gemv_problem(x, w, out);
     probe.m = 1;
     avail.gemv = kc::gemv_unsupported_reason(1, probe, gemv_ws_).empty();
+    // Asked only where it could be taken (lever on, a 17..32-row decode step): a host-side check
+    // per call, cheap but not free.
+    if (levers_.batch32 && phase == Phase::kDecode && x.rows > 16 && x.rows <= 32) {
+      probe.m = static_cast<int>(x.rows);
+      avail.gemv_batch32 = kc::gemv_unsupported_reason(32, probe, gemv_ws_).empty();
+    }
   }
   avail.gemm_bf16 = true;
   const bool lt_fp8_shape = w.cols % 16 == 0 && x.stride % 16 == 0;
@@ -154,6 +161,8 @@ int gemv_route_tier(const LinearRoute& route, int64_t rows, int64_t& widest) {
     case LinearArm::kGemvBatch16Halves:
       widest = std::max(route.first_half, rows - route.first_half);
       return 16;
+    case LinearArm::kGemvBatch32:
+      return 32;
     default:
       return 0;
   }
@@ -249,6 +258,9 @@ void CudaBackend::run_gemv(const LinearRoute& route, Act x, const WeightView& w,
       break;
     case LinearArm::kGemvBatch16:
       kc::gemv_launch(16, problem(0, x.rows), gemv_ws_, stream_);
+      break;
+    case LinearArm::kGemvBatch32:
+      kc::gemv_launch(32, problem(0, x.rows), gemv_ws_, stream_);
       break;
     default:
       kc::gemv_launch(16, problem(0, route.first_half), gemv_ws_, stream_);

@@ -1,4 +1,6 @@
-// Decode GEMV tiers: (1) every row of every tier and of the dispatch route for m = 1..32 is
+// Decode GEMV tiers: (1) every row of every tier and of the dispatch route for m = 1..32 (the
+// 32-row tier's single launch where the shape's kernel builds it, LATHE_FFN_BATCH32's route, as
+// well as the two 16-row halves) is
 // byte-equal to the m = 1 kernel on that row alone, on random data, several shapes (split-K and
 // not, ragged n) and seeds, for fp8 with each scale kind and bf16; (2) the m = 1 results match a
 // float64 host reference of the dequantized product; (3) the register-ring variant (the
@@ -102,12 +104,31 @@ class GemvTest : public testing::TestWithParam<Case> {
     return p;
   }
 
-  // Runs the route the dispatch ladder picks for m decode rows.
-  void run_route(int m, void* y, bool f32) {
-    const ops::LinearKernels avail{true, true, true, true};
-    const auto kind = GetParam().fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16;
-    const ops::LinearRoute route = ops::choose_linear_arm(ops::Phase::kDecode, m, kind, avail, ops::LinearLevers{});
+  // Whether `tier` runs this case's shape under `variant` (the 32-row tier does not on every kernel).
+  bool tier_runs(int tier, const cuda::GemvVariant& variant) const {
+    void* const any_y = w_->get();  // an aligned pointer; nothing is launched
+    return cuda::gemv_unsupported_reason(tier, problem(0, tier, any_y, true), ws_, variant).empty();
+  }
+
+  // Whether the 32-row tier must run this case under `variant`: the plain register ring at the
+  // ring depth `auto` takes (gemv.h), which every non-balanced shape of `auto` is.
+  bool tier32_expected(const cuda::GemvVariant& variant) const {
+    const Case& c = GetParam();
+    const cuda::GemvVariant v = cuda::gemv_resolve_variant(variant, c.fp8, c.n, c.k);
+    return v.kernel == cuda::GemvKernel::kRegisterRing && !v.bit_trick &&
+           (v.stages == 0 || v.stages == (c.fp8 ? 2 : 1));
+  }
+
+  // Runs the route the dispatch ladder picks for m decode rows (batch32: with LATHE_FFN_BATCH32's
+  // lever on, the 32-row tier offered where it runs).
+  void run_route(int m, void* y, bool f32, bool batch32 = false) {
     const cuda::GemvVariant v = variant_under_test(GetParam().fp8);
+    ops::LinearKernels avail{true, true, true, true};
+    avail.gemv_batch32 = batch32 && tier_runs(32, v);
+    ops::LinearLevers levers;
+    levers.batch32 = batch32;
+    const auto kind = GetParam().fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16;
+    const ops::LinearRoute route = ops::choose_linear_arm(ops::Phase::kDecode, m, kind, avail, levers);
     switch (route.arm) {
       case ops::LinearArm::kGemv:
         cuda::gemv_launch(1, problem(0, m, y, f32), ws_, nullptr, v);
@@ -124,6 +145,9 @@ class GemvTest : public testing::TestWithParam<Case> {
         cuda::gemv_launch(16, problem(first, m - first, y, f32), ws_, nullptr, v);
         break;
       }
+      case ops::LinearArm::kGemvBatch32:
+        cuda::gemv_launch(32, problem(0, m, y, f32), ws_, nullptr, v);
+        break;
       default:
         FAIL() << "decode m=" << m << " did not take a gemv tier";
     }
@@ -157,20 +181,29 @@ void GemvTest::check_every_row_of_every_tier() {
     const size_t row_bytes = static_cast<size_t>(c.n) * esize;
     const std::vector<uint8_t> ref = single_rows(f32);
     DeviceBuffer y(kRows * row_bytes);
-    for (int m = 1; m <= kRows; ++m) {
-      y.poison();
-      run_route(m, y.get(), f32);
-      const auto got = y.download<uint8_t>(m * row_bytes);
-      for (int r = 0; r < m; ++r) {
-        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
-            << "route for m=" << m << " row " << r << (f32 ? " (f32 out)" : " (bf16 out)");
+    const cuda::GemvVariant v = variant_under_test(c.fp8);
+    const bool has32 = tier_runs(32, v);
+    ASSERT_EQ(has32, tier32_expected(v))
+        << cuda::gemv_variant_name(cuda::gemv_resolve_variant(v, c.fp8, c.n, c.k));
+    for (const bool batch32 : {false, true}) {
+      if (batch32 && !has32) continue;  // the route is the halves again
+      for (int m = batch32 ? 17 : 1; m <= kRows; ++m) {
+        y.poison();
+        run_route(m, y.get(), f32, batch32);
+        const auto got = y.download<uint8_t>(m * row_bytes);
+        for (int r = 0; r < m; ++r) {
+          ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+              << "route for m=" << m << (batch32 ? " (batch32 on)" : "") << " row " << r
+              << (f32 ? " (f32 out)" : " (bf16 out)");
+        }
       }
     }
     // Each tier directly, at every width it accepts.
-    for (const int tier : {4, 16}) {
+    for (const int tier : {4, 16, 32}) {
+      if (tier == 32 && !has32) continue;
       for (int m = 1; m <= tier; ++m) {
         y.poison();
-        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr, variant_under_test(c.fp8));
+        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr, v);
         const auto got = y.download<uint8_t>(m * row_bytes);
         for (int r = 0; r < m; ++r) {
           ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
@@ -194,7 +227,8 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
   const std::vector<uint8_t> ref = single_rows(true, ring);
   DeviceBuffer y(kRows * row_bytes);
-  for (const int tier : {4, 16}) {
+  ASSERT_TRUE(tier_runs(32, ring)) << "the plain ring builds the 32-row tier";
+  for (const int tier : {4, 16, 32}) {
     for (const int m : {tier / 2 + 1, tier}) {
       y.poison();
       cuda::gemv_launch(tier, problem(0, m, y.get(), true), ws_, nullptr, ring);
@@ -218,11 +252,11 @@ TEST_P(GemvTest, RegisterRingVariantRowsAreByteEqualToItsSingleRowKernel) {
   EXPECT_LT(gpu_test::normalized_error(a, b), 1e-5);
 }
 
-// The warpgroup-MMA forms (gemv_wgmma.cuh; ":wg" n16 in the 16-row tier, ":wgn" n8 in tiers 1 and
-// 4) give every row the bytes of the m = 1 kernel (mma.sync) of the same grid, on each grid the
-// register ring builds, at widths that leave B columns empty (1, 3, 5, 13) and fill them (4 of
-// tier 4's 8 columns read, 8, 16). On a device without wgmma they run mma.sync, and the test checks
-// that fallback instead.
+// The warpgroup-MMA forms (gemv_wgmma.cuh; ":wg" n32 / n16 in the 32- and 16-row tiers, ":wgn" n8
+// in tiers 1 and 4) give every row the bytes of the m = 1 kernel (mma.sync) of the same grid, on
+// each grid the register ring builds (the 32-row tier where it runs: the plain ring), at widths
+// that leave B columns empty (1, 3, 5, 13, 17, 24) and fill them (4 of tier 4's 8 columns read,
+// 8, 16, 32). On a device without wgmma they run mma.sync, and the test checks that fallback instead.
 TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
@@ -234,8 +268,20 @@ TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
     ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, wg), "") << name;
     const std::vector<uint8_t> ref = single_rows(true, base);
     DeviceBuffer y(kRows * row_bytes);
-    for (const auto& [tier, m] :
-         {std::pair{1, 1}, {4, 1}, {4, 3}, {4, 4}, {16, 5}, {16, 8}, {16, 13}, {16, 16}}) {
+    const bool has32 = tier_runs(32, wg);
+    EXPECT_EQ(has32, tier32_expected(wg)) << name;
+    for (const auto& [tier, m] : {std::pair{1, 1},
+                                  {4, 1},
+                                  {4, 3},
+                                  {4, 4},
+                                  {16, 5},
+                                  {16, 8},
+                                  {16, 13},
+                                  {16, 16},
+                                  {32, 17},
+                                  {32, 24},
+                                  {32, 32}}) {
+      if (tier == 32 && !has32) continue;
       y.poison();
       cuda::gemv_launch(tier, problem(0, m, y.get(), true), ws_, nullptr, wg);
       const auto got = y.download<uint8_t>(m * row_bytes);

@@ -42,6 +42,42 @@ TEST(LinearDispatch, DecodeSeventeenToThirtyTwoRowsTakeTwoHalves) {
   }
 }
 
+// LATHE_FFN_BATCH32=on: 17..32 rows in one 32-row launch, but only where the weight's kernel
+// builds that tier; everything else on the ladder stays where it was.
+TEST(LinearDispatch, Batch32LeverTakesOneLaunchWhereTheWeightHasTheTier) {
+  LinearLevers on;
+  on.batch32 = true;
+  LinearKernels with32 = kAll;
+  with32.gemv_batch32 = true;
+  for (int64_t m = 17; m <= 32; ++m) {
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemvBatch32)
+        << m;
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kBf16, with32, on), LinearArm::kGemvBatch32) << m;
+    // Lever on, tier not built for this weight: the two halves.
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, kAll, on), LinearArm::kGemvBatch16Halves)
+        << m;
+    // Tier built, lever off (the default): the two halves.
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, kDefault),
+              LinearArm::kGemvBatch16Halves)
+        << m;
+    EXPECT_EQ(arm(Phase::kPrefill, m, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemmFp8Block)
+        << m;
+  }
+  EXPECT_EQ(arm(Phase::kDecode, 1, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemv);
+  EXPECT_EQ(arm(Phase::kDecode, 4, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemvBatch4);
+  EXPECT_EQ(arm(Phase::kDecode, 16, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemvBatch16);
+  EXPECT_EQ(arm(Phase::kDecode, 33, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemmFp8Block);
+  // batch16 off turns the whole 5..32 tier off, the 32-row launch with it.
+  LinearLevers no16 = on;
+  no16.batch16 = false;
+  EXPECT_EQ(arm(Phase::kDecode, 24, LinearWeightKind::kFp8Block128, with32, no16), LinearArm::kGemmFp8Block);
+  // The GEMV boundary still bounds it.
+  LinearLevers max24 = on;
+  max24.gemv_max_m = 24;
+  EXPECT_EQ(arm(Phase::kDecode, 24, LinearWeightKind::kFp8Block128, with32, max24), LinearArm::kGemvBatch32);
+  EXPECT_EQ(arm(Phase::kDecode, 25, LinearWeightKind::kFp8Block128, with32, max24), LinearArm::kGemmFp8Block);
+}
+
 TEST(LinearDispatch, DecodeBeyondThirtyTwoTakesGemm) {
   EXPECT_EQ(arm(Phase::kDecode, 33), LinearArm::kGemmFp8Block);
   EXPECT_EQ(arm(Phase::kDecode, 256, LinearWeightKind::kBf16), LinearArm::kGemmBf16);
@@ -210,6 +246,25 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_SILU"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_SILU");
+  // LATHE_FFN_BATCH32: on | off (1 | 0), default off; anything else warns and keeps off.
+  warnings.clear();
+  EXPECT_FALSE(linear_levers_from_env(&warnings).batch32);
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_batch32=off"), std::string::npos);
+  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
+    setenv("LATHE_FFN_BATCH32", text, 1);
+    l = linear_levers_from_env(&warnings);
+    EXPECT_EQ(l.batch32, on) << text;
+    EXPECT_NE(describe_levers(l).find(std::string("ffn_batch32=") + (on ? "on" : "off") + " (env)"),
+              std::string::npos);
+  }
+  EXPECT_TRUE(warnings.empty());
+  for (const char* bad : {"yes", "ON!", ""}) {
+    warnings.clear();
+    setenv("LATHE_FFN_BATCH32", bad, 1);
+    EXPECT_FALSE(linear_levers_from_env(&warnings).batch32) << bad;
+    EXPECT_NE(warnings.find("LATHE_FFN_BATCH32"), std::string::npos) << bad;
+  }
+  unsetenv("LATHE_FFN_BATCH32");
   // LATHE_QKV_FUSED_ROPE: off or 0..32 (the widest fused step); anything else warns and keeps 4.
   warnings.clear();
   EXPECT_EQ(linear_levers_from_env(&warnings).fused_rope_rows, 4);
@@ -256,6 +311,14 @@ TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
   EXPECT_NE(line.find("decode"), std::string::npos);
   EXPECT_NE(line.find("gemv_batch16 x2 halves"), std::string::npos);
   EXPECT_NE(line.find("ffn_batch16=on"), std::string::npos);
+  EXPECT_NE(line.find("ffn_batch32=off"), std::string::npos);
+  LinearLevers on;
+  on.batch32 = true;
+  LinearKernels with32 = kAll;
+  with32.gemv_batch32 = true;
+  const LinearRoute one = choose_linear_arm(Phase::kDecode, 20, LinearWeightKind::kFp8Block128, with32, on);
+  const std::string one_line = describe_route(Phase::kDecode, 20, LinearWeightKind::kFp8Block128, one, on);
+  EXPECT_NE(one_line.find("-> gemv_batch32 (one weight pass"), std::string::npos) << one_line;
 }
 
 }  // namespace
