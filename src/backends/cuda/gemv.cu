@@ -37,7 +37,7 @@ struct RingConfig {
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
 //   ":wg" (the 16- and 32-row tiers' warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but
-//   s2:bits. The 32-row tier builds fp8 s2 and bf16 s1 only (launch_tier32, tier_variant_reason).
+//   s2:bits. The 32-row tier has its own launcher (launch_tier32).
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
           int kEpi = kEpiNone>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
@@ -49,7 +49,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
     } else if (cfg.stages == 4) {
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone && kMaxM <= 16)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
             gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
@@ -59,7 +59,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     }
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone && kMaxM <= 16)
+      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
             gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
@@ -187,18 +187,38 @@ void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& param
            : launch_tier<kMaxM, false>(params, grid, cfg, stream);
 }
 
+// One 32-row kernel: the plain register ring, kTier32GroupSteps steps of x a buffer, no fused norm.
+template <bool kFp8, int kStages, int kMinCtas, int kEpi>
+void launch_tier32_kernel(bool wg, const Params& params, dim3 grid, cudaStream_t stream) {
+  const dim3 block(kThreads);
+  if (wg) {
+    launch_chained(
+        gemv_kernel<32, kFp8, kStages, false, false, kTier32GroupSteps, kMinCtas, true, false, kEpi>, grid,
+        block, 0, stream, params);
+  } else {
+    launch_chained(
+        gemv_kernel<32, kFp8, kStages, false, false, kTier32GroupSteps, kMinCtas, false, false, kEpi>, grid,
+        block, 0, stream, params);
+  }
+}
+
 // The 32-row tier (one weight pass for 17..32 rows): the register ring with one CTA per (row
-// block, K split) at the depth `auto` takes, kTier32GroupSteps steps of x a buffer, plain or with
-// the SwiGLU epilogue (tier_variant_reason and epilogue_built admit nothing else).
+// block, K split), plain or with the SwiGLU epilogue (tier_variant_reason and epilogue_built admit
+// nothing else), at the variant's CTAs per SM and wgmma choice. Ring depth: fp8 s2 and bf16 s1 at
+// two CTAs per SM (the depths `auto` takes; no spills, 114-128 registers), s1 for both at three:
+// with fp8 s2 the 16 accumulators and 16 step sums of 32 columns do not fit 80 registers, and
+// ptxas spilled 108 (mma.sync) and 432 (wgmma) bytes, reloading the accumulators in every step
+// (CUDA 13.0, SASS read with nvdisasm); fp8 s1 spills nothing with mma.sync and 56 bytes, outside
+// the main loop, with wgmma. The depth changes no arithmetic (the same bytes).
 void launch_tier32(bool silu, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const bool three = cfg.ctas_per_sm == 3;
   auto launch = [&]<int kEpi>() {
-    if (cfg.wgmma) {
-      three ? launch_ring<32, false, kTier32GroupSteps, 3, true, false, kEpi>(params, grid, cfg, stream)
-            : launch_ring<32, false, kTier32GroupSteps, 2, true, false, kEpi>(params, grid, cfg, stream);
+    if (cfg.fp8) {
+      three ? launch_tier32_kernel<true, 1, 3, kEpi>(cfg.wgmma, params, grid, stream)
+            : launch_tier32_kernel<true, 2, 2, kEpi>(cfg.wgmma, params, grid, stream);
     } else {
-      three ? launch_ring<32, false, kTier32GroupSteps, 3, false, false, kEpi>(params, grid, cfg, stream)
-            : launch_ring<32, false, kTier32GroupSteps, 2, false, false, kEpi>(params, grid, cfg, stream);
+      three ? launch_tier32_kernel<false, 1, 3, kEpi>(cfg.wgmma, params, grid, stream)
+            : launch_tier32_kernel<false, 1, 2, kEpi>(cfg.wgmma, params, grid, stream);
     }
   };
   silu ? launch.template operator()<kEpiSilu>() : launch.template operator()<kEpiNone>();
