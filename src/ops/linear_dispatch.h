@@ -55,9 +55,10 @@ struct LinearLevers {
   bool batch16 = true;  // LATHE_FFN_BATCH16=0 turns the 5..32-row tier off (those rows take the GEMM)
   // LATHE_FFN_BATCH32=on: 17..32 decode rows take ONE 32-row launch (gemv_batch32: the weights read
   // once, each row bit-identical to m = 1) instead of the seed's two 16-row launches, on weights
-  // whose kernel builds that tier (the register ring with one CTA per row block and K split);
-  // others keep the halves. Off by default until the decode step has measured it on the GPU
-  // (added in session 40 without one; docs/PERFORMANCE.md). Needs batch16.
+  // whose kernel builds that tier (every kernel `auto` picks; a variant override such as ':bits'
+  // may not: gemv_unsupported_reason), others keep the halves. Off by default until the decode
+  // step has measured it on the GPU (added in session 40 without one; docs/PERFORMANCE.md).
+  // Needs batch16.
   bool batch32 = false;
   int gemv_max_m = 32;  // LATHE_FFN_GEMV_MAX_M: decode rows above this take the GEMM (0..32)
   // LATHE_FFN_DECODE_WIDE=gemv: decode rows above the tiers run the tiers chunk by chunk instead of

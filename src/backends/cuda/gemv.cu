@@ -187,41 +187,48 @@ void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& param
            : launch_tier<kMaxM, false>(params, grid, cfg, stream);
 }
 
-// One 32-row kernel: the plain register ring, kTier32GroupSteps steps of x a buffer, no fused norm.
-template <bool kFp8, int kStages, int kMinCtas, int kEpi>
+// One 32-row kernel: the register ring (kBalanced: on the byte-balanced grid), kTier32GroupSteps
+// steps of x a buffer, no fused norm.
+template <bool kFp8, int kStages, bool kBalanced, int kMinCtas, int kEpi>
 void launch_tier32_kernel(bool wg, const Params& params, dim3 grid, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (wg) {
     launch_chained(
-        gemv_kernel<32, kFp8, kStages, false, false, kTier32GroupSteps, kMinCtas, true, false, kEpi>, grid,
-        block, 0, stream, params);
+        gemv_kernel<32, kFp8, kStages, false, kBalanced, kTier32GroupSteps, kMinCtas, true, false, kEpi>,
+        grid, block, 0, stream, params);
   } else {
     launch_chained(
-        gemv_kernel<32, kFp8, kStages, false, false, kTier32GroupSteps, kMinCtas, false, false, kEpi>, grid,
-        block, 0, stream, params);
+        gemv_kernel<32, kFp8, kStages, false, kBalanced, kTier32GroupSteps, kMinCtas, false, false, kEpi>,
+        grid, block, 0, stream, params);
   }
 }
 
 // The 32-row tier (one weight pass for 17..32 rows): the register ring with one CTA per (row
-// block, K split), plain or with the SwiGLU epilogue (tier_variant_reason and epilogue_built admit
-// nothing else), at the variant's CTAs per SM and wgmma choice. Ring depth: fp8 s2 and bf16 s1 at
-// two CTAs per SM (the depths `auto` takes; no spills, 114-128 registers), s1 for both at three:
-// with fp8 s2 the 16 accumulators and 16 step sums of 32 columns do not fit 80 registers, and
-// ptxas spilled 108 (mma.sync) and 432 (wgmma) bytes, reloading the accumulators in every step
-// (CUDA 13.0, SASS read with nvdisasm); fp8 s1 spills nothing with mma.sync and 56 bytes, outside
-// the main loop, with wgmma. The depth changes no arithmetic (the same bytes).
-void launch_tier32(bool silu, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
+// block, K split), plain or with the SwiGLU epilogue, or on the balanced grid, plain
+// (tier_variant_reason and epilogue_built admit nothing else), at the variant's CTAs per SM and
+// wgmma choice. Ring depth: fp8 s2 and bf16 s1 at two CTAs per SM (the depths `auto` takes; no
+// spills, 114-128 registers), s1 for both at three: with fp8 s2 the 16 accumulators and 16 step
+// sums of 32 columns do not fit 80 registers, and ptxas spilled 108 (mma.sync) and 432 (wgmma)
+// bytes, reloading the accumulators in every step (CUDA 13.0, SASS read with nvdisasm); fp8 s1
+// spills nothing with mma.sync and 56 bytes, outside the main loop, with wgmma. The depth changes
+// no arithmetic (the same bytes).
+void launch_tier32(bool balanced, bool silu, const Params& params, dim3 grid, const RingConfig& cfg,
+                   cudaStream_t stream) {
   const bool three = cfg.ctas_per_sm == 3;
-  auto launch = [&]<int kEpi>() {
+  auto launch = [&]<bool kBalanced, int kEpi>() {
     if (cfg.fp8) {
-      three ? launch_tier32_kernel<true, 1, 3, kEpi>(cfg.wgmma, params, grid, stream)
-            : launch_tier32_kernel<true, 2, 2, kEpi>(cfg.wgmma, params, grid, stream);
+      three ? launch_tier32_kernel<true, 1, kBalanced, 3, kEpi>(cfg.wgmma, params, grid, stream)
+            : launch_tier32_kernel<true, 2, kBalanced, 2, kEpi>(cfg.wgmma, params, grid, stream);
     } else {
-      three ? launch_tier32_kernel<false, 1, 3, kEpi>(cfg.wgmma, params, grid, stream)
-            : launch_tier32_kernel<false, 1, 2, kEpi>(cfg.wgmma, params, grid, stream);
+      three ? launch_tier32_kernel<false, 1, kBalanced, 3, kEpi>(cfg.wgmma, params, grid, stream)
+            : launch_tier32_kernel<false, 1, kBalanced, 2, kEpi>(cfg.wgmma, params, grid, stream);
     }
   };
-  silu ? launch.template operator()<kEpiSilu>() : launch.template operator()<kEpiNone>();
+  if (balanced) {
+    launch.template operator()<true, kEpiNone>();
+  } else {
+    silu ? launch.template operator()<false, kEpiSilu>() : launch.template operator()<false, kEpiNone>();
+  }
 }
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
@@ -315,7 +322,9 @@ std::string workspace_reason(int tier, const GemvProblem& p, const GemvWorkspace
   }
   if (v.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kRingBalanced) {
     const int ctas = balanced_ctas(v);
-    if (stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
+    // The 32-row tier's segment partials take 32-column slots (gemv_common.cuh, slot_floats).
+    const size_t slot_scale = tier == 32 ? 2 : 1;
+    if (slot_scale * stream_partial_floats(ctas) > ws.partial_floats || ctas > ws.counter_count)
       return "balanced-grid workspace too small";
     return {};
   }
@@ -399,19 +408,17 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
 }
 
 // Why the 32-row tier cannot run p's shape under `variant` (empty for the other tiers): it is built
-// for the register ring with one CTA per (row block, K split) at the ring depth `auto` takes (fp8
-// s2, bf16 s1), without ':bits'. The balanced grid's segment sums and the stream kernel hold 16
-// token rows; those shapes keep two 16-row launches (linear_dispatch).
+// for the stream kernel and for the register ring on either grid at the ring depth `auto` takes
+// (fp8 s2, bf16 s1), without ':bits'.
 std::string tier_variant_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
   if (tier != 32) return {};
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, p.n, p.k);
-  const std::string takes = " (this shape takes " + gemv_variant_name(v) + ")";
-  if (v.kernel != GemvKernel::kRegisterRing)
-    return "the 32-row tier runs on the register ring with one CTA per row block and K split only" + takes;
+  if (v.kernel == GemvKernel::kStream) return {};
   const RingConfig cfg = ring_config(v, fp8);
   if (cfg.bit_trick || cfg.stages != (fp8 ? 2 : 1))
-    return "the 32-row tier is built for the ring depth auto takes (fp8 s2, bf16 s1) without ':bits'" + takes;
+    return std::string("the 32-row tier's ring is built for auto's depths (fp8 s2, bf16 s1), not ':bits'") +
+           " (this shape takes " + gemv_variant_name(v) + ")";
   return {};
 }
 
@@ -580,8 +587,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     case 16:
       launch_tier_of<16>(balanced, false, epilogue, params, grid, cfg, stream);
       break;
-    default:  // 32: tier_variant_reason admitted the plain ring only
-      launch_tier32(silu, params, grid, cfg, stream);
+    default:  // 32: tier_variant_reason admitted the register ring only
+      launch_tier32(balanced, silu, params, grid, cfg, stream);
       break;
   }
 }

@@ -5,8 +5,7 @@
 // Tiers (ONE kernel template, instantiated with kMaxM = 1, 4, 16, 32):
 //   gemv (m = 1), gemv_batch4 (m <= 4), gemv_batch16 (m <= 16); 17..32 rows are two batch16
 //   launches on contiguous row halves (linear_dispatch decides, the caller launches), or, opted
-//   into (LATHE_FFN_BATCH32), one gemv_batch32 launch where the shape's kernel builds it (the
-//   register ring with one CTA per (row block, K split), at the ring depth `auto` takes:
+//   into (LATHE_FFN_BATCH32), one gemv_batch32 launch (built for every kernel `auto` picks:
 //   gemv_unsupported_reason says when not).
 //
 // Bit identity. Every output row is produced by the same sequence of operations whatever the
@@ -125,9 +124,9 @@ struct GemvWorkspace {
   size_t split_slot_count = 0;
 };
 
-// Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats and one
-// counter per CTA (132 or 264 CTAs); the register-ring variant's gemv_ksplit keeps
-// ksplit * 16 * n under kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its
+// Workspace that covers every (n, k): the balanced kernels need 2 * 128 * 16 floats (32 columns
+// in the 32-row tier) and one counter per CTA (132 to 396 CTAs); the register-ring variant's gemv_ksplit
+// keeps ksplit * 16 * n under kGemvWorkspaceFloats (8 MB: raised from 4 MB for the 264-CTA grid), and its
 // slots, ksplit * 16 * n rounded up to whole 128-row blocks, under twice that (32 MB) for n >= 128.
 // The partials hold twice kGemvWorkspaceFloats (kGemvPartialFloats), so the 32-row tier's
 // ksplit * 32 * n fits under the SAME K split (a shape's split never depends on the tier).
@@ -175,8 +174,9 @@ int gemv_tma_l2_promotion();
 inline constexpr int kGemvEarlyWeightsMax = 64;
 
 // Empty when the problem can run on `tier` (1, 4, 16 or 32) with this workspace (and, for 32, on
-// the shape's default kernel: the register ring with one CTA per (row block, K split), fp8 s2 or
-// bf16 s1, without ':bits'; the SwiGLU epilogue is built there, the QK-norm/RoPE one is not).
+// the shape's default kernel: the stream kernel, or the register ring on either grid at fp8 s2 or
+// bf16 s1 without ':bits'; the SwiGLU epilogue is built on its one-CTA-per-block ring, the
+// QK-norm/RoPE one nowhere).
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace);
 
 // Kernel variants the benchmark compares; production uses the default.

@@ -359,9 +359,12 @@ __device__ __forceinline__ void sum_split_slots(int m, int rows, int count, cons
 }
 
 // Balanced kernels (stream, balanced register ring): CTA b owns units [b * cta_units, ...) of
-// the flattened (128-row block, 128-k step) space. Partial slots: two per CTA, [16 cols][128 rows].
+// the flattened (128-row block, 128-k step) space. Partial slots: two per CTA, [16 cols][128 rows]
+// (kSlotFloats), or [32 cols][128 rows] in the balanced ring's 32-row tier (slot_floats).
 inline constexpr int kBalancedRows = 128;
 inline constexpr int kSlotFloats = kBalancedRows * 16;
+template <int kColGroups>
+inline constexpr int slot_floats = kColGroups > 2 ? kBalancedRows * 32 : kSlotFloats;
 
 // Ends this CTA's segment of row `block` (its units within [begin, end)): stores the rows if
 // the CTA covered the whole block, otherwise writes the partial (slot 0 for the CTA's first
@@ -392,7 +395,8 @@ __device__ __forceinline__ void flush_segment(const Params& p, const float (&acc
     return;
   }
   const int my_slot = block == begin / ks ? 0 : 1;
-  float* slot_ptr = p.partials + (static_cast<int64_t>(blockIdx.x) * 2 + my_slot) * kSlotFloats;
+  constexpr int kSlot = slot_floats<kColGroups>;
+  float* slot_ptr = p.partials + (static_cast<int64_t>(blockIdx.x) * 2 + my_slot) * kSlot;
 #pragma unroll
   for (int cg = 0; cg < kColGroups; ++cg) {
 #pragma unroll
@@ -425,8 +429,7 @@ __device__ __forceinline__ void flush_segment(const Params& p, const float (&acc
       for (int u = 0; u < 8; ++u) {
         const int64_t cta = base + u;
         const int s = cta == cta_first ? first_slot : 0;
-        v[u] = cta <= cta_last ? __ldcg(p.partials + (cta * 2 + s) * kSlotFloats + col * kBalancedRows + rl)
-                               : 0.0f;
+        v[u] = cta <= cta_last ? __ldcg(p.partials + (cta * 2 + s) * kSlot + col * kBalancedRows + rl) : 0.0f;
       }
 #pragma unroll
       for (int u = 0; u < 8; ++u) {

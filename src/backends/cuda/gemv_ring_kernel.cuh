@@ -78,8 +78,9 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
 // kWgmma (":wg" in the 16- and 32-row tiers, ":wgn" in tiers 1 and 4): each 16-k chunk as one
 // warpgroup MMA (n16 / n32 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per
 // warp and column group; the same sums, bit for bit.
-// kMaxM 32 (the 32-row tier, one weight pass for 17..32 rows; gemv.cu builds it on the ring with
-// one CTA per (row block, K split) only) stages kTier32GroupSteps steps of x a buffer.
+// kMaxM 32 (the 32-row tier, one weight pass for 17..32 rows; gemv.cu builds it on both grids of
+// the register ring, without the fused norm) stages kTier32GroupSteps steps of x a buffer; on the
+// balanced grid its segment partials take 32-column slots (gemv_common.cuh, slot_floats).
 // kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
 // with the norm kernel's bits.
 // kEpilogue (one CTA per row block only): kEpiSilu: rows as block_row says, and y = SwiGLU of the
@@ -113,7 +114,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   __shared__ float norm_partial[kFusedNorm ? kMaxM : 1][kThreads / 32];
   static_assert(!kFusedNorm || kMaxM <= 4, "the fused norm is built for tiers 1 and 4");
   static_assert(!kStash || !kBalanced, "the epilogues are built for one CTA per row block");
-  static_assert(!kBalanced || kMaxM <= 16, "the balanced grid's segment sums hold 16 token rows");
   static_assert(!kStash || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the epilogues stage their values in the x buffers");
 

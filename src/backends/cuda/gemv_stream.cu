@@ -118,7 +118,7 @@ __global__ void __launch_bounds__(kStreamThreads, kMinCtas)
   __trap();  // bulk copies and mbarrier transaction counts need sm_90; the launcher never picks this
 #else
   using L = Layout<kMaxM, kFp8, kRowBytes, kTma>;
-  constexpr int kColGroups = kMaxM > 8 ? 2 : 1;
+  constexpr int kColGroups = (kMaxM + 7) / 8;  // 1 (tiers 1, 4), 2 (16), 4 (32)
   extern __shared__ __align__(128) uint8_t smem[];
   __shared__ __align__(8) uint64_t w_full[kStages][kConsumerWarps];  // one warp's rows landed
   __shared__ __align__(8) uint64_t x_full[kStages];                  // x landed
@@ -290,8 +290,8 @@ constexpr int max_stages(int row_bytes) {
 }
 
 // Tensor copies: dense rows, the deepest ring (at most 5 stages) that fits kCtas CTAs per SM; where
-// fewer than two stages would fit (the 16-row tier at three per SM), the ring of one CTA fewer per
-// SM (the grid, and so every row's bytes, stay those of the variant).
+// fewer than two stages would fit (the 16- and 32-row tiers at three per SM), the ring of one CTA
+// fewer per SM (the grid, and so every row's bytes, stay those of the variant).
 template <int kMaxM, bool kFp8, int kCtas>
 void launch_tma(const Params& params, const CUtensorMap& map, unsigned grid, cudaStream_t stream) {
   constexpr int kFit = static_cast<int>(smem_budget(kCtas) / Layout<kMaxM, kFp8, 256, true>::kStageBytes);
@@ -322,8 +322,11 @@ void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, 
     launch_one<kMaxM, kFp8, 2, 512, false>(params, none, grid, stream);
     return;
   }
+  // Three stages fit every tier (fp8 at 32 rows: 3), four or five the narrower ones; other
+  // requests take the deepest ring that fits, at most 5.
   constexpr int kMax = max_stages<kMaxM, kFp8>(256);
-  static_assert(kMax >= 4);
+  static_assert(kMax >= 3);
+  constexpr int kDeepest = std::min(kMax, 5);
   switch (std::min(stages, kMax)) {
     case 2:
       launch_one<kMaxM, kFp8, 2, 256, false>(params, none, grid, stream);
@@ -332,14 +335,10 @@ void launch_stages(const Params& params, const CUtensorMap* map, unsigned grid, 
       launch_one<kMaxM, kFp8, 3, 256, false>(params, none, grid, stream);
       break;
     case 4:
-      launch_one<kMaxM, kFp8, 4, 256, false>(params, none, grid, stream);
+      if constexpr (kMax >= 4) launch_one<kMaxM, kFp8, 4, 256, false>(params, none, grid, stream);
       break;
     default:
-      if constexpr (kMax >= 5) {
-        launch_one<kMaxM, kFp8, 5, 256, false>(params, none, grid, stream);
-      } else {
-        launch_one<kMaxM, kFp8, 4, 256, false>(params, none, grid, stream);
-      }
+      launch_one<kMaxM, kFp8, kDeepest, 256, false>(params, none, grid, stream);
       break;
   }
 }
@@ -386,9 +385,10 @@ int64_t stream_grid(int64_t n, int64_t k, int ctas) {
 }
 
 int stream_default_stages(int tier, bool fp8) {
-  const int most = tier == 1   ? (fp8 ? max_stages<1, true>(256) : max_stages<1, false>(256))
-                   : tier == 4 ? (fp8 ? max_stages<4, true>(256) : max_stages<4, false>(256))
-                               : (fp8 ? max_stages<16, true>(256) : max_stages<16, false>(256));
+  const int most = tier == 1    ? (fp8 ? max_stages<1, true>(256) : max_stages<1, false>(256))
+                   : tier == 4  ? (fp8 ? max_stages<4, true>(256) : max_stages<4, false>(256))
+                   : tier == 16 ? (fp8 ? max_stages<16, true>(256) : max_stages<16, false>(256))
+                                : (fp8 ? max_stages<32, true>(256) : max_stages<32, false>(256));
   return std::min(most, 5);
 }
 
@@ -414,9 +414,13 @@ void launch_stream(int tier, Params params, bool fp8, int stages, int ctas, int 
       fp8 ? launch_stages<4, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
           : launch_stages<4, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
       break;
-    default:
+    case 16:
       fp8 ? launch_stages<16, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
           : launch_stages<16, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
+      break;
+    default:  // 32: x of 32 rows a stage, 32-column segment slots (flush_segment)
+      fp8 ? launch_stages<32, true>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream)
+          : launch_stages<32, false>(params, map_ptr, grid, stages, row_bytes, ctas_per_sm, stream);
       break;
   }
 }
