@@ -8,7 +8,7 @@
 #     to fit 80 registers): the same K split at a two-CTA register budget (ring:k2:wg:wgn: a
 #     two-step ring, no spills, but 384 CTAs in 264 slots), to see which costs more.
 # (3) Decode steps, lever off vs on, alternated, two rounds: Qwen3-8B-FP8 and Qwen3-8B at batch
-#     17, 24 and 32 (input 1024), and Qwen3-32B-FP8 at 24 and 32 (its gate|up keeps the halves).
+#     17, 24 and 32 (input 1024), and Qwen3-32B-FP8 at 24 and 32 (its gate|up on the balanced grid).
 set -uo pipefail
 b=$PWD/${BUNDLE:-full-bundle}
 scripts/bundle-unpack.sh "$b" || echo "unpack failed"
