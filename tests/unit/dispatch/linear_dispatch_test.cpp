@@ -177,6 +177,32 @@ TEST(LinearDispatch, WeightKindFromDtypeAndScale) {
   EXPECT_EQ(linear_weight_kind(DType::kF16, ScaleKind::kNone), LinearWeightKind::kOther);
 }
 
+// An on | off (or 1 | 0) lever: `fallback` when unset, each spelling read and reported as from the
+// environment in the levers line, anything else warned about and ignored.
+void expect_on_off_lever(const char* env, const std::string& label, bool fallback,
+                         bool LinearLevers::*field) {
+  std::string warnings;
+  EXPECT_EQ(linear_levers_from_env(&warnings).*field, fallback) << env;
+  EXPECT_NE(describe_levers(linear_levers_from_env()).find(label + "=" + (fallback ? "on" : "off")),
+            std::string::npos)
+      << env;
+  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
+    setenv(env, text, 1);
+    const LinearLevers l = linear_levers_from_env(&warnings);
+    EXPECT_EQ(l.*field, on) << env << "=" << text;
+    EXPECT_NE(describe_levers(l).find(label + "=" + (on ? "on" : "off") + " (env)"), std::string::npos)
+        << env;
+  }
+  EXPECT_TRUE(warnings.empty()) << env;
+  for (const char* bad : {"yes", "OFF!", "ON!", ""}) {
+    warnings.clear();
+    setenv(env, bad, 1);
+    EXPECT_EQ(linear_levers_from_env(&warnings).*field, fallback) << env << "=" << bad;
+    EXPECT_NE(warnings.find(env), std::string::npos) << env << "=" << bad;
+  }
+  unsetenv(env);
+}
+
 TEST(LinearDispatch, LeversFromEnvironment) {
   setenv("LATHE_FFN_BATCH16", "0", 1);
   setenv("LATHE_FFN_GEMV_MAX_M", "8", 1);
@@ -227,44 +253,8 @@ TEST(LinearDispatch, LeversFromEnvironment) {
     EXPECT_NE(warnings.find("LATHE_FFN_FUSED_NORM"), std::string::npos) << bad;
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
-  // LATHE_FFN_FUSED_SILU: on / off (or 1 / 0); anything else warns and keeps on.
-  warnings.clear();
-  EXPECT_TRUE(linear_levers_from_env(&warnings).fused_silu);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_fused_silu=on"), std::string::npos);
-  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
-    setenv("LATHE_FFN_FUSED_SILU", text, 1);
-    l = linear_levers_from_env(&warnings);
-    EXPECT_EQ(l.fused_silu, on) << text;
-    EXPECT_NE(describe_levers(l).find(std::string("ffn_fused_silu=") + (on ? "on" : "off") + " (env)"),
-              std::string::npos);
-  }
-  EXPECT_TRUE(warnings.empty());
-  for (const char* bad : {"yes", "OFF!", ""}) {
-    warnings.clear();
-    setenv("LATHE_FFN_FUSED_SILU", bad, 1);
-    EXPECT_TRUE(linear_levers_from_env(&warnings).fused_silu) << bad;
-    EXPECT_NE(warnings.find("LATHE_FFN_FUSED_SILU"), std::string::npos) << bad;
-  }
-  unsetenv("LATHE_FFN_FUSED_SILU");
-  // LATHE_FFN_BATCH32: on | off (1 | 0), default off; anything else warns and keeps off.
-  warnings.clear();
-  EXPECT_FALSE(linear_levers_from_env(&warnings).batch32);
-  EXPECT_NE(describe_levers(linear_levers_from_env()).find("ffn_batch32=off"), std::string::npos);
-  for (const auto& [text, on] : {std::pair{"off", false}, {"0", false}, {"on", true}, {"1", true}}) {
-    setenv("LATHE_FFN_BATCH32", text, 1);
-    l = linear_levers_from_env(&warnings);
-    EXPECT_EQ(l.batch32, on) << text;
-    EXPECT_NE(describe_levers(l).find(std::string("ffn_batch32=") + (on ? "on" : "off") + " (env)"),
-              std::string::npos);
-  }
-  EXPECT_TRUE(warnings.empty());
-  for (const char* bad : {"yes", "ON!", ""}) {
-    warnings.clear();
-    setenv("LATHE_FFN_BATCH32", bad, 1);
-    EXPECT_FALSE(linear_levers_from_env(&warnings).batch32) << bad;
-    EXPECT_NE(warnings.find("LATHE_FFN_BATCH32"), std::string::npos) << bad;
-  }
-  unsetenv("LATHE_FFN_BATCH32");
+  expect_on_off_lever("LATHE_FFN_FUSED_SILU", "ffn_fused_silu", true, &LinearLevers::fused_silu);
+  expect_on_off_lever("LATHE_FFN_BATCH32", "ffn_batch32", false, &LinearLevers::batch32);
   // LATHE_QKV_FUSED_ROPE: off or 0..32 (the widest fused step); anything else warns and keeps 4.
   warnings.clear();
   EXPECT_EQ(linear_levers_from_env(&warnings).fused_rope_rows, 4);
