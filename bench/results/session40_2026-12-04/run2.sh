@@ -42,21 +42,6 @@ for r in 1 2; do
   step on-Qwen3-32B-FP8-r$r Qwen3-32B-FP8 24,32 LATHE_FFN_BATCH32=on
 done
 grep -h "linear route: decode m=" $W/s_on-Qwen3-8B-FP8-r1.log | sort -u | head -6 >>$S
-python3 - $W <<'PY' >>$S
-import sys, glob, collections, re, os
-t = collections.defaultdict(list)
-for f in glob.glob(f"{sys.argv[1]}/s_*.txt"):
-    tag = re.sub(r"-r\d$", "", os.path.basename(f)[2:-4])
-    for line in open(f):
-        x = line.split()
-        if len(x) > 8 and x[0].isdigit():
-            t[(tag, int(x[0]))].append(float(x[3]))
-med = lambda l: sorted(l)[len(l) // 2]
-for m in ("Qwen3-8B-FP8", "Qwen3-8B", "Qwen3-32B-FP8"):
-    for b in (17, 24, 32):
-        on, off = (f"on-{m}", b), (f"off-{m}", b)
-        if on in t and off in t:
-            print(f"{m:14s} B{b:<3d} on {med(t[on]):.3f} ms  off {med(t[off]):.3f} ms  on/off {med(t[on]) / med(t[off]):.4f}  (n={len(t[on])})")
-PY
+python3 "$(dirname "$0")/step_ab_table.py" $W >>$S
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S
