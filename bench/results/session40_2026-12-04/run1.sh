@@ -8,13 +8,7 @@
 # shapes; (2) again with every fp8 shape forced onto the warpgroup MMA (auto:wg:wgn: the n32 form
 # on the two-CTA shapes too); (3) gpu_batch_invariance with the lever off and on.
 set -uo pipefail
-b=$PWD/${BUNDLE:-full-bundle}
-scripts/bundle-unpack.sh "$b" || echo "unpack failed"
-export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
-export LATHE_FIXTURES_DIR=$PWD/tests/fixtures LATHE_SOURCE_DIR=$PWD
-S=$OUT/summary.txt; W=$OUT/work; rm -rf $W; mkdir -p $W
-echo "commit $(cat $b/COMMIT)" >$S
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>$S
+source scripts/bundle-env.sh "${BUNDLE:-full-bundle}"
 t0=$SECONDS
 suite() {  # tag, binary, env...
   local tag=$1 bin=$2

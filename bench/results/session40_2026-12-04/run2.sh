@@ -10,12 +10,7 @@
 # (3) Decode steps, lever off vs on, alternated, two rounds: Qwen3-8B-FP8 and Qwen3-8B at batch
 #     17, 24 and 32 (input 1024), and Qwen3-32B-FP8 at 24 and 32 (its gate|up on the balanced grid).
 set -uo pipefail
-b=$PWD/${BUNDLE:-full-bundle}
-scripts/bundle-unpack.sh "$b" || echo "unpack failed"
-export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
-S=$OUT/summary.txt; W=$OUT/work; rm -rf $W; mkdir -p $W
-echo "commit $(cat $b/COMMIT)" >$S
-nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv,noheader >>$S
+source scripts/bundle-env.sh "${BUNDLE:-full-bundle}"
 t0=$SECONDS
 timeout 200 $b/bin/lathe_bench_kernels --only qwen3 --widths 16,17,24,32 >$W/kernels.txt 2>&1
 echo "== kernels rc=$? $((SECONDS - t0))s" >>$S
