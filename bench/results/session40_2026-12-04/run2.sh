@@ -4,9 +4,9 @@
 # (1) Kernels: every Qwen3 shape at 16, 17, 24 and 32 rows, the default route (two 16-row
 #     launches above 16) beside `gemv_batch32` (one launch, where the shape's kernel builds it)
 #     and cuBLASLt FP8 / cuBLAS BF16, with the read ceiling measured in the same process.
-# (2) Qwen3-8B gate|up fp8 (auto: ring:b3 with wgmma, where the 32-row tier runs a one-step ring
-#     to fit 80 registers): the same K split at a two-CTA register budget (ring:k2:wg:wgn: a
-#     two-step ring, no spills, but 384 CTAs in 264 slots), to see which costs more.
+# (2) Qwen3-8B gate|up (auto: ring:b3, fp8 with wgmma, where the 32-row tier runs a one-step ring
+#     to fit 80 registers and bf16 still spills): the same K split at a two-CTA register budget
+#     (fp8 ring:k2:wg:wgn, bf16 ring:k2: no spills, but 384 CTAs in 264 slots), to see which costs more.
 # (3) Decode steps, lever off vs on, alternated, two rounds: Qwen3-8B-FP8 and Qwen3-8B at batch
 #     17, 24 and 32 (input 1024), and Qwen3-32B-FP8 at 24 and 32 (its gate|up on the balanced grid).
 set -uo pipefail
@@ -16,10 +16,14 @@ timeout 200 $b/bin/lathe_bench_kernels --only qwen3 --widths 16,17,24,32 >$W/ker
 echo "== kernels rc=$? $((SECONDS - t0))s" >>$S
 grep -h "read ceiling" $W/kernels.txt >>$S
 grep -hE "x2 halves|gemv_batch32|cublas" $W/kernels.txt | awk '$6 >= 17' | awk '{print $1, $2, $5, $6, $7, $8, $9, $NF}' >>$S
-timeout 120 $b/bin/lathe_bench_kernels --variants --variant-list auto,ring:k2:wg:wgn --only qwen3-8b/gate \
-  --dtype fp8 --widths 24,32 --no-peers >$W/gate_b2.txt 2>&1
-echo "== 8B gate|up b3 vs b2 budget rc=$? $((SECONDS - t0))s" >>$S
-grep -h "batch32\| v:" $W/gate_b2.txt | awk '$6 >= 17' >>$S
+for dt in fp8 bf16; do
+  list=auto,ring:k2:wg:wgn
+  [[ $dt == bf16 ]] && list=auto,ring:k2
+  timeout 120 $b/bin/lathe_bench_kernels --variants --variant-list $list --only qwen3-8b/gate --dtype $dt \
+    --widths 24,32 --no-peers >$W/gate_b2_$dt.txt 2>&1
+  echo "== 8B gate|up $dt: b3 vs b2 budget rc=$? $((SECONDS - t0))s" >>$S
+  grep -h "batch32\| v:" $W/gate_b2_$dt.txt | awk '$6 >= 17' >>$S
+done
 step() {  # tag, model, batches, env...
   local tag=$1 model=$2 batches=$3
   shift 3
