@@ -52,6 +52,9 @@ TEST(GemvPolicy, StreamSegmentsDependOnlyOnShape) {
   }
   EXPECT_LE(size_t{264} * 2 * 128 * 16, cuda::kGemvWorkspaceFloats);
   EXPECT_LE(264, cuda::kGemvCounterCount);
+  // The balanced ring at three CTAs per SM (396), its 32-row tier's slots of 32 columns.
+  EXPECT_LE(size_t{396} * 2 * 128 * 32, cuda::kGemvPartialFloats);
+  EXPECT_LE(396, cuda::kGemvCounterCount);
 }
 
 TEST(GemvPolicy, RingSplitIsClampedAndCoversEveryStep) {
