@@ -77,9 +77,15 @@ if ! grep -q '^LATHE_SHARED_LIBS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; t
   echo "device-bundle: note: $build is a static build (every executable carries its own CUDA backend," \
     "~19 MB each with --xz); cmake -DLATHE_SHARED_LIBS=ON there bundles one shared copy" >&2
 fi
-# Test executables carry their ctest names (tests/CMakeLists.txt: lathe_add_test).
-tests=$(ctest --test-dir "$build" -N -L 'gpu|golden' 2>/dev/null | sed -n 's/^ *Test *#[0-9]*: //p' | tr '\n' ' ')
-bench=$(ninja -C "$build" -t targets all 2>/dev/null | sed -n 's/^\(lathe_bench_[a-z_]*\): .*/\1/p' | sort -u | tr '\n' ' ')
+# The executables the gpu and golden tests run (ctest's commands: a test may rerun another's
+# executable under other settings, e.g. gpu_batch_invariance_batch32), and the benchmark
+# executables bench/ declares (not its helper libraries).
+tests=$(ctest --test-dir "$build" --show-only=json-v1 -L 'gpu|golden' 2>/dev/null | python3 -c '
+import json, os, sys
+tests = json.load(sys.stdin)["tests"]
+print(" ".join(sorted({os.path.basename(t["command"][0]) for t in tests if t.get("command")})))')
+bench=$(grep -ho 'add_executable(lathe_bench_[a-z_]*' "$root"/bench/*/CMakeLists.txt | sed 's/add_executable(//' |
+  sort -u | tr '\n' ' ')
 targets="lathe $tests $bench"
 if [[ -n "$only" ]]; then targets=$only; fi
 echo "device-bundle: building $targets"
