@@ -77,13 +77,15 @@ if ! grep -q '^LATHE_SHARED_LIBS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; t
   echo "device-bundle: note: $build is a static build (every executable carries its own CUDA backend," \
     "~19 MB each with --xz); cmake -DLATHE_SHARED_LIBS=ON there bundles one shared copy" >&2
 fi
-# The executables the gpu and golden tests run (ctest's commands: a test may rerun another's
-# executable under other settings, e.g. gpu_batch_invariance_batch32), and the benchmark
+# The executables of this build that the gpu and golden tests run (ctest's commands: a test may
+# rerun another's executable under other settings, e.g. gpu_batch_invariance_batch32; a command
+# outside the build, such as an interpreter, is not ours to bundle), and the benchmark
 # executables bench/ declares (not its helper libraries).
 tests=$(ctest --test-dir "$build" --show-only=json-v1 -L 'gpu|golden' 2>/dev/null | python3 -c '
 import json, os, sys
-tests = json.load(sys.stdin)["tests"]
-print(" ".join(sorted({os.path.basename(t["command"][0]) for t in tests if t.get("command")})))')
+build = os.path.realpath(sys.argv[1]) + os.sep
+commands = [t["command"][0] for t in json.load(sys.stdin)["tests"] if t.get("command")]
+print(" ".join(sorted({os.path.basename(c) for c in commands if os.path.realpath(c).startswith(build)})))' "$build")
 bench=$(grep -ho 'add_executable(lathe_bench_[a-z_]*' "$root"/bench/*/CMakeLists.txt | sed 's/add_executable(//' |
   sort -u | tr '\n' ' ')
 targets="lathe $tests $bench"

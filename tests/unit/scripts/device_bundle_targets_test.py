@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""scripts/device-bundle.sh asks the build for executables only: the ones the gpu and golden
+tests run (from ctest's JSON: two tests may run one executable, e.g. gpu_batch_invariance and
+gpu_batch_invariance_batch32 with LATHE_FFN_BATCH32=on) and the lathe_bench_* executables
+bench/ declares (not its helper library lathe_bench_graph_timing). A ctest name that is not a
+target once made ninja stop at "unknown target" before building anything, and the bundle packed
+stale executables. cmake and ctest are stubs here; the stub cmake records its arguments and makes
+each asked-for executable, so nothing real is configured or built."""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+SCRIPT = os.path.join(ROOT, "scripts", "device-bundle.sh")
+BUNDLE = "unit-targets-test-bundle"  # ignored by git (/*-bundle/), removed afterwards
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        build = os.path.join(tmp, "build")
+        stubs = os.path.join(tmp, "stubs")
+        asked = os.path.join(tmp, "asked")
+        os.makedirs(build)
+        os.makedirs(stubs)
+        open(os.path.join(build, "build.ninja"), "w").close()  # "configured": no cmake configure run
+        with open(os.path.join(build, "CMakeCache.txt"), "w") as f:
+            f.write("LATHE_SHARED_LIBS:BOOL=ON\n")
+        tests = {"tests": [
+            {"name": "gpu_batch_invariance", "command": [os.path.join(build, "gpu_batch_invariance")]},
+            {"name": "gpu_batch_invariance_batch32", "command": [os.path.join(build, "gpu_batch_invariance")]},
+            {"name": "golden_cli", "command": [os.path.join(build, "golden_cli")]},
+            {"name": "unit_scripts_x", "command": ["/usr/bin/python3", "x.py"]},
+        ]}
+        with open(os.path.join(tmp, "tests.json"), "w") as f:
+            json.dump(tests, f)
+        with open(os.path.join(stubs, "ctest"), "w") as f:
+            f.write(f"#!/bin/sh\ncat '{os.path.join(tmp, 'tests.json')}'\n")
+        # cmake --build DIR -j N -- -k 0 TARGETS...: record the targets, make each an executable.
+        with open(os.path.join(stubs, "cmake"), "w") as f:
+            f.write("#!/bin/sh\n"
+                    "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n"
+                    "shift; shift; shift\n"
+                    f"for t in \"$@\"; do echo \"$t\" >> '{asked}'; printf '#!/bin/sh\\n' > '{build}'/\"$t\"; "
+                    f"chmod +x '{build}'/\"$t\"; done\n")
+        for tool in ("ctest", "cmake"):
+            os.chmod(os.path.join(stubs, tool), 0o755)
+        env = dict(os.environ, PATH=stubs + os.pathsep + os.environ.get("PATH", ""))
+        r = subprocess.run(["bash", SCRIPT, "--build", build, "--bundle", BUNDLE], capture_output=True, text=True,
+                           timeout=120, env=env)
+        try:
+            got = open(asked).read().split() if os.path.exists(asked) else []
+            declared = sorted({line.split("(")[1].split()[0].rstrip(")")
+                               for d in os.listdir(os.path.join(ROOT, "bench"))
+                               if os.path.isfile(os.path.join(ROOT, "bench", d, "CMakeLists.txt"))
+                               for line in open(os.path.join(ROOT, "bench", d, "CMakeLists.txt"))
+                               if line.startswith("add_executable(lathe_bench_")})
+            want = ["lathe", "golden_cli", "gpu_batch_invariance"] + declared
+            if sorted(got) != sorted(want):
+                failures.append(f"built {sorted(got)}, wanted {sorted(want)} (rc {r.returncode}, {r.stderr[-400:]!r})")
+            if "missing" in r.stdout + r.stderr:
+                failures.append("the script reported a missing executable: " +
+                                " ".join(l for l in (r.stdout + r.stderr).splitlines() if "missing" in l))
+            bundled = sorted(os.listdir(os.path.join(ROOT, BUNDLE, "bin"))) if os.path.isdir(
+                os.path.join(ROOT, BUNDLE, "bin")) else []
+            if bundled != sorted(want):
+                failures.append(f"bundle bin/ holds {bundled}")
+        finally:
+            shutil.rmtree(os.path.join(ROOT, BUNDLE), ignore_errors=True)
+    for f in failures:
+        print("FAIL:", f)
+    print("device_bundle_targets_test: " + ("as expected" if not failures else f"{len(failures)} failures"))
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
