@@ -587,7 +587,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     case 16:
       launch_tier_of<16>(balanced, false, epilogue, params, grid, cfg, stream);
       break;
-    default:  // 32: tier_variant_reason admitted the register ring only
+    default:  // 32, on the register ring (the stream kernel launched above)
       launch_tier32(balanced, silu, params, grid, cfg, stream);
       break;
   }
