@@ -67,17 +67,8 @@ if has golden; then
     [[ -x "$bin" ]] || continue
     name=$(basename "$bin")
     start=$SECONDS
-    pids=()
-    for ((i = 0; i < shards; ++i)); do
-      GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$i timeout "${GOLDEN_TIMEOUT:-480}" "$bin" >"$out/$name.$i.log" 2>&1 &
-      pids+=($!)
-    done
-    rc=0
-    for pid in "${pids[@]}"; do wait "$pid" || rc=$?; done
-    cat "$out/$name".*.log >"$out/$name.log" && rm -f "$out/$name".*.log
-    passed=$(sed -n 's/^\[  PASSED  \] \([0-9]*\) tests\?\..*/\1/p' "$out/$name.log" | awk '{n += $1} END {print n + 0}')
-    failed=$(sed -n 's/^\[  FAILED  \] \([0-9]*\) tests\?, listed below.*/\1/p' "$out/$name.log" | awk '{n += $1} END {print n + 0}')
-    note "$name" "rc=$rc $((SECONDS - start))s passed $passed, failed $failed ($shards shards)"
+    result=$("$root/scripts/gtest-shards.sh" "$bin" "$shards" "${GOLDEN_TIMEOUT:-480}" "$out/$name.log")
+    note "$name" "${result/ passed/ $((SECONDS - start))s passed}"
     grep -E "^\[  FAILED  \]" "$out/$name.log" | head -8 >>"$summary"
   done
   grep -E "decode graphs" "$out/gpu_golden_qwen3.log" | head -3 >>"$summary"
