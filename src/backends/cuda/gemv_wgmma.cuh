@@ -38,10 +38,13 @@ __device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count,
   constexpr int kWordThreads = kThreads / kSlices;
   static_assert(kWords % kWordThreads == 0, "whole words of each column per thread");
   static_assert(kRows % kSlices == 0, "whole columns per slice");
-  const int slice = tid / kWordThreads;
+  // With one slice, slice and word are compile-time 0 and tid: the division would make every
+  // column index a runtime value (the 16-row kernel then spilled 84 B at three CTAs per SM).
+  const int slice = kSlices == 1 ? 0 : tid / kWordThreads;
+  const int word = kSlices == 1 ? tid : tid % kWordThreads;
 #pragma unroll
   for (int i = 0; i < kWords / kWordThreads; ++i) {
-    const int u = tid % kWordThreads + i * kWordThreads;
+    const int u = word + i * kWordThreads;
     if ((u >> 6) >= count) return;
     uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
 #pragma unroll
