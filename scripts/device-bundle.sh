@@ -78,7 +78,7 @@ if ! grep -q '^LATHE_SHARED_LIBS:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; t
     "~19 MB each with --xz); cmake -DLATHE_SHARED_LIBS=ON there bundles one shared copy" >&2
 fi
 # The executables of this build that the gpu and golden tests run (ctest's commands: a test may
-# rerun another's executable under other settings, e.g. gpu_batch_invariance_batch32; a command
+# rerun another's executable under other settings, e.g. gpu_batch_invariance_halves; a command
 # outside the build, such as an interpreter, is not ours to bundle), and the benchmark
 # executables bench/ declares (not its helper libraries).
 tests=$(ctest --test-dir "$build" --show-only=json-v1 -L 'gpu|golden' 2>/dev/null | python3 -c '

@@ -8,8 +8,8 @@
 // Rungs (decode, GEMV available, m <= gemv_max_m):
 //   m = 1 -> gemv;  2..4 -> gemv_batch4;  5..16 -> gemv_batch16 (lever batch16);
 //   17..32 -> gemv_batch16 twice on contiguous row halves, first half ceil(m/2) (lever batch16);
-//            with lever batch32 (LATHE_FFN_BATCH32=on, opt-in) and a weight whose kernel builds
-//            it, one gemv_batch32 launch instead (one weight pass, the same bits per row).
+//            with lever batch32 (LATHE_FFN_BATCH32, on by default) and a weight whose kernel
+//            builds it, one gemv_batch32 launch instead (one weight pass, the same bits per row).
 // Decode wider than the tiers, with lever decode_wide_gemv (LATHE_FFN_DECODE_WIDE=gemv): the
 //   tiers over consecutive chunks of the widest tier width (one weight pass per chunk), so every
 //   decode row keeps the m = 1 kernel's bits at ANY batch width (batch invariance beyond 32 rows,
@@ -53,13 +53,13 @@ struct LinearKernels {
 // Read once at boot (linear_levers_from_env) and passed explicitly.
 struct LinearLevers {
   bool batch16 = true;  // LATHE_FFN_BATCH16=0 turns the 5..32-row tier off (those rows take the GEMM)
-  // LATHE_FFN_BATCH32=on: 17..32 decode rows take ONE 32-row launch (gemv_batch32: the weights read
-  // once, each row bit-identical to m = 1) instead of the seed's two 16-row launches, on weights
-  // whose kernel builds that tier (every kernel `auto` picks; a variant override such as ':bits'
-  // may not: gemv_unsupported_reason), others keep the halves. Off by default until the decode
-  // step has measured it on the GPU (added in session 40 without one; docs/PERFORMANCE.md).
-  // Needs batch16.
-  bool batch32 = false;
+  // LATHE_FFN_BATCH32 (on by default): 17..32 decode rows take ONE 32-row launch (gemv_batch32: the
+  // weights read once, each row bit-identical to m = 1) instead of the seed's two 16-row launches,
+  // on weights whose kernel builds that tier (every kernel `auto` picks; a variant override such as
+  // ':bits' may not: gemv_unsupported_reason), others keep the halves. A deliberate departure from
+  // the seed: on the H200 the decode step at batch 17..32 took 0.71-0.84x the halves' time
+  // (session 41, docs/PERFORMANCE.md). off restores the halves. Needs batch16.
+  bool batch32 = true;
   int gemv_max_m = 32;  // LATHE_FFN_GEMV_MAX_M: decode rows above this take the GEMM (0..32)
   // LATHE_FFN_DECODE_WIDE=gemv: decode rows above the tiers run the tiers chunk by chunk instead of
   // the GEMM (every decode row bit-identical to m = 1 at any width); gemm (default) keeps the GEMM.

@@ -42,11 +42,13 @@ TEST(LinearDispatch, DecodeSeventeenToThirtyTwoRowsTakeTwoHalves) {
   }
 }
 
-// LATHE_FFN_BATCH32=on: 17..32 rows in one 32-row launch, but only where the weight's kernel
-// builds that tier; everything else on the ladder stays where it was.
+// LATHE_FFN_BATCH32 (on by default): 17..32 rows in one 32-row launch, but only where the
+// weight's kernel builds that tier; everything else on the ladder stays where it was.
 TEST(LinearDispatch, Batch32LeverTakesOneLaunchWhereTheWeightHasTheTier) {
   LinearLevers on;
   on.batch32 = true;
+  LinearLevers off;
+  off.batch32 = false;
   LinearKernels with32 = kAll;
   with32.gemv_batch32 = true;
   for (int64_t m = 17; m <= 32; ++m) {
@@ -56,9 +58,10 @@ TEST(LinearDispatch, Batch32LeverTakesOneLaunchWhereTheWeightHasTheTier) {
     // Lever on, tier not built for this weight: the two halves.
     EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, kAll, on), LinearArm::kGemvBatch16Halves)
         << m;
-    // Tier built, lever off (the default): the two halves.
-    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, kDefault),
-              LinearArm::kGemvBatch16Halves)
+    // Tier built, lever at its default (on): the one launch; turned off: the two halves.
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, kDefault), LinearArm::kGemvBatch32)
+        << m;
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, off), LinearArm::kGemvBatch16Halves)
         << m;
     EXPECT_EQ(arm(Phase::kPrefill, m, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemmFp8Block)
         << m;
@@ -254,7 +257,7 @@ TEST(LinearDispatch, LeversFromEnvironment) {
   }
   unsetenv("LATHE_FFN_FUSED_NORM");
   expect_on_off_lever("LATHE_FFN_FUSED_SILU", "ffn_fused_silu", true, &LinearLevers::fused_silu);
-  expect_on_off_lever("LATHE_FFN_BATCH32", "ffn_batch32", false, &LinearLevers::batch32);
+  expect_on_off_lever("LATHE_FFN_BATCH32", "ffn_batch32", true, &LinearLevers::batch32);
   // LATHE_QKV_FUSED_ROPE: off or 0..32 (the widest fused step); anything else warns and keeps 4.
   warnings.clear();
   EXPECT_EQ(linear_levers_from_env(&warnings).fused_rope_rows, 4);
@@ -301,7 +304,7 @@ TEST(LinearDispatch, RouteLineNamesPhaseArmAndLevers) {
   EXPECT_NE(line.find("decode"), std::string::npos);
   EXPECT_NE(line.find("gemv_batch16 x2 halves"), std::string::npos);
   EXPECT_NE(line.find("ffn_batch16=on"), std::string::npos);
-  EXPECT_NE(line.find("ffn_batch32=off"), std::string::npos);
+  EXPECT_NE(line.find("ffn_batch32=on"), std::string::npos);
   LinearLevers on;
   on.batch32 = true;
   LinearKernels with32 = kAll;

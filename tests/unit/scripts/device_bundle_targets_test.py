@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """scripts/device-bundle.sh asks the build for executables only: the ones the gpu and golden
 tests run (from ctest's JSON: two tests may run one executable, e.g. gpu_batch_invariance and
-gpu_batch_invariance_batch32 with LATHE_FFN_BATCH32=on) and the lathe_bench_* executables
+gpu_batch_invariance_halves with LATHE_FFN_BATCH32=off) and the lathe_bench_* executables
 bench/ declares (not its helper library lathe_bench_graph_timing). A ctest name that is not a
 target once made ninja stop at "unknown target" before building anything, and the bundle packed
 stale executables. cmake and ctest are stubs here; the stub cmake records its arguments and makes
@@ -31,7 +31,7 @@ def main():
             f.write("LATHE_SHARED_LIBS:BOOL=ON\n")
         tests = {"tests": [
             {"name": "gpu_batch_invariance", "command": [os.path.join(build, "gpu_batch_invariance")]},
-            {"name": "gpu_batch_invariance_batch32", "command": [os.path.join(build, "gpu_batch_invariance")]},
+            {"name": "gpu_batch_invariance_halves", "command": [os.path.join(build, "gpu_batch_invariance")]},
             {"name": "golden_cli", "command": [os.path.join(build, "golden_cli")]},
             {"name": "unit_scripts_x", "command": ["/usr/bin/python3", "x.py"]},
         ]}
