@@ -29,7 +29,9 @@ __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
 // a buffer of kCols columns (gemv_wgmma_layout.h). With at least as many words a column as
 // threads, thread `tid` of kThreads takes words tid, tid + kThreads, ... and every column of them;
 // with fewer (the 32-row tier's 2 steps: 128 words), kSlices threads share a word, thread tid
-// taking word tid % kWordThreads and columns tid / kWordThreads + j * kSlices. Columns
+// taking word tid % kWordThreads and the contiguous columns s * kRows / kSlices + j of its slice
+// s = tid / kWordThreads (one runtime base, compile-time offsets: fewer registers than
+// interleaved columns, e.g. 56 -> 32 spilled bytes at three CTAs per SM). Columns
 // m..kCols-1 are left as they are (zeroed once per launch).
 template <int kCols, int kRows, int kGroupSteps, int kThreads, typename PutWord>
 __device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count, int tid, PutWord put) {
@@ -49,7 +51,7 @@ __device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count,
     uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
 #pragma unroll
     for (int j = 0; j < kRows / kSlices; ++j) {
-      const int col = slice + j * kSlices;
+      const int col = slice * (kRows / kSlices) + j;
       if (col < m) put(dst + (col >> 3) * 256 + (col & 7) * 16, col, u);
     }
   }
