@@ -128,8 +128,9 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // the separate kernel.
 // The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
+  // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE in none.
+  if (tier == 32) return !cfg.bit_trick && !rope;
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
-  if (tier == 32) return !rope;  // SwiGLU in every 32-row configuration, QK-norm/RoPE in none
   if (rope)
     return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow &&
            (tier == 16 || cfg.group_steps == kWideGroupSteps);
@@ -206,8 +207,9 @@ void launch_tier32_kernel(bool wg, const Params& params, dim3 grid, cudaStream_t
 // The 32-row tier (one weight pass for 17..32 rows): the register ring with one CTA per (row
 // block, K split), plain or with the SwiGLU epilogue, or on the balanced grid, plain
 // (tier_variant_reason and epilogue_built admit nothing else), at the variant's CTAs per SM and
-// wgmma choice. Ring depth: fp8 s2 and bf16 s1 at two CTAs per SM (the depths `auto` takes; no
-// spills, 114-128 registers), s1 for both at three: with fp8 s2 the 16 accumulators and 16 step
+// wgmma choice. Ring depth, whatever the variant names (auto takes fp8 s4 on long K chunks,
+// e.g. Qwen3-32B down): fp8 s2 and bf16 s1 at two CTAs per SM (no spills, 114-128 registers), s1
+// for both at three: with fp8 s2 the 16 accumulators and 16 step
 // sums of 32 columns do not fit 80 registers, and ptxas spilled 108 (mma.sync) and 432 (wgmma)
 // bytes, reloading the accumulators in every step (CUDA 13.0, SASS read with nvdisasm); fp8 s1
 // spills nothing with mma.sync and 56 bytes, outside the main loop, with wgmma. The depth changes
@@ -408,17 +410,17 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
 }
 
 // Why the 32-row tier cannot run p's shape under `variant` (empty for the other tiers): it is built
-// for the stream kernel and for the register ring on either grid at the ring depth `auto` takes
-// (fp8 s2, bf16 s1), without ':bits'.
+// for the stream kernel and for the register ring on either grid without ':bits', at its own ring
+// depth (launch_tier32; the depth changes no arithmetic, so a variant's ':s4' runs as the tier's).
 std::string tier_variant_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
   if (tier != 32) return {};
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
   const GemvVariant v = resolve(variant, fp8, p.n, p.k);
   if (v.kernel == GemvKernel::kStream) return {};
   const RingConfig cfg = ring_config(v, fp8);
-  if (cfg.bit_trick || cfg.stages != (fp8 ? 2 : 1))
-    return std::string("the 32-row tier's ring is built for auto's depths (fp8 s2, bf16 s1), not ':bits'") +
-           " (this shape takes " + gemv_variant_name(v) + ")";
+  if (cfg.bit_trick)
+    return std::string("the 32-row tier's ring is built without ':bits'") + " (this shape takes " +
+           gemv_variant_name(v) + ")";
   return {};
 }
 

@@ -4,9 +4,9 @@
 //
 // Tiers (ONE kernel template, instantiated with kMaxM = 1, 4, 16, 32):
 //   gemv (m = 1), gemv_batch4 (m <= 4), gemv_batch16 (m <= 16); 17..32 rows are two batch16
-//   launches on contiguous row halves (linear_dispatch decides, the caller launches), or, opted
-//   into (LATHE_FFN_BATCH32), one gemv_batch32 launch (built for every kernel `auto` picks:
-//   gemv_unsupported_reason says when not).
+//   launches on contiguous row halves (linear_dispatch decides, the caller launches), or, by
+//   default (LATHE_FFN_BATCH32), one gemv_batch32 launch (built for every kernel `auto` picks, at
+//   its own ring depth: gemv_unsupported_reason says when not).
 //
 // Bit identity. Every output row is produced by the same sequence of operations whatever the
 // tier and whatever the other rows hold: a warp owns 16 weight rows and feeds them to
