@@ -9,19 +9,11 @@
 #     Qwen3-8B and Qwen3-32B-FP8, input 1024.
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-full-bundle}"
-t0=$SECONDS
-suite() {  # tag, binary, env...
-  local tag=$1 bin=$2
-  shift 2
-  env LATHE_TEST_DEVICE=cuda "$@" timeout 240 $b/bin/$bin --gtest_brief=1 >$W/$tag.txt 2>&1
-  echo "$tag rc=$? $(grep -E '^\[  (PASSED|FAILED) ' $W/$tag.txt | tr '\n' ' ') $((SECONDS - t0))s" >>$S
-  grep -E '^\[  FAILED  \]|Failure' $W/$tag.txt | head -10 >>$S
-}
-suite gemv gpu_cuda_gemv_test LATHE_NONE=1
-suite gemv-wg gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:wg:wgn --gtest_filter='*fp8*'
-suite invariance gpu_batch_invariance LATHE_NONE=1
-suite invariance-halves gpu_batch_invariance LATHE_FFN_BATCH32=off
-suite gpu_golden_qwen3 gpu_golden_qwen3 LATHE_NONE=1
+gpu_suite gemv gpu_cuda_gemv_test LATHE_NONE=1
+gpu_suite gemv-wg gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:wg:wgn --gtest_filter='*fp8*'
+gpu_suite invariance gpu_batch_invariance LATHE_NONE=1
+gpu_suite invariance-halves gpu_batch_invariance LATHE_FFN_BATCH32=off
+gpu_suite gpu_golden_qwen3 gpu_golden_qwen3 LATHE_NONE=1
 timeout 200 $b/bin/lathe_bench_kernels --only qwen3 --widths 1,4,16,32 >$W/kernels.txt 2>&1
 echo "== kernels rc=$? $((SECONDS - t0))s" >>$S
 grep -h "read ceiling" $W/kernels.txt >>$S

@@ -6,16 +6,8 @@
 # stream kernel; (3) the Qwen3-32B-FP8 decode step, LATHE_FFN_BATCH32 off / default, two rounds.
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-full-bundle}"
-t0=$SECONDS
-suite() {  # tag, binary, env...
-  local tag=$1 bin=$2
-  shift 2
-  env LATHE_TEST_DEVICE=cuda "$@" timeout 240 $b/bin/$bin --gtest_brief=1 >$W/$tag.txt 2>&1
-  echo "$tag rc=$? $(grep -E '^\[  (PASSED|FAILED) ' $W/$tag.txt | tr '\n' ' ') $((SECONDS - t0))s" >>$S
-  grep -E '^\[  FAILED  \]|Failure' $W/$tag.txt | head -10 >>$S
-}
-suite gemv gpu_cuda_gemv_test LATHE_NONE=1
-suite invariance gpu_batch_invariance LATHE_NONE=1
+gpu_suite gemv gpu_cuda_gemv_test LATHE_NONE=1
+gpu_suite invariance gpu_batch_invariance LATHE_NONE=1
 timeout 120 $b/bin/lathe_bench_kernels --variants --variant-list auto,stream:b2:tma --only qwen3-32b/down --dtype fp8 \
   --widths 16,24,32 --no-peers >$W/v_32b_down.txt 2>&1
 echo "== qwen3-32b/down fp8 rc=$? $((SECONDS - t0))s" >>$S

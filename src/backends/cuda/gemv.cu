@@ -128,7 +128,8 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // the separate kernel.
 // The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
-  // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE in none.
+  // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE
+  // in none.
   if (tier == 32) return !cfg.bit_trick && !rope;
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
   if (rope)

@@ -59,9 +59,11 @@ TEST(LinearDispatch, Batch32LeverTakesOneLaunchWhereTheWeightHasTheTier) {
     EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, kAll, on), LinearArm::kGemvBatch16Halves)
         << m;
     // Tier built, lever at its default (on): the one launch; turned off: the two halves.
-    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, kDefault), LinearArm::kGemvBatch32)
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, kDefault),
+              LinearArm::kGemvBatch32)
         << m;
-    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, off), LinearArm::kGemvBatch16Halves)
+    EXPECT_EQ(arm(Phase::kDecode, m, LinearWeightKind::kFp8Block128, with32, off),
+              LinearArm::kGemvBatch16Halves)
         << m;
     EXPECT_EQ(arm(Phase::kPrefill, m, LinearWeightKind::kFp8Block128, with32, on), LinearArm::kGemmFp8Block)
         << m;
