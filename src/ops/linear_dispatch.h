@@ -57,7 +57,7 @@ struct LinearLevers {
   // weights read once, each row bit-identical to m = 1) instead of the seed's two 16-row launches,
   // on weights whose kernel builds that tier (every kernel `auto` picks; a variant override such as
   // ':bits' may not: gemv_unsupported_reason), others keep the halves. A deliberate departure from
-  // the seed: on the H200 the decode step at batch 17..32 took 0.71-0.84x the halves' time
+  // the seed: on the H200 the decode step at batch 17..32 took 0.71-0.82x the halves' time
   // (session 41, docs/PERFORMANCE.md). off restores the halves. Needs batch16.
   bool batch32 = true;
   int gemv_max_m = 32;  // LATHE_FFN_GEMV_MAX_M: decode rows above this take the GEMM (0..32)
