@@ -1,7 +1,8 @@
 // The decode GEMV tiers (see gemv.h for the contract and the bit-identity argument): the
 // launcher and the register-ring kernel (with kBalanced, the ringbal variant). The per-shape
 // choice between them (gemv_auto_variant), the K splits and the variant names are in
-// gemv_policy.cpp; the bulk-copy stream variants in gemv_stream.cu.
+// gemv_policy.cpp; the bulk-copy stream variants in gemv_stream.cu; the split-K scratch's layout in
+// gemv_workspace.cpp.
 //
 // The register-ring kernel itself, and how it splits the work, are in gemv_ring_kernel.cuh.
 #include <cuda_bf16.h>
@@ -471,32 +472,6 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
 
 std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWorkspace& ws) {
   return gemv_unsupported_reason(tier, p, ws, GemvVariant{});
-}
-
-namespace {
-constexpr size_t align256(size_t bytes) {
-  return (bytes + 255) / 256 * 256;
-}
-constexpr size_t kPartialBytes = align256(kGemvPartialFloats * sizeof(float));
-constexpr size_t kCounterBytes = align256(kGemvCounterCount * sizeof(int));
-constexpr size_t kSlotBytes = align256(kGemvSplitSlots * sizeof(uint64_t));
-}  // namespace
-
-size_t gemv_workspace_bytes() {
-  return kPartialBytes + kCounterBytes + kSlotBytes;
-}
-
-GemvWorkspace gemv_workspace_in(void* base, cudaStream_t stream) {
-  auto* bytes = static_cast<uint8_t*>(base);
-  GemvWorkspace ws;
-  ws.partials = reinterpret_cast<float*>(bytes);
-  ws.partial_floats = kGemvPartialFloats;
-  ws.counters = reinterpret_cast<int*>(bytes + kPartialBytes);
-  ws.counter_count = kGemvCounterCount;
-  ws.split_slots = reinterpret_cast<uint64_t*>(bytes + kPartialBytes + kCounterBytes);
-  ws.split_slot_count = kGemvSplitSlots;
-  LATHE_CUDA_CHECK(cudaMemsetAsync(ws.counters, 0, kCounterBytes + kSlotBytes, stream));
-  return ws;
 }
 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
