@@ -9,16 +9,16 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from script_test_support import ROOT, env_with_stubs, report, write_executable
+
 SCRIPT = os.path.join(ROOT, "scripts", "device-bundle.sh")
 
 
 def run(args, build, stubs):
     # --build names a folder that does not exist, and cmake / ctest / ninja are stubs that leave a
     # mark and fail at once: a refusal that comes too late shows, and never starts a real build.
-    env = dict(os.environ, PATH=stubs + os.pathsep + os.environ.get("PATH", ""))
     return subprocess.run(["bash", SCRIPT, "--build", build] + args, capture_output=True, text=True, timeout=60,
-                          env=env)
+                          env=env_with_stubs(stubs))
 
 
 def main():
@@ -29,9 +29,7 @@ def main():
         mark = os.path.join(tmp, "build-tool-ran")
         os.makedirs(stubs)
         for tool in ("cmake", "ctest", "ninja"):
-            with open(os.path.join(stubs, tool), "w") as f:
-                f.write(f"#!/bin/sh\necho {tool} >> '{mark}'\nexit 97\n")
-            os.chmod(os.path.join(stubs, tool), 0o755)
+            write_executable(os.path.join(stubs, tool), f"#!/bin/sh\necho {tool} >> '{mark}'\nexit 97\n")
         plain = os.path.join(tmp, "plain.txt")
         with open(plain, "w") as f:
             f.write("not a program")
@@ -55,11 +53,7 @@ def main():
         for name in ("bundle-not-ignored", "t-bundle"):
             if os.path.exists(os.path.join(ROOT, name)):
                 failures.append(f"a bundle folder '{name}' was left in the tree")
-    for f in failures:
-        print("FAIL:", f)
-    print(f"device_bundle_args_test: {len(cases) - len(failures)} of {len(cases)} checks as expected"
-          if not failures else f"{len(failures)} failures")
-    return 1 if failures else 0
+    return report("device_bundle_args_test", failures, f"{len(cases)} of {len(cases)} checks as expected")
 
 
 if __name__ == "__main__":

@@ -13,7 +13,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from script_test_support import ROOT, env_with_stubs, report, write_executable
+
 SCRIPT = os.path.join(ROOT, "scripts", "device-bundle.sh")
 BUNDLE = "unit-targets-test-bundle"  # ignored by git (/*-bundle/), removed afterwards
 
@@ -37,20 +38,16 @@ def main():
         ]}
         with open(os.path.join(tmp, "tests.json"), "w") as f:
             json.dump(tests, f)
-        with open(os.path.join(stubs, "ctest"), "w") as f:
-            f.write(f"#!/bin/sh\ncat '{os.path.join(tmp, 'tests.json')}'\n")
+        write_executable(os.path.join(stubs, "ctest"), f"#!/bin/sh\ncat '{os.path.join(tmp, 'tests.json')}'\n")
         # cmake --build DIR -j N -- -k 0 TARGETS...: record the targets, make each an executable.
-        with open(os.path.join(stubs, "cmake"), "w") as f:
-            f.write("#!/bin/sh\n"
-                    "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n"
-                    "shift; shift; shift\n"
-                    f"for t in \"$@\"; do echo \"$t\" >> '{asked}'; printf '#!/bin/sh\\n' > '{build}'/\"$t\"; "
-                    f"chmod +x '{build}'/\"$t\"; done\n")
-        for tool in ("ctest", "cmake"):
-            os.chmod(os.path.join(stubs, tool), 0o755)
-        env = dict(os.environ, PATH=stubs + os.pathsep + os.environ.get("PATH", ""))
+        write_executable(os.path.join(stubs, "cmake"),
+                         "#!/bin/sh\n"
+                         "while [ $# -gt 0 ] && [ \"$1\" != -- ]; do shift; done\n"
+                         "shift; shift; shift\n"
+                         f"for t in \"$@\"; do echo \"$t\" >> '{asked}'; printf '#!/bin/sh\\n' > '{build}'/\"$t\"; "
+                         f"chmod +x '{build}'/\"$t\"; done\n")
         r = subprocess.run(["bash", SCRIPT, "--build", build, "--bundle", BUNDLE], capture_output=True, text=True,
-                           timeout=120, env=env)
+                           timeout=120, env=env_with_stubs(stubs))
         try:
             got = open(asked).read().split() if os.path.exists(asked) else []
             declared = sorted({line.split("(")[1].split()[0].rstrip(")")
@@ -70,10 +67,7 @@ def main():
                 failures.append(f"bundle bin/ holds {bundled}")
         finally:
             shutil.rmtree(os.path.join(ROOT, BUNDLE), ignore_errors=True)
-    for f in failures:
-        print("FAIL:", f)
-    print("device_bundle_targets_test: " + ("as expected" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return report("device_bundle_targets_test", failures)
 
 
 if __name__ == "__main__":

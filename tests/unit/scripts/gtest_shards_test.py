@@ -9,7 +9,8 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from script_test_support import ROOT, report, write_executable
+
 SCRIPT = os.path.join(ROOT, "scripts", "gtest-shards.sh")
 
 FAKE = """#!/bin/sh
@@ -29,9 +30,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
         fake = os.path.join(tmp, "fake_gtest")
-        with open(fake, "w") as f:
-            f.write(FAKE)
-        os.chmod(fake, 0o755)
+        write_executable(fake, FAKE)
         log = os.path.join(tmp, "suite.log")
         r = subprocess.run(["bash", SCRIPT, fake, "4", "30", log, "--gtest_filter=-*Slow*"], capture_output=True,
                            text=True, timeout=60)
@@ -47,10 +46,7 @@ def main():
         left = [n for n in os.listdir(tmp) if n.startswith("suite.log.")]
         if left:
             failures.append(f"per-shard files left behind: {left}")
-    for f in failures:
-        print("FAIL:", f)
-    print("gtest_shards_test: " + ("as expected" if not failures else f"{len(failures)} failures"))
-    return 1 if failures else 0
+    return report("gtest_shards_test", failures)
 
 
 if __name__ == "__main__":
