@@ -32,7 +32,6 @@ struct RingConfig {
   int ctas_per_sm = 0;
   bool wgmma = false;         // the 16-row tier's warpgroup MMA (":wg")
   bool wgmma_narrow = false;  // tiers 1 and 4 as warpgroup MMAs (":wgn")
-  int smem_stages = 0;        // the ring in shared memory (":m<N>", launch_smem_ring)
 };
 
 // Launch configurations of the register ring (ring_config_supported says which exist):
@@ -72,50 +71,8 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   }
 }
 
-// The shared-memory ring (":m<N>"): fp8, every tier with the warpgroup MMA, plain outputs, one CTA
-// per (row block, K split); N = 4 at two CTAs per SM (64 KB of ring beside the x buffers' 32 KB),
-// N = 2 at three (32 KB). Every tier stages x as the register ring's warpgroup-MMA tiers do.
-template <int kMaxM, int kGroupSteps, int kMinCtas, int kStages>
-void launch_smem_ring_kernel(const Params& params, dim3 grid, cudaStream_t stream) {
-  constexpr auto kernel =
-      gemv_kernel<kMaxM, true, kStages, false, false, kGroupSteps, kMinCtas, true, false, kEpiNone, true>;
-  constexpr size_t kRingBytes = size_t{kStages} * 4 * kThreads * 16;  // fp8: 4 vectors a thread a step
-  static const bool sized = [] {
-    LATHE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                          static_cast<int>(kRingBytes)));
-    return true;
-  }();
-  (void)sized;
-  launch_chained(kernel, grid, dim3(kThreads), kRingBytes, stream, params);
-}
-
-template <int kMinCtas, int kStages>
-void launch_smem_ring_tier(int tier, const Params& params, dim3 grid, cudaStream_t stream) {
-  switch (tier) {
-    case 1:
-      launch_smem_ring_kernel<1, kWgNarrowGroupSteps, kMinCtas, kStages>(params, grid, stream);
-      break;
-    case 4:
-      launch_smem_ring_kernel<4, kWgNarrowGroupSteps, kMinCtas, kStages>(params, grid, stream);
-      break;
-    case 16:
-      launch_smem_ring_kernel<16, kDefaultGroupSteps, kMinCtas, kStages>(params, grid, stream);
-      break;
-    default:
-      launch_smem_ring_kernel<32, kTier32GroupSteps, kMinCtas, kStages>(params, grid, stream);
-      break;
-  }
-}
-
-void launch_smem_ring(int tier, const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
-  cfg.ctas_per_sm == 3 ? launch_smem_ring_tier<3, 2>(tier, params, grid, stream)
-                       : launch_smem_ring_tier<2, 4>(tier, params, grid, stream);
-}
-
 // Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
 bool ring_config_supported(const RingConfig& cfg) {
-  if (cfg.smem_stages != 0)
-    return cfg.fp8 && !cfg.bit_trick && cfg.smem_stages == (cfg.ctas_per_sm == 3 ? 2 : 4);
   if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
   if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
@@ -172,7 +129,6 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // the separate kernel.
 // The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
-  if (cfg.smem_stages != 0) return false;
   // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE
   // in none.
   if (tier == 32) return !cfg.bit_trick && !rope;
@@ -359,7 +315,6 @@ std::string norm_input_reason(int tier, const GemvProblem& p) {
 std::string norm_variant_reason(const GemvVariant& resolved) {
   if (resolved.kernel == GemvKernel::kStream) return "the fused norm runs on the register-ring kernels only";
   if (resolved.bit_trick) return "the fused norm is not built with ':bits'";
-  if (resolved.smem_stages != 0) return "the fused norm is not built with the shared-memory ring (':m')";
   return {};
 }
 
@@ -443,9 +398,8 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   cfg.bit_trick = v.bit_trick;
   cfg.group_steps = v.group_steps;
   cfg.ctas_per_sm = v.ctas_per_sm;
-  cfg.wgmma = v.wgmma || v.smem_stages != 0;  // the shared-memory ring is built with wgmma only
-  cfg.wgmma_narrow = v.wgmma_narrow || v.smem_stages != 0;
-  cfg.smem_stages = v.smem_stages;
+  cfg.wgmma = v.wgmma;
+  cfg.wgmma_narrow = v.wgmma_narrow;
   return cfg;
 }
 
@@ -453,11 +407,7 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
 // ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
 RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
   RingConfig cfg = ring_config(resolved, fp8);
-  if (!device_has_wgmma()) {
-    cfg.wgmma = cfg.wgmma_narrow = false;
-    cfg.smem_stages = 0;  // the register ring's mma.sync form: the same bytes
-    if (resolved.smem_stages != 0) cfg.stages = 2;
-  }
+  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = false;
   return cfg;
 }
 
@@ -495,13 +445,6 @@ std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& v
   return {};
 }
 
-// Why a resolved variant's shared-memory ring (':m') cannot run; empty when it can or has none.
-std::string smem_ring_reason(const GemvVariant& resolved) {
-  if (resolved.smem_stages != 0 && resolved.kernel != GemvKernel::kRegisterRing)
-    return "':m' (the shared-memory ring) runs on the register ring with one CTA per row block and K split";
-  return {};
-}
-
 std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant& resolved, bool fp8) {
   return "gemv variant '" + gemv_variant_name(requested) + "' (" + gemv_variant_name(resolved) +
          ") is not a built register-ring configuration for " + (fp8 ? "fp8" : "bf16") + " weights";
@@ -515,7 +458,6 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
       (variant.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kStream))
     return "':wg' and ':wgn' are options of the register-ring kernels";
   if (v.kernel == GemvKernel::kStream) return {};
-  if (std::string why = smem_ring_reason(v); !why.empty()) return why;
   return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
 }
 
@@ -525,7 +467,6 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& p, const GemvWo
   if (why.empty()) why = tier_variant_reason(tier, p, variant);
   if (why.empty()) why = workspace_reason(tier, p, ws, variant);
   if (why.empty()) why = epilogue_reason(tier, p, variant);
-  if (why.empty()) why = smem_ring_reason(resolve(variant, p.weight == GemvWeight::kFp8E4M3, p.n, p.k));
   return why;
 }
 
@@ -613,10 +554,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     params.chunk_steps = gemv_ring_chunk_steps(problem.n, problem.k, want);
     grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta),
                 static_cast<unsigned>(params.ksplit));
-  }
-  if (cfg.smem_stages != 0) {
-    launch_smem_ring(tier, params, grid, cfg, stream);
-    return;
   }
   switch (tier) {
     case 1:

@@ -231,12 +231,6 @@ struct GemvVariant {
   // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
   // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
   bool wgmma_narrow = false;
-  // Register ring, one CTA per (row block, K split), fp8 ("m<N>", opt-in): the ring's N slots in
-  // shared memory, filled by cp.async, instead of registers (gemv_ring_kernel.cuh, kSmemRing), in
-  // every tier, with the warpgroup MMA (it implies ":wg:wgn"); built for N = 4 at two CTAs per SM
-  // and N = 2 at three (":b3"), without the fused norm or the epilogues. 0: registers. The same
-  // bytes into the same fragments: rows byte-equal to the register ring's.
-  int smem_stages = 0;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -307,7 +301,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:mN][:eN|:eoff]" (kernel:
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:eN|:eoff]" (kernel:
 // default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);

@@ -213,7 +213,6 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.tma) out += ":tma";
   if (v.wgmma) out += ":wg";
   if (v.wgmma_narrow) out += ":wgn";
-  if (v.smem_stages != 0) out += ":m" + std::to_string(v.smem_stages);
   if (v.early_weights == -1) out += ":eoff";
   if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
@@ -262,14 +261,10 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
     } else if (part == "b2" || part == "b3") {
       v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
-               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k' || part[0] == 'm') &&
+               (part[0] == 's' || part[0] == 'c' || part[0] == 'r' || part[0] == 'k') &&
                part.find_first_not_of("0123456789", 1) == std::string::npos) {
       const int value = std::stoi(part.substr(1));
-      (part[0] == 's'   ? v.stages
-       : part[0] == 'c' ? v.ctas
-       : part[0] == 'r' ? v.row_bytes
-       : part[0] == 'k' ? v.ksplit
-                        : v.smem_stages) = value;
+      (part[0] == 's' ? v.stages : part[0] == 'c' ? v.ctas : part[0] == 'r' ? v.row_bytes : v.ksplit) = value;
     } else {
       throw_error("gemv variant '" + name + "': bad field '" + part + "'");
     }
@@ -368,7 +363,6 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   v.early_weights = request.early_weights;
   v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
   v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;
-  v.smem_stages = request.smem_stages;
   return v;
 }
 

@@ -70,30 +70,6 @@ __device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
 }
 
-// A weight vector into the shared-memory ring (kSmemRing), with the register ring's L2 hint.
-__device__ __forceinline__ void cp_async16_weights(void* smem, const void* gmem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global.L2::256B [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
-}
-
-// cp.async.wait_group: at most `groups` of this thread's newest commit groups still pending. The
-// count is known once the step loop is unrolled (the switch folds away).
-__device__ __forceinline__ void cp_async_wait_pending(int groups) {
-  switch (groups) {
-    case 0: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;
-    case 1: asm volatile("cp.async.wait_group 1;" ::: "memory"); break;
-    case 2: asm volatile("cp.async.wait_group 2;" ::: "memory"); break;
-    case 3: asm volatile("cp.async.wait_group 3;" ::: "memory"); break;
-    case 4: asm volatile("cp.async.wait_group 4;" ::: "memory"); break;
-    case 5: asm volatile("cp.async.wait_group 5;" ::: "memory"); break;
-    case 6: asm volatile("cp.async.wait_group 6;" ::: "memory"); break;
-    case 7: asm volatile("cp.async.wait_group 7;" ::: "memory"); break;
-    case 8: asm volatile("cp.async.wait_group 8;" ::: "memory"); break;
-    case 9: asm volatile("cp.async.wait_group 9;" ::: "memory"); break;
-    default: asm volatile("cp.async.wait_group 0;" ::: "memory"); break;  // stricter is still right
-  }
-}
-
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
@@ -111,13 +87,9 @@ __device__ __forceinline__ void cp_async_wait_pending(int groups) {
 // gate and up values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the
 // silu_mul kernel's bits); kEpiRope: the block is one head of q|k|v, whose bf16 values go through
 // the rope kernel's per-head step (rope_kv.cuh: its bits).
-// kSmemRing (":m<stages>"): the ring's kStages slots live in dynamic shared memory (kStages x
-// kLoads x kThreads 16-byte vectors, filled by cp.async) instead of registers, so the depth costs
-// no registers; each thread copies and later reads back only its own vectors (its cp.async groups
-// order them: no barrier), the same bytes into the same fragments, so the same sums.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, bool kFusedNorm = false, int kEpilogue = kEpiNone, bool kSmemRing = false>
+          bool kWgmma = false, bool kFusedNorm = false, int kEpilogue = kEpiNone>
 __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr bool kSilu = kEpilogue == kEpiSilu;
   constexpr bool kRope = kEpilogue == kEpiRope;
@@ -128,17 +100,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   constexpr int kPartialCols = kColGroups * 8;
   constexpr int kLoads = kFp8 ? 4 : 8;           // 16-byte loads per thread per step
   constexpr int kElem = kFp8 ? 1 : 2;            // bytes per weight element
-  static_assert(kSmemRing || kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
-  static_assert(!kSmemRing || (kStages & (kStages - 1)) == 0, "shared-memory ring slots: step & (kStages - 1)");
+  static_assert(kGroupSteps % kStages == 0, "ring slot t % kStages must equal step % kStages");
   constexpr int kXPitch = x_pitch(kGroupSteps);
   // Tiers 1 and 4, the 32-row tier, every tier at three CTAs per SM and every warpgroup-MMA tier
   // compute each step straight from its ring slot and refill the slot afterwards (see "The register
   // ring" below); the 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
-  constexpr bool kRefillAfter = kSmemRing || kMaxM <= 4 || kMaxM > 16 || kMinCtas == 3 || kWgmma;
+  constexpr bool kRefillAfter = kMaxM <= 4 || kMaxM > 16 || kMinCtas == 3 || kWgmma;
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
-  // The warpgroup-MMA layout's swizzle atoms need 1024-byte alignment (gemv_wgmma_layout.h).
-  __shared__ __align__(kWgmma ? kWgAtomBytes : 128) uint8_t xs[2][kXBufferBytes];
-  static_assert(!kWgmma || kXBufferBytes % kWgAtomBytes == 0, "whole swizzle atoms a buffer");
+  __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
   __shared__ int last_arrival;
   // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];
@@ -178,38 +147,23 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     return Rows{p.w + min(n_base + g, p.n - 1) * row_bytes + k_offset,
                 p.w + min(n_base + g + 8, p.n - 1) * row_bytes + k_offset};
   };
-  // Calls put(i, address) for the kLoads 16-byte vectors of step s (< nsteps) of the segment.
-  // Order: [half][row] (fp8) or [half][row][2] (bf16).
-  auto for_each_step_vector = [&](const Rows& r, int s, int nsteps, auto put) {
+  // Loads step s (< nsteps) of the segment. Order: [half][row] (fp8) or [half][row][2] (bf16).
+  auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
     if (s < nsteps) {
       const int64_t off = static_cast<int64_t>(s) * kStepK * kElem;
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         if constexpr (kFp8) {
-          put(h * 2 + 0, r.w0 + off + h * 64);
-          put(h * 2 + 1, r.w1 + off + h * 64);
+          dst[h * 2 + 0] = load_streaming(r.w0 + off + h * 64);
+          dst[h * 2 + 1] = load_streaming(r.w1 + off + h * 64);
         } else {
-          put(h * 4 + 0, r.w0 + off + h * 128);
-          put(h * 4 + 1, r.w0 + off + h * 128 + 16);
-          put(h * 4 + 2, r.w1 + off + h * 128);
-          put(h * 4 + 3, r.w1 + off + h * 128 + 16);
+          dst[h * 4 + 0] = load_streaming(r.w0 + off + h * 128);
+          dst[h * 4 + 1] = load_streaming(r.w0 + off + h * 128 + 16);
+          dst[h * 4 + 2] = load_streaming(r.w1 + off + h * 128);
+          dst[h * 4 + 3] = load_streaming(r.w1 + off + h * 128 + 16);
         }
       }
     }
-  };
-  auto load_step = [&](uint4(&dst)[kLoads], const Rows& r, int s, int nsteps) {
-    for_each_step_vector(r, s, nsteps, [&](int i, const uint8_t* src) { dst[i] = load_streaming(src); });
-  };
-  // kSmemRing: this thread's vector i of ring slot `slot`, and the copy of step s into the slot as one
-  // commit group (an empty one past the segment's end, so every step commits exactly one).
-  extern __shared__ __align__(16) uint4 gemv_weight_ring[];
-  auto ring_vector = [&](int slot, int i) -> uint4* {
-    return gemv_weight_ring + (slot * kLoads + i) * kThreads + threadIdx.x;
-  };
-  auto copy_step = [&](int slot, const Rows& r, int s, int nsteps) {
-    for_each_step_vector(r, s, nsteps,
-                         [&](int i, const uint8_t* src) { cp_async16_weights(ring_vector(slot, i), src); });
-    asm volatile("cp.async.commit_group;");
   };
   // The register ring: kStages slots holding steps s .. s + kStages - 1 of the segment.
   // With kRefillAfter a step computes straight from its slot and then refills it with step
@@ -220,19 +174,13 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // session 15: 48% of the stall samples at m = 1 on those moves), yet that form measured faster
   // at m = 16 than the refill-after one (docs/PERFORMANCE.md, "Session 15";
   // bench/kernels/ldg_use_distance.py reads how far ahead the loads are from the SASS).
-  uint4 ring[kSmemRing ? 1 : kStages][kLoads];
+  uint4 ring[kStages][kLoads];
   // Fills the ring with the segment's first kStages steps and asks L2 for the `extra` steps after
   // them (one 128-byte line of a row per prefetch; lane l takes row l % 16 of the warp's rows).
   auto prime = [&](int blk, int s_begin, int nsteps, int extra) {
     const Rows r = segment_rows(blk, s_begin);
 #pragma unroll
-    for (int u = 0; u < kStages; ++u) {
-      if constexpr (kSmemRing) {
-        copy_step(u, r, u, nsteps);
-      } else {
-        load_step(ring[u], r, u, nsteps);
-      }
-    }
+    for (int u = 0; u < kStages; ++u) load_step(ring[u], r, u, nsteps);
     if (extra > 0) {
       const int row = min(block_row<kSilu>(p, blk, warp * 16 + (lane & 15)), p.n - 1);
       const uint8_t* base = p.w + row * (static_cast<int64_t>(p.k) * kElem) + static_cast<int64_t>(s_begin) * kStepK * kElem;
@@ -287,19 +235,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
     stage_x(0, 0);
     asm volatile("cp.async.commit_group;");
-    // kSmemRing: this thread's commit groups run W0 .. W(S-1) (prime), X0, then per x group g: X(g+1)
-    // and, per step s of the group, W(s + S) after computing s (S = kStages, G = kGroupSteps).
-    // X(g) is then followed by G + 1 groups when group g starts (g >= 1; X0 by 1), and W(s), when
-    // step s = g G + t (s >= S) computes, by S - 1 + ceil((S - t) / G): the waits below let exactly
-    // those stay pending (for s < S they let fewer: stricter, still right).
     for (int grp = 0; grp < groups; ++grp) {
       if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
       asm volatile("cp.async.commit_group;");
-      if constexpr (kSmemRing) {
-        cp_async_wait_pending(grp == 0 ? 1 : kGroupSteps + 1);
-      } else {
-        asm volatile("cp.async.wait_group 1;");
-      }
+      asm volatile("cp.async.wait_group 1;");
       if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
         fence_shared_for_wgmma();
@@ -312,12 +251,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         const int s = grp * kGroupSteps + t;
         if (s < nsteps) {
           uint4 cur[kLoads];
-          const int slot = s & (kStages - 1);  // kSmemRing
-          if constexpr (kSmemRing) {
-            cp_async_wait_pending(kStages - 1 + (kStages - t + kGroupSteps - 1) / kGroupSteps);
-#pragma unroll
-            for (int i = 0; i < kLoads; ++i) cur[i] = *ring_vector(slot, i);
-          }
           if constexpr (!kRefillAfter) {
 #pragma unroll
             for (int i = 0; i < kLoads; ++i) cur[i] = ring[t % kStages][i];
@@ -330,9 +263,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
             part[cg][0] = part[cg][1] = part[cg][2] = part[cg][3] = 0.0f;
           // This thread's weight vectors of each 64-k half: its ring slot, or the copy taken before
           // the refill.
-          constexpr bool kFromCopy = kSmemRing || !kRefillAfter;
-          const uint4* const w_half[2] = {kFromCopy ? &cur[0] : &ring[t % kStages][0],
-                                          kFromCopy ? &cur[kLoads / 2] : &ring[t % kStages][kLoads / 2]};
+          const uint4* const w_half[2] = {kRefillAfter ? &ring[t % kStages][0] : &cur[0],
+                                          kRefillAfter ? &ring[t % kStages][kLoads / 2] : &cur[kLoads / 2]};
           if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
             wg_step<kWgCols, kFp8, kBitTrick>(part, w_half, xb + t * kWgStepBytes<kWgCols>);
@@ -358,11 +290,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
               gemv_half<kColGroups, kFp8, kBitTrick>(part, w_half[h], xv);
             }
           }
-          if constexpr (kSmemRing) {
-            copy_step(slot, rows, s + kStages, nsteps);
-          } else if constexpr (kRefillAfter) {
-            load_step(ring[t % kStages], rows, s + kStages, nsteps);
-          }
+          if constexpr (kRefillAfter) load_step(ring[t % kStages], rows, s + kStages, nsteps);
           const float sc =
               block_scale ? __ldg(p.scale + static_cast<int64_t>(scale_block) * ksteps + s_begin + s) : 1.0f;
           accumulate_step<kColGroups>(acc, part, sc);

@@ -293,48 +293,6 @@ TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
   }
 }
 
-// The shared-memory ring (":m4" at two CTAs per SM, ":m2" at three) moves the same weight bytes
-// into the same fragments as the register ring: every row of every tier byte-equal to the register
-// ring's m = 1 kernel, at widths that leave B columns empty and fill them. Built for fp8 only: bf16
-// weights are refused with a reason, as are the balanced grid and the fused norm.
-TEST_P(GemvTest, SharedMemoryRingRowsAreByteEqualToTheRegisterRing) {
-  const Case& c = GetParam();
-  for (const auto& [base_name, smem_name] : {std::pair{"ring", "ring:m4"}, {"ring:b3", "ring:b3:m2"}}) {
-    const cuda::GemvVariant base = cuda::gemv_variant_from_name(base_name);
-    const cuda::GemvVariant smem = cuda::gemv_variant_from_name(smem_name);
-    const std::string why = cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, smem);
-    if (!c.fp8) {
-      EXPECT_NE(why, "") << smem_name << " on bf16 weights";
-      continue;
-    }
-    ASSERT_EQ(why, "") << smem_name;
-    ASSERT_TRUE(tier_runs(32, smem)) << smem_name;
-    const size_t row_bytes = static_cast<size_t>(c.n) * 4;
-    const std::vector<uint8_t> ref = single_rows(true, base);
-    DeviceBuffer y(kRows * row_bytes);
-    for (const auto& [tier, m] : {std::pair{1, 1},
-                                  {4, 1},
-                                  {4, 3},
-                                  {4, 4},
-                                  {16, 5},
-                                  {16, 13},
-                                  {16, 16},
-                                  {32, 17},
-                                  {32, 24},
-                                  {32, 32}}) {
-      y.poison();
-      cuda::gemv_launch(tier, problem(0, m, y.get(), true), ws_, nullptr, smem);
-      const auto got = y.download<uint8_t>(m * row_bytes);
-      for (int r = 0; r < m; ++r) {
-        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
-            << smem_name << " tier " << tier << " m=" << m << " row " << r;
-      }
-    }
-  }
-  cuda::GemvVariant balanced = cuda::gemv_variant_from_name("ringbal:m4");
-  EXPECT_NE(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, balanced), "");
-}
-
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
 // which bytes reach which instruction: every depth gives the bytes of "off", for the default route
 // and for ringbal, launched back to back and chained as in the backend, in tier 1 (tier 4 is the

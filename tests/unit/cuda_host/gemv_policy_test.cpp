@@ -201,9 +201,7 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "ringbal:b3:wg",
                            "ring:s2:k4:b3:wg:e0",
                            "auto:wgn",
-                           "ring:k2:g16:b3:wg:wgn:e8",
-                           "ring:m4",
-                           "auto:b3:m2"}) {
+                           "ring:k2:g16:b3:wg:wgn:e8"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -237,10 +235,6 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma_narrow);
   EXPECT_FALSE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma) << "the balanced grid keeps mma.sync";
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 24576, 4096).wgmma_narrow);
-  // The shared-memory ring: opt-in, kept by auto, and never its own choice.
-  EXPECT_EQ(cuda::gemv_variant_from_name("ring:m4").smem_stages, 4);
-  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:m2"), true, 24576, 4096).smem_stages, 2);
-  EXPECT_EQ(cuda::gemv_auto_variant(true, 24576, 4096).smem_stages, 0);
 }
 
 TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
