@@ -5,9 +5,9 @@
 # staging into that layout (conflict-free), 2 x staged for the first two groups only (no x
 # traffic after them), 3 no conversion or MMA (weights loaded, x staged). Separate kernel
 # instantiations; the 1-row figures are each process's reference. Alternated, two rounds.
-#   scripts/device-bundle.sh -j 2 --bundle full-bundle --targets lathe_bench_kernels --xz
+#   (on the branch, or main + x-timing-branch.patch) scripts/device-bundle.sh -j 2 --bundle kern-bundle --targets lathe_bench_kernels --xz
 set -uo pipefail
-source scripts/bundle-env.sh "${BUNDLE:-full-bundle}"
+source scripts/bundle-env.sh "${BUNDLE:-kern-bundle}"
 for r in 1 2; do
   for mode in 0 1 2 3; do
     for shape in qwen3-8b/gate qwen3-8b/down qwen3-32b/gate qwen3-32b/q_proj; do
