@@ -107,7 +107,9 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   // ring" below); the 16-row mma.sync tier at two CTAs per SM copies the slot out and refills it first.
   constexpr bool kRefillAfter = kMaxM <= 4 || kMaxM > 16 || kMinCtas == 3 || kWgmma;
   constexpr int kXBufferBytes = kWgmma ? kGroupSteps * kWgStepBytes<kWgCols> : kMaxM * kXPitch;
-  __shared__ __align__(128) uint8_t xs[2][kXBufferBytes];
+  // The warpgroup-MMA layout's swizzle atoms need 1024-byte alignment (gemv_wgmma_layout.h).
+  __shared__ __align__(kWgmma ? kWgAtomBytes : 128) uint8_t xs[2][kXBufferBytes];
+  static_assert(!kWgmma || kXBufferBytes % kWgAtomBytes == 0, "whole swizzle atoms a buffer");
   __shared__ int last_arrival;
   // kFusedNorm: 1 / rms of each row, the block sums' scratch.
   __shared__ float row_inv[kFusedNorm ? kMaxM : 1];

@@ -48,11 +48,10 @@ __device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count,
   for (int i = 0; i < kWords / kWordThreads; ++i) {
     const int u = word + i * kWordThreads;
     if ((u >> 6) >= count) return;
-    uint8_t* dst = buf + wg_x_offset<kCols>(u, 0);
 #pragma unroll
     for (int j = 0; j < kRows / kSlices; ++j) {
       const int col = slice * (kRows / kSlices) + j;
-      if (col < m) put(dst + (col >> 3) * 256 + (col & 7) * 16, col, u);
+      if (col < m) put(buf + wg_x_offset<kCols>(u, col), col, u);
     }
   }
 }
@@ -68,12 +67,23 @@ __device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).
 #if !defined(__CUDA_ARCH__) || defined(__CUDA_ARCH_FEAT_SM90_ALL)
-// No-swizzle descriptor of one chunk: leading byte offset 128 (between the two logical k halves),
-// stride byte offset 256 (between the two column groups of n16).
+// No-swizzle descriptor of one chunk of core matrices: leading byte offset 128 (between the two
+// logical k halves), stride byte offset 256 (between the two column groups of n16). The GEMV's x
+// buffers take wg_swizzled_desc; bench/kernels/bf16_wgmma_probe.cu lays its operands out this way.
 __device__ __forceinline__ uint64_t wg_chunk_desc(const uint8_t* chunk) {
   const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(chunk));
   return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (static_cast<uint64_t>(128 >> 4) << 16) |
          (static_cast<uint64_t>(256 >> 4) << 32);
+}
+
+// 128-byte-swizzle, K-major descriptor of the x buffer layout (gemv_wgmma_layout.h) starting at
+// `start` (a chunk: wg_chunk_offset from a 1024-byte aligned step): stride byte offset 1024
+// (between column groups), leading byte offset unused by K-major swizzled layouts (set to 1),
+// layout type 1 (128-byte swizzle) in bits 62-63.
+__device__ __forceinline__ uint64_t wg_swizzled_desc(const uint8_t* start) {
+  const uint32_t addr = static_cast<uint32_t>(__cvta_generic_to_shared(start));
+  return static_cast<uint64_t>((addr & 0x3ffff) >> 4) | (uint64_t{1} << 16) |
+         (static_cast<uint64_t>(kWgAtomBytes >> 4) << 32) | (uint64_t{1} << 62);
 }
 
 // d += A (this warp's 16 rows of the warpgroup's 64, registers) * B (16 k x 16 columns).
@@ -119,7 +129,7 @@ template <int kCols, bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4* const (&w_half)[2],
                                         const uint8_t* x_step) {
   float d[kCols / 2] = {};
-  const uint64_t step_desc = wg_chunk_desc(x_step);
+  const uint64_t step_desc = wg_swizzled_desc(x_step);
 #pragma unroll
   for (int h = 0; h < 2; ++h) {
 #pragma unroll
@@ -130,7 +140,7 @@ __device__ __forceinline__ void wg_step(float (&part)[kCols / 8][4], const uint4
       wgmma_fence();
 #pragma unroll
       for (int j = 0; j < 2; ++j) {  // the descriptor's address field counts 16-byte units
-        const uint64_t desc = step_desc + (h * 4 + q0 + j) * (kWgChunkBytes<kCols> >> 4);
+        const uint64_t desc = step_desc + (wg_chunk_offset<kCols>(h, q0 + j) >> 4);
         if constexpr (kCols == 32) {
           wgmma_m64n32k16(d, a[j], desc);
         } else if constexpr (kCols == 16) {
