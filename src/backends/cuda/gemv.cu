@@ -541,7 +541,6 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   params.early_steps = v.early_weights != kGemvEarlyInherit         ? v.early_weights
                        : problem.early_weights != kGemvEarlyInherit ? problem.early_weights
                                                                     : gemv_early_weights();
-  params.x_first_steps = v.first_group_steps;
   dim3 grid;
   if (balanced) {
     const int ctas = balanced_ctas(v);

@@ -231,12 +231,6 @@ struct GemvVariant {
   // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
   // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
   bool wgmma_narrow = false;
-  // Register ring (":f<N>"): steps of x in the first shared-memory group of each K segment, the
-  // group staged after the chained-launch wait and before the segment's first MMA; the later
-  // groups keep their size. 0 = a full group. Taken where N is smaller than the group and a
-  // multiple of the ring's depth (a step keeps its ring slot), else a full group. Changes no
-  // row's arithmetic (the same steps in the same order).
-  int first_group_steps = 0;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):

@@ -43,9 +43,6 @@ struct Params {
   // Register ring: weight steps requested before the chained-launch wait (gemv_early_weights):
   // < 0 none, 0 the ring's first steps, N > 0 those and N more steps prefetched into L2.
   int early_steps = -1;
-  // Register ring: steps of x in each K segment's first staging group (GemvVariant::
-  // first_group_steps); 0 = a full group.
-  int x_first_steps = 0;
   // kFusedNorm kernels (GemvNormInput, gemv_fused_norm.cuh): x is normalised in the kernel.
   const float* norm_weight = nullptr;
   float norm_eps = 0.0f;

@@ -208,7 +208,6 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.row_bytes != 0) out += ":r" + std::to_string(v.row_bytes);
   if (v.ksplit != 0) out += ":k" + std::to_string(v.ksplit);
   if (v.group_steps != 0) out += ":g" + std::to_string(v.group_steps);
-  if (v.first_group_steps != 0) out += ":f" + std::to_string(v.first_group_steps);
   if (v.ctas_per_sm != 0) out += ":b" + std::to_string(v.ctas_per_sm);
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
@@ -259,13 +258,6 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
         throw_error("gemv variant '" + name + "': early reads '" + part + "' exceed " +
                     std::to_string(kGemvEarlyWeightsMax) + " steps");
       v.early_weights = steps;
-    } else if (part.size() >= 2 && part.size() <= 3 && part[0] == 'f' &&
-               part.find_first_not_of("0123456789", 1) == std::string::npos) {
-      const int steps = std::stoi(part.substr(1));
-      if (steps < 1 || steps > kWideGroupSteps)
-        throw_error("gemv variant '" + name + "': first group '" + part + "' outside 1.." +
-                    std::to_string(kWideGroupSteps) + " steps");
-      v.first_group_steps = steps;
     } else if (part == "b2" || part == "b3") {
       v.ctas_per_sm = std::stoi(part.substr(1));
     } else if (part.size() >= 2 && part.size() <= 6 &&
@@ -365,7 +357,6 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   GemvVariant v = request.ctas_per_sm == 3 ? auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms)
                                            : gemv_auto_variant(fp8, n, k);
   if (request.group_steps != 0) v.group_steps = request.group_steps;
-  if (request.first_group_steps != 0) v.first_group_steps = request.first_group_steps;
   if (request.ctas_per_sm != 0) v.ctas_per_sm = request.ctas_per_sm;
   if (v.ctas_per_sm == 3) v.stages = 0;
   if (request.stages != 0) v.stages = request.stages;

@@ -125,11 +125,6 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int c = lane & 3;
   const int ksteps = p.k / kStepK;
   const int m = p.m;
-  // Steps in each segment's first x group (GemvVariant::first_group_steps): the request where it is
-  // a shorter group that keeps every step in its ring slot, else a full group.
-  const int first_steps = p.x_first_steps > 0 && p.x_first_steps < kGroupSteps && p.x_first_steps % kStages == 0
-                              ? p.x_first_steps
-                              : kGroupSteps;
   if constexpr (kWgmma) {
     // The wgmma reads all kWgCols columns of B: zero those past m once (stage_x never writes them).
     if (m < kWgCols) {
@@ -204,15 +199,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
     // This warp's 128x128 scale row (under kSilu its rows' own block, gate or up).
     const int scale_block = kSilu ? block_row<kSilu>(p, blk, warp * 16) / kRowsPerCta : blk;
 
-    // x is staged in groups: group 0 holds first_steps steps of the segment, every later one
-    // kGroupSteps (group_begin). first_steps is a multiple of kStages, so step s = begin + t of a
-    // group keeps ring slot t % kStages = s % kStages.
-    auto group_begin = [&](int grp) { return grp == 0 ? 0 : first_steps + (grp - 1) * kGroupSteps; };
-    auto group_size = [&](int grp) { return grp == 0 ? first_steps : kGroupSteps; };
-    // Stages x[0..m) for the steps of group `grp` of this segment into buffer `buf`.
+    // Stages x[0..m) for steps [grp * G, grp * G + G) of this split into buffer `buf` (G = kGroupSteps).
     auto stage_x = [&](int grp, int buf) {
-      const int first = group_begin(grp);
-      const int count = min(group_size(grp), nsteps - first);
+      const int first = grp * kGroupSteps;
+      const int count = min(kGroupSteps, nsteps - first);
       if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
         const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
@@ -244,8 +234,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
     };
 
-    const int groups =
-        nsteps <= 0 ? 0 : nsteps <= first_steps ? 1 : 1 + (nsteps - first_steps + kGroupSteps - 1) / kGroupSteps;
+    const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
     stage_x(0, 0);
     asm volatile("cp.async.commit_group;");
     for (int grp = 0; grp < groups; ++grp) {
@@ -259,12 +248,10 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       }
       __syncthreads();
       const uint8_t* xb = xs[grp & 1];
-      const int begin = group_begin(grp);
-      const int size = group_size(grp);
 #pragma unroll
       for (int t = 0; t < kGroupSteps; ++t) {
-        const int s = begin + t;
-        if (t < size && s < nsteps) {
+        const int s = grp * kGroupSteps + t;
+        if (s < nsteps) {
           uint4 cur[kLoads];
           if constexpr (!kRefillAfter) {
 #pragma unroll

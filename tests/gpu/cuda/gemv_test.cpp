@@ -446,9 +446,8 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
   // ":g16" (and "auto", which picks it on ring shapes) stages 16 steps of x per buffer at m = 1;
   // tier 16 stages 4: the bytes must agree. "auto:g4" keeps the 4-step staging everywhere. ":b3"
   // budgets tiers 1 and 4 for three CTAs per SM while tier 16 keeps two (same grid, same bytes).
-  // ":f2" stages each segment's first group of x as 2 steps (":s4" ignores it: not a whole slot).
   for (const char* variant : {"ring", "ringbal", "ring:s4:k2", "auto", "default", "ring:g16", "auto:g4", "auto:b3",
-                              "ringbal:b3", "ring:g16:b3", "auto:f2", "ring:g16:f2:b3", "ringbal:f2", "ring:s4:k2:f2"}) {
+                              "ringbal:b3", "ring:g16:b3"}) {
     dy.poison();
     for (int r = 0; r < 16; ++r) launch(variant, 1, r, 1);
     const auto single = dy.download<float>(static_cast<size_t>(16 * n));

@@ -201,9 +201,7 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "ringbal:b3:wg",
                            "ring:s2:k4:b3:wg:e0",
                            "auto:wgn",
-                           "ring:k2:g16:b3:wg:wgn:e8",
-                           "auto:f2",
-                           "ring:s2:k4:g16:f2:b3:wg"}) {
+                           "ring:k2:g16:b3:wg:wgn:e8"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -211,9 +209,6 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:k99999999999"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:g8"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:b4"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:f0"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:f17"), Error);
-  EXPECT_THROW(cuda::gemv_variant_from_name("ring:f"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:e65"), Error) << "beyond kGemvEarlyWeightsMax";
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:e-1"), Error);
   EXPECT_THROW(cuda::gemv_variant_from_name("ring:e"), Error);
@@ -225,11 +220,6 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wg"), true, 24576, 4096).wgmma)
       << "auto keeps the warpgroup MMA request";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wg").wgmma_narrow) << ":wg is the 16-row tier only";
-  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wg:f2"), true, 4096, 12288)
-                .first_group_steps,
-            2)
-      << "auto keeps the first-group request";
-  EXPECT_EQ(cuda::gemv_auto_variant(true, 4096, 12288).first_group_steps, 0) << "auto itself stages full groups";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wgn").wgmma) << ":wgn is tiers 1 and 4 only";
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
