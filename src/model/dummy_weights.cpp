@@ -335,7 +335,16 @@ Qwen3DeviceWeights upload_dummy_qwen3_weights(ops::Backend& backend, const Model
     void* data = host.allocate(spec.bytes());
     std::vector<float> scale(static_cast<size_t>(spec.scale_count()));
     filler.fill(spec, data, scale.data());
-    const void* device = upload(data, spec.bytes());
+    const bool linear = spec.role == DummyTensorSpec::Role::kMatrix && e.field != Field::kEmbed;
+    const void* device = nullptr;
+    if (linear) {  // in the layout the backend's linear ops read
+      DeviceBuffer& buffer = out.buffers.emplace_back(backend, spec.bytes(), "dummy model weights");
+      backend.upload_linear_weight(buffer.data(), data, spec.dtype, spec.rows, spec.cols);
+      out.uploaded_bytes += spec.bytes();
+      device = buffer.data();
+    } else {
+      device = upload(data, spec.bytes());
+    }
     if (spec.role == DummyTensorSpec::Role::kMatrix) {
       ops::WeightView view;
       view.data = device;

@@ -1,5 +1,6 @@
 #include "model/weight_upload.h"
 
+#include <functional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -21,11 +22,26 @@ class Uploader {
 
   const void* bytes(const void* src, size_t nbytes) {
     if (src == nullptr || host_) return src;
-    if (auto found = uploaded_.find(src); found != uploaded_.end()) return found->second;
+    if (auto found = uploaded_.find({src, false}); found != uploaded_.end()) return found->second;
     DeviceBuffer& buffer = out_.buffers.emplace_back(backend_, nbytes, "model weights");
     backend_.upload(buffer.data(), src, nbytes);
     out_.uploaded_bytes += nbytes;
-    uploaded_.emplace(src, buffer.data());
+    uploaded_.emplace(Key{src, false}, buffer.data());
+    return buffer.data();
+  }
+
+  // A linear layer's matrix, in the layout the backend's linear ops read
+  // (Backend::upload_linear_weight). Uploaded once per host matrix; an fp8 matrix a linear layer
+  // reads may be stored reordered, so one also used as a table (a tied embedding) gets its own copy.
+  const void* matrix(const ops::WeightView& view) {
+    if (view.data == nullptr || host_) return view.data;
+    const Key key{view.data, view.dtype == DType::kF8E4M3};
+    if (auto found = uploaded_.find(key); found != uploaded_.end()) return found->second;
+    const size_t nbytes = matrix_bytes(view);
+    DeviceBuffer& buffer = out_.buffers.emplace_back(backend_, nbytes, "model weights");
+    backend_.upload_linear_weight(buffer.data(), view.data, view.dtype, view.rows, view.cols);
+    out_.uploaded_bytes += nbytes;
+    uploaded_.emplace(key, buffer.data());
     return buffer.data();
   }
 
@@ -43,9 +59,10 @@ class Uploader {
 
   void* buffer(size_t nbytes) { return out_.buffers.emplace_back(backend_, nbytes, "model weights").data(); }
 
-  ops::WeightView weight(const HostWeight& host) {
+  // `linear`: the matrix of a linear layer (matrix()); otherwise a table read by rows (bytes()).
+  ops::WeightView weight(const HostWeight& host, bool linear = true) {
     ops::WeightView view = host.view;
-    view.data = bytes(host.view.data, matrix_bytes(host.view));
+    view.data = linear ? matrix(host.view) : bytes(host.view.data, matrix_bytes(host.view));
     if (host.view.scale != nullptr) {
       const auto count = ops::scale_count(host.view.scale_kind, host.view.rows, host.view.cols);
       view.scale = static_cast<const float*>(bytes(host.view.scale, static_cast<size_t>(count) * sizeof(float)));
@@ -78,8 +95,8 @@ class Uploader {
     int64_t offset = 0;
     for (size_t i = 0; i < parts.size(); ++i) {
       const ops::WeightView& h = parts[i]->view;
-      backend_.upload(static_cast<char*>(data) + static_cast<size_t>(offset) * row_bytes, h.data,
-                      static_cast<size_t>(h.rows) * row_bytes);
+      backend_.upload_linear_weight(static_cast<char*>(data) + static_cast<size_t>(offset) * row_bytes, h.data,
+                                    h.dtype, h.rows, k);
       out_.uploaded_bytes += static_cast<size_t>(h.rows) * row_bytes;
       if (counted_.insert(h.data).second) out_.weight_bytes += matrix_bytes(h);
       if (block) {
@@ -113,7 +130,17 @@ class Uploader {
   ops::Backend& backend_;
   Qwen3DeviceWeights& out_;
   bool host_;
-  std::unordered_map<const void*, void*> uploaded_;
+  // (host address, stored as an fp8 linear matrix): bytes() and matrix() of a bf16 tied embedding
+  // share one upload.
+  struct Key {
+    const void* src;
+    bool fp8_linear;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& key) const { return std::hash<const void*>()(key.src) ^ static_cast<size_t>(key.fp8_linear); }
+  };
+  std::unordered_map<Key, void*, KeyHash> uploaded_;
   std::unordered_set<const void*> counted_;
 };
 
@@ -138,7 +165,7 @@ bool fusable(const std::vector<const ops::WeightView*>& parts) {
 Qwen3DeviceWeights upload_qwen3_weights(ops::Backend& backend, const Qwen3Weights& weights) {
   Qwen3DeviceWeights out;
   Uploader up(backend, out);
-  out.embed_tokens = up.weight(weights.embed_tokens);
+  out.embed_tokens = up.weight(weights.embed_tokens, /*linear=*/false);
   out.lm_head = up.weight(weights.lm_head);
   out.final_norm = up.floats(weights.final_norm);
   out.layers.reserve(weights.layers.size());

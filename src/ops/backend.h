@@ -96,6 +96,12 @@ class Backend {
   // upload() in the order of the backend's ops, without waiting for the copy: host_src may be
   // reused as soon as the call returns, and later ops see the bytes. The default is upload().
   virtual void upload_async(void* dst, const void* host_src, size_t bytes) { upload(dst, host_src, bytes); }
+  // Uploads a linear layer's weight matrix [rows, cols] of `dtype` (row-major on the host) in the
+  // layout this backend's linear ops read. The default is upload(); the CUDA backend stores fp8 rows
+  // reordered inside 64-k blocks (backends/cuda/fp8_weight_layout.h). Embedding tables go by upload().
+  virtual void upload_linear_weight(void* dst, const void* host_src, DType dtype, int64_t rows, int64_t cols) {
+    upload(dst, host_src, static_cast<size_t>(rows * cols) * dtype_size(dtype));
+  }
   virtual void download(void* host_dst, const void* src, size_t bytes) = 0;
   virtual void fill_zero(void* dst, size_t bytes) = 0;
   virtual void synchronize() = 0;

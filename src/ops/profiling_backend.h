@@ -77,6 +77,9 @@ class ProfilingBackend final : public Backend {
   void* alloc(size_t bytes) override { return inner_->alloc(bytes); }
   void free(void* ptr) override { inner_->free(ptr); }
   void upload(void* dst, const void* host_src, size_t bytes) override { inner_->upload(dst, host_src, bytes); }
+  void upload_linear_weight(void* dst, const void* host_src, DType dtype, int64_t rows, int64_t cols) override {
+    inner_->upload_linear_weight(dst, host_src, dtype, rows, cols);
+  }
   void upload_async(void* dst, const void* host_src, size_t bytes) override {
     inner_->upload_async(dst, host_src, bytes);
   }

@@ -5,11 +5,15 @@
 // columns with the SAME instruction sequence (gemv_step below), which is what keeps every row's
 // fp32 sum identical across tiers.
 //
-// Per 128-k step a thread (g = lane / 4, c = lane % 4) holds, for each 64-k half h, 16 k of
-// weight row g and of row g + 8 starting at k = h * 64 + c * 16 (fp8: one 16-byte vector per
-// row and half; bf16: two). They feed four m16n8k16 MMAs under a K permutation (MMA q takes
-// physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}); the activations are read
-// with the same permutation, so each MMA sums the right pairs.
+// Per 128-k step a thread (g = lane / 4, c = lane % 4) holds, for each 64-k half h, the 16 weight
+// bytes of row g and of row g + 8 at stored k = h * 64 + c * 16 (fp8: one 16-byte vector per row
+// and half; bf16: two). They feed four m16n8k16 MMAs, MMA q taking word q of each row's vector:
+// - fp8: the stored order of fp8_weight_layout.h makes word q natural k {16q + 2c, +1, 16q + 8 + 2c,
+//   +1} of the half, the fragment's logical k {2c, 2c+1, 2c+8, 2c+9}: MMA q sums natural k
+//   16q .. 16q + 15, and x's fragments are natural (ldmatrix from the staged x, load_x_half);
+// - bf16 (natural order): MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8,
+//   2c+9}, and each thread reads x's 16 k at its own c*16 with the same permutation.
+// Either way each MMA sums the right pairs, and every tier uses the same assignment.
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -116,6 +120,44 @@ __device__ __forceinline__ void weight_fragment(const uint4* w, int q, uint32_t 
     a[2] = word(w[0 + (q >> 1)], (q & 1) * 2 + 1);
     a[1] = word(w[2 + (q >> 1)], (q & 1) * 2);
     a[3] = word(w[2 + (q >> 1)], (q & 1) * 2 + 1);
+  }
+}
+
+// Row addresses for ldmatrix .x4 (every lane of the warp calls it).
+__device__ __forceinline__ void ldmatrix_x4(uint4& out, const void* row) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(row));
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
+               : "=r"(out.x), "=r"(out.y), "=r"(out.z), "=r"(out.w)
+               : "r"(addr));
+}
+
+// This thread's x fragments of one 64-k half for gemv_half: xv[cg][p] word 2 * (q & 1) + j is b_j
+// of MMA q = 2p + (q & 1) for column cg * 8 + g (zero past m). x sits in shared memory with column
+// col's k of the half at half + col * pitch (bf16, natural order, 16-byte aligned rows).
+// fp8: two ldmatrix .x4 a column group, matrix i of pair p being natural k 32p + 8i .. +7 of
+// columns cg*8 .. cg*8+7 (lane 8i + r gives row r's address; columns past m read column m - 1,
+// whose values reach only the lanes that zero them). bf16: the thread's own 16 k at c * 16.
+template <int kColGroups, bool kFp8>
+__device__ __forceinline__ void load_x_half(uint4 (&xv)[kColGroups][2], const uint8_t* half, int pitch, int m) {
+  const int lane = static_cast<int>(threadIdx.x) & 31;
+  const int g = lane >> 2, c = lane & 3;
+#pragma unroll
+  for (int cg = 0; cg < kColGroups; ++cg) {
+    const int col = cg * 8 + g;
+    if constexpr (kFp8) {
+      const int row_col = min(cg * 8 + (lane & 7), m - 1);
+      const uint8_t* row = half + row_col * pitch + (lane >> 3) * 16;
+      ldmatrix_x4(xv[cg][0], row);
+      ldmatrix_x4(xv[cg][1], row + 64);
+      if (col >= m) xv[cg][0] = xv[cg][1] = make_uint4(0, 0, 0, 0);
+    } else if (col < m) {
+      const uint8_t* src = half + col * pitch + c * 32;
+      xv[cg][0] = *reinterpret_cast<const uint4*>(src);
+      xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
+    } else {
+      xv[cg][0] = make_uint4(0, 0, 0, 0);
+      xv[cg][1] = make_uint4(0, 0, 0, 0);
+    }
   }
 }
 

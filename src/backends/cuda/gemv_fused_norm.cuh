@@ -7,7 +7,8 @@
 //   1. after the chained-launch wait, sums x^2 over every whole row (m block sums, the norm
 //      kernel's per-thread order and block tree) and keeps 1 / rms per row in shared memory;
 //   2. stages its own K range of x normalised instead of copying it (the same shared-memory
-//      layouts: 16-byte rows of the mma.sync tiers, 4-byte words of :wgn).
+//      layouts: 16-byte rows of the mma.sync tiers; :wg / :wgn 16-byte units with fp8 weights,
+//      4-byte words with bf16).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -68,14 +69,22 @@ __device__ __forceinline__ uint32_t fused_norm_word(const Params& p, int r, int6
 }
 
 // Step 2 for the warpgroup-MMA layout of kCols columns (gemv_wgmma_layout.h), as wg_stage_x does
-// with copies: `count` steps from physical k k_group, rows [0, m) (m <= kRows <= kCols).
-template <int kCols, int kRows, int kGroupSteps, int kThreads>
+// with copies: `count` steps from k k_group, rows [0, m) (m <= kRows <= kCols); fp8 weights take
+// natural 16-byte units, bf16 weights 4-byte words in their permuted places.
+template <int kCols, int kRows, int kGroupSteps, int kThreads, bool kFp8>
 __device__ __forceinline__ void wg_stage_x_fused(uint8_t* buf, const Params& p, int64_t k_group, int count,
                                                  const float* row_inv, int tid) {
-  wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(
-      buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
-        *reinterpret_cast<uint32_t*>(dst) = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
-      });
+  if constexpr (kFp8) {
+    wg_for_each_unit<kCols, kRows, kGroupSteps, kThreads, 16>(
+        buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
+          *reinterpret_cast<uint4*>(dst) = fused_norm_vec(p, col, k_group + 8 * u, row_inv[col]);
+        });
+  } else {
+    wg_for_each_unit<kCols, kRows, kGroupSteps, kThreads, 4>(
+        buf, p.m, count, tid, [&](uint8_t* dst, int col, int u) {
+          *reinterpret_cast<uint32_t*>(dst) = fused_norm_word(p, col, k_group + 2 * u, row_inv[col]);
+        });
+  }
 }
 
 }  // namespace lathe::cuda::gemv_detail

@@ -65,11 +65,6 @@ __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
   return v;
 }
 
-__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
-}
-
 // kBalanced: a persistent grid of CTA unit ranges (gemv_common.cuh, flush_segment) instead of
 // one CTA per (row block, K split).
 // Two CTAs (16 warps) per SM up to 16 loads (256 bytes) in flight per thread: fp8 s2..s4, bf16
@@ -206,7 +201,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
       if constexpr (kFusedNorm) {  // normalised on the way (gemv_fused_norm.cuh)
         const int64_t k0 = static_cast<int64_t>(s_begin + first) * kStepK;
         if constexpr (kWgmma) {
-          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads>(xs[buf], p, k0, count, row_inv,
+          wg_stage_x_fused<kWgCols, kMaxM, kGroupSteps, kThreads, kFp8>(xs[buf], p, k0, count, row_inv,
                                                                   threadIdx.x);
         } else {
           const int chunks_per_row = count * (kStepK / 8);
@@ -219,8 +214,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         }
         return;
       }
-      if constexpr (kWgmma) {  // word by word into the wgmma B layout (gemv_wgmma.cuh)
-        wg_stage_x<kWgCols, kWgCols, kGroupSteps, kThreads>(
+      if constexpr (kWgmma) {  // into the wgmma B layout (gemv_wgmma.cuh)
+        wg_stage_x<kWgCols, kWgCols, kGroupSteps, kThreads, kFp8>(
             xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
         return;
       }
@@ -277,18 +272,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 #pragma unroll
             for (int h = 0; h < 2; ++h) {
               uint4 xv[kColGroups][2];
-#pragma unroll
-              for (int cg = 0; cg < kColGroups; ++cg) {
-                const int col = cg * 8 + g;
-                if (col < m) {
-                  const uint8_t* src = xb + col * kXPitch + (t * kStepK + h * 64 + c * 16) * 2;
-                  xv[cg][0] = *reinterpret_cast<const uint4*>(src);
-                  xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
-                } else {
-                  xv[cg][0] = make_uint4(0, 0, 0, 0);
-                  xv[cg][1] = make_uint4(0, 0, 0, 0);
-                }
-              }
+              load_x_half<kColGroups, kFp8>(xv, xb + (t * kStepK + h * 64) * 2, kXPitch, m);
               gemv_half<kColGroups, kFp8, kBitTrick>(part, w_half[h], xv);
             }
           }

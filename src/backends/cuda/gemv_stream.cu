@@ -235,18 +235,7 @@ __global__ void __launch_bounds__(kStreamThreads, kMinCtas)
             wv[3] = *reinterpret_cast<const uint4*>(w_hi + off + 16);
           }
           uint4 xv[kColGroups][2];
-#pragma unroll
-          for (int cg = 0; cg < kColGroups; ++cg) {
-            const int col = cg * 8 + g;
-            if (col < m) {
-              const uint8_t* src = stage + L::kXOffset + col * L::kXPitch + (t * 128 + h * 64 + c * 16) * 2;
-              xv[cg][0] = *reinterpret_cast<const uint4*>(src);
-              xv[cg][1] = *reinterpret_cast<const uint4*>(src + 16);
-            } else {
-              xv[cg][0] = make_uint4(0, 0, 0, 0);
-              xv[cg][1] = make_uint4(0, 0, 0, 0);
-            }
-          }
+          load_x_half<kColGroups, kFp8>(xv, stage + L::kXOffset + (t * 128 + h * 64) * 2, L::kXPitch, m);
           gemv_half<kColGroups, kFp8, false>(part, wv, xv);
         }
         const float sc = block_scale ? __ldg(p.scale + sp.block * ks + sp.step + t) : 1.0f;

@@ -19,50 +19,70 @@
 
 namespace lathe::cuda::gemv_detail {
 
+__device__ __forceinline__ void cp_async16(void* smem, const void* gmem) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(addr), "l"(gmem));
+}
+
 __device__ __forceinline__ void cp_async4(void* smem, const void* gmem) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(addr), "l"(gmem));
 }
 
-// Calls put(dst, col, u) for word u (physical k 2u, 2u + 1 from the group's first k) of each
-// column col < min(m, kRows) of `count` (<= kGroupSteps) steps, dst being where that word goes in
-// a buffer of kCols columns (gemv_wgmma_layout.h). With at least as many words a column as
-// threads, thread `tid` of kThreads takes words tid, tid + kThreads, ... and every column of them;
-// with fewer (the 32-row tier's 2 steps: 128 words), kSlices threads share a word, thread tid
-// taking word tid % kWordThreads and the contiguous columns s * kRows / kSlices + j of its slice
-// s = tid / kWordThreads (one runtime base, compile-time offsets: fewer registers than
-// interleaved columns, e.g. 56 -> 32 spilled bytes at three CTAs per SM). Columns
-// m..kCols-1 are left as they are (zeroed once per launch).
-template <int kCols, int kRows, int kGroupSteps, int kThreads, typename PutWord>
-__device__ __forceinline__ void wg_for_each_word(uint8_t* buf, int m, int count, int tid, PutWord put) {
-  constexpr int kWords = kGroupSteps * 64;  // 4-byte words of a column in one group
-  constexpr int kSlices = kWords >= kThreads ? 1 : kThreads / kWords;
-  constexpr int kWordThreads = kThreads / kSlices;
-  static_assert(kWords % kWordThreads == 0, "whole words of each column per thread");
+// Calls put(dst, col, u) for unit u of each column col < min(m, kRows) of `count` (<= kGroupSteps)
+// steps, dst being where that unit goes in a buffer of kCols columns (gemv_wgmma_layout.h). Units
+// are kUnitBytes long from the group's first k: 4 (word u: physical k 2u, 2u + 1, bf16 weights'
+// permuted layout, wg_x_offset) or 16 (natural k 8u .. 8u + 7, fp8 weights, wg_x_unit_offset).
+// With at least as many units a column as threads, thread `tid` of kThreads takes units tid,
+// tid + kThreads, ... and every column of them; with fewer, kSlices threads share a unit, thread
+// tid taking unit tid % kUnitThreads and the contiguous columns s * kRows / kSlices + j of its
+// slice s = tid / kUnitThreads (one runtime base, compile-time offsets: fewer registers than
+// interleaved columns, e.g. 56 -> 32 spilled bytes at three CTAs per SM); with fewer columns than
+// that (the 1-row tier's 16-byte units), threads past the units idle. Columns m..kCols-1 are left
+// as they are (zeroed once per launch).
+template <int kCols, int kRows, int kGroupSteps, int kThreads, int kUnitBytes, typename PutUnit>
+__device__ __forceinline__ void wg_for_each_unit(uint8_t* buf, int m, int count, int tid, PutUnit put) {
+  static_assert(kUnitBytes == 4 || kUnitBytes == 16, "words or 16-byte units");
+  constexpr int kStepUnits = kStepK * 2 / kUnitBytes;
+  constexpr int kUnits = kGroupSteps * kStepUnits;  // units of a column in one group
+  constexpr int kWantSlices = kUnits >= kThreads ? 1 : kThreads / kUnits;
+  constexpr int kSlices = kWantSlices < kRows ? kWantSlices : kRows;
+  constexpr int kUnitThreads = kThreads / kSlices;
+  static_assert(kUnits % kUnitThreads == 0 || kUnitThreads > kUnits, "whole units of each column per thread");
   static_assert(kRows % kSlices == 0, "whole columns per slice");
-  // With one slice, slice and word are compile-time 0 and tid: the division would make every
+  // With one slice, slice and unit are compile-time 0 and tid: the division would make every
   // column index a runtime value (the 16-row kernel then spilled 84 B at three CTAs per SM).
-  const int slice = kSlices == 1 ? 0 : tid / kWordThreads;
-  const int word = kSlices == 1 ? tid : tid % kWordThreads;
+  const int slice = kSlices == 1 ? 0 : tid / kUnitThreads;
+  const int unit = kSlices == 1 ? tid : tid % kUnitThreads;
 #pragma unroll
-  for (int i = 0; i < kWords / kWordThreads; ++i) {
-    const int u = word + i * kWordThreads;
-    if ((u >> 6) >= count) return;
+  for (int i = 0; i < (kUnits + kUnitThreads - 1) / kUnitThreads; ++i) {
+    const int u = unit + i * kUnitThreads;
+    if (u >= kUnits || u / kStepUnits >= count) return;
 #pragma unroll
     for (int j = 0; j < kRows / kSlices; ++j) {
       const int col = slice * (kRows / kSlices) + j;
-      if (col < m) put(buf + wg_x_offset<kCols>(u, col), col, u);
+      if (col < m) {
+        const int offset = kUnitBytes == 4 ? wg_x_offset<kCols>(u, col) : wg_x_unit_offset<kCols>(u, col);
+        put(buf + offset, col, u);
+      }
     }
   }
 }
 
-// Stages x by 4-byte copies (x_group: the group's first k of row 0).
-template <int kCols, int kRows, int kGroupSteps, int kThreads>
+// Stages x (x_group: the group's first k of row 0): fp8 weights by 16-byte copies of natural x,
+// bf16 weights by 4-byte copies into their permuted places.
+template <int kCols, int kRows, int kGroupSteps, int kThreads, bool kFp8>
 __device__ __forceinline__ void wg_stage_x(uint8_t* buf, const __nv_bfloat16* x_group, int64_t x_stride,
                                            int m, int count, int tid) {
-  wg_for_each_word<kCols, kRows, kGroupSteps, kThreads>(
-      buf, m, count, tid,
-      [&](uint8_t* dst, int col, int u) { cp_async4(dst, x_group + 2 * u + col * x_stride); });
+  if constexpr (kFp8) {
+    wg_for_each_unit<kCols, kRows, kGroupSteps, kThreads, 16>(
+        buf, m, count, tid,
+        [&](uint8_t* dst, int col, int u) { cp_async16(dst, x_group + 8 * u + col * x_stride); });
+  } else {
+    wg_for_each_unit<kCols, kRows, kGroupSteps, kThreads, 4>(
+        buf, m, count, tid,
+        [&](uint8_t* dst, int col, int u) { cp_async4(dst, x_group + 2 * u + col * x_stride); });
+  }
 }
 
 // Declared for the host pass and the sm_90a device pass (kernels guard their calls the same way).

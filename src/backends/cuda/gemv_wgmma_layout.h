@@ -8,7 +8,9 @@
 // bytes (8 columns x 64 logical k each), atom (step t, half h, column group j) at byte
 // ((t * 2 + h) * kCols / 8 + j) * 1024; inside an atom column 8j + r is the 128-byte row r, whose
 // 16-byte unit U (logical k 8U .. 8U + 7 of the half, MMA q holding units 2q and 2q + 1) sits at
-// unit U ^ r. The GEMV's K permutation (gemv_common.cuh) gives logical k 2p + e + 8kh of MMA q the
+// unit U ^ r. With fp8 weights (stored order of fp8_weight_layout.h) logical k is natural k, so
+// natural 16-byte unit U of a half's x goes to unit U ^ r whole (wg_x_unit_offset). With bf16
+// weights the GEMV's K permutation (gemv_common.cuh) gives logical k 2p + e + 8kh of MMA q the
 // physical k h * 64 + p * 16 + 4q + 2kh + e, so physical word v (k 2v, 2v + 1) of a half lands in
 // unit v % 8, word (v / 8) % 4: each 4-byte word of x goes by itself (cp.async of 4 bytes), and
 // the 32 consecutive words of one column a warp stages fall in 32 different banks (without the
@@ -40,6 +42,18 @@ LATHE_WG_LAYOUT_FN int wg_x_offset(int u, int col) {
   const int r = col & 7;
   return t * kWgStepBytes<kCols> + h * kWgHalfBytes<kCols> + (col >> 3) * kWgAtomBytes + r * 128 +
          (((v & 7) ^ r) * 16) + ((v >> 3) & 3) * 4;
+}
+
+// Byte offset in a :wg / :wgn x buffer of kCols columns of natural 16-byte unit u (k 8u .. 8u + 7
+// from the buffer's first step; fp8 weights) of column col.
+template <int kCols>
+LATHE_WG_LAYOUT_FN int wg_x_unit_offset(int u, int col) {
+  static_assert(kCols == 8 || kCols == 16 || kCols == 32, "wgmma n8, n16 or n32");
+  const int t = u >> 4;
+  const int v = u & 15;  // unit in the step
+  const int r = col & 7;
+  return t * kWgStepBytes<kCols> + (v >> 3) * kWgHalfBytes<kCols> + (col >> 3) * kWgAtomBytes + r * 128 +
+         (((v & 7) ^ r) * 16);
 }
 
 // Column of 16-byte row i of a :wg / :wgn buffer (the rows a launch zeroes past m): atom i / 64

@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/fp8_weight_layout.h"
 #include "backends/cuda/quant.h"
 
 namespace lathe::cuda {
@@ -39,7 +40,7 @@ __global__ void quantize_block128_kernel(const __nv_bfloat16* x, int64_t x_strid
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
     const int64_t col = g * 128 + i * 32 + lane;
-    if (col < k) q[t * k + col] = to_e4m3(__fdiv_rn(v[i], s));
+    if (col < k) q[t * k + fp8_stored_column(col, k)] = to_e4m3(__fdiv_rn(v[i], s));
   }
   if (lane == 0) scales[m_major ? g * pitch + t : t * pitch + g] = s;
 }
@@ -80,7 +81,17 @@ __global__ void quantize_block128_vec_kernel(const __nv_bfloat16* x, int64_t x_s
     uint8_t bytes[8];
 #pragma unroll
     for (int i = 0; i < 8; ++i) bytes[i] = to_e4m3(__fdiv_rn(v[i], s));
-    *reinterpret_cast<uint2*>(q + t * k + col) = *reinterpret_cast<const uint2*>(bytes);
+    if (!fp8_rows_permuted(k)) {
+      *reinterpret_cast<uint2*>(q + t * k + col) = *reinterpret_cast<const uint2*>(bytes);
+    } else {  // natural k 8a .. 8a + 7 of a block are 4 pairs 16 bytes apart in the stored order
+      uint8_t* block = q + t * k + (col - col % kFp8PermuteBlock);
+      const int first = fp8_stored_of_natural(static_cast<int>(col % kFp8PermuteBlock));
+#pragma unroll
+      for (int pair = 0; pair < 4; ++pair) {
+        *reinterpret_cast<uint16_t*>(block + first + 16 * pair) =
+            static_cast<uint16_t>(bytes[2 * pair] | (bytes[2 * pair + 1] << 8));
+      }
+    }
   }
   if (active && sub == 0) scales[m_major ? g * pitch + t : t * pitch + g] = s;
 }
@@ -99,7 +110,8 @@ __global__ void quantize_token_kernel(const __nv_bfloat16* x, int64_t x_stride, 
   amax = 0.0f;
   for (int i = 0; i < 8; ++i) amax = fmaxf(amax, warp_max[i]);
   const float s = amax > 0.0f ? __fdiv_rn(amax, kE4m3Max) : 1.0f;
-  for (int64_t col = threadIdx.x; col < k; col += blockDim.x) q[t * k + col] = to_e4m3(__fdiv_rn(__bfloat162float(row[col]), s));
+  for (int64_t col = threadIdx.x; col < k; col += blockDim.x)
+    q[t * k + fp8_stored_column(col, k)] = to_e4m3(__fdiv_rn(__bfloat162float(row[col]), s));
   if (threadIdx.x == 0) scales[t] = s;
 }
 
@@ -110,14 +122,17 @@ __global__ void dequantize_kernel(const uint8_t* w, int64_t n, int64_t k, int sc
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / k;
-    const int64_t c = i % k;
+    const int64_t stored = i % k;  // the weight's stored order (fp8_weight_layout.h)
+    const int64_t c = fp8_rows_permuted(k)
+                          ? stored - stored % kFp8PermuteBlock + fp8_natural_of_stored(static_cast<int>(stored % kFp8PermuteBlock))
+                          : stored;
     __nv_fp8_e4m3 code;
     code.__x = w[i];
     float v = static_cast<float>(code);
     if (scale_kind == 1) v *= scale[0];
     if (scale_kind == 2) v *= scale[r];
     if (scale_kind == 3) v *= scale[(r / 128) * kb + c / 128];
-    out[i] = __float2bfloat16_rn(v);
+    out[r * k + c] = __float2bfloat16_rn(v);
   }
 }
 

@@ -114,6 +114,7 @@ class CudaBackend final : public Backend, public CudaBackendControls {
   void upload_async(void* dst, const void* host_src, size_t bytes) override {
     staging_.copy(dst, host_src, bytes, stream_);  // through page-locked memory; no wait
   }
+  void upload_linear_weight(void* dst, const void* host_src, DType dtype, int64_t rows, int64_t cols) override;
   void download(void* host_dst, const void* src, size_t bytes) override {
     LATHE_CUDA_CHECK(cudaMemcpyAsync(host_dst, src, bytes, cudaMemcpyDeviceToHost, stream_));
     LATHE_CUDA_CHECK(cudaStreamSynchronize(stream_));

@@ -4,10 +4,31 @@
 // their activation quantization.
 #include <algorithm>
 #include <utility>
+#include <vector>
 
+#include "backends/cuda/fp8_weight_layout.h"
 #include "ops/cuda/cuda_backend_class.h"
 
 namespace lathe::ops::cuda_detail {
+
+void CudaBackend::upload_linear_weight(void* dst, const void* host_src, DType dtype, int64_t rows, int64_t cols) {
+  const size_t row_bytes = static_cast<size_t>(cols) * dtype_size(dtype);
+  if (dtype != DType::kF8E4M3 || !kc::fp8_rows_permuted(cols)) {
+    upload(dst, host_src, static_cast<size_t>(rows) * row_bytes);
+    return;
+  }
+  // Whole rows through a bounded host buffer (a 32B layer's gate|up is 178 MB).
+  constexpr size_t kChunkBytes = size_t{64} << 20;
+  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / row_bytes));
+  std::vector<uint8_t> stored(static_cast<size_t>(std::min(rows, chunk_rows)) * row_bytes);
+  const auto* src = static_cast<const uint8_t*>(host_src);
+  for (int64_t first = 0; first < rows; first += chunk_rows) {
+    const int64_t n = std::min(chunk_rows, rows - first);
+    const size_t offset = static_cast<size_t>(first) * row_bytes;
+    kc::permute_fp8_rows(src + offset, stored.data(), n, cols);
+    upload(static_cast<uint8_t*>(dst) + offset, stored.data(), static_cast<size_t>(n) * row_bytes);
+  }
+}
 
 void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {
   require_bf16(x, "linear", "x");

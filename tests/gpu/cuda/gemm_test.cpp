@@ -13,6 +13,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/fp8_weight_layout.h"
 #include "backends/cuda/gemm_lt.h"
 #include "backends/cuda/quant.h"
 #include "gpu_test_util.h"
@@ -75,7 +76,7 @@ double w8a8_error(Fixture& f, const W8A8Case& c, bool block, bool act_m_major, b
   const int64_t kb = c.k / 128, nb = (c.n + 127) / 128;
   DeviceBuffer dw(c.w.size()), dws(c.w_scale.size() * 4), dws2(c.w_scale.size() * 4 + 64), dx(c.x.size() * 2);
   DeviceBuffer dq(c.m * c.k), dxs((kb + 4) * (c.m + 4) * 4), dy(c.m * c.n * 2);
-  dw.upload(c.w);
+  dw.upload(cuda::permuted_fp8_rows(c.w, c.n, c.k));  // the stored order the quantizers write x in
   dws.upload(c.w_scale);
   dx.upload(c.x);
   const int64_t pitch = block ? (act_m_major ? cuda::lt_act_scale_pitch(c.m) : kb) : 1;
@@ -105,7 +106,8 @@ double w8a8_error(Fixture& f, const W8A8Case& c, bool block, bool act_m_major, b
         const int64_t g = i / 128;
         const double sx = block ? xs[act_m_major ? g * pitch + t : t * pitch + g] : xs[t];
         const double sw = block ? c.w_scale[(r / 128) * kb + g] : c.w_scale[r];
-        sum += fp8_e4m3_to_float(q[t * c.k + i]) * sx * fp8_e4m3_to_float(c.w[r * c.k + i]) * sw;
+        sum += fp8_e4m3_to_float(q[t * c.k + cuda::fp8_stored_column(i, c.k)]) * sx *
+               fp8_e4m3_to_float(c.w[r * c.k + i]) * sw;
       }
       ref.push_back(sum);
       got.push_back(gpu_test::bf16_value(y[t * c.n + r]));
@@ -140,7 +142,8 @@ uint8_t e4m3_nearest_even(float v) {
 
 // quantize_act_block128 against the host reference, byte for byte: the 16-byte path (rows of
 // stride k, k % 8 == 0) and the scalar one (an odd row stride) on the same values, both scale
-// layouts, a group of zeros and a partial last group.
+// layouts, a group of zeros and a partial last group; each code where the stored order of fp8
+// weights puts its k (k = 1024: permuted inside 64-k blocks; k = 1000: natural).
 TEST(LtGemm, ActivationQuantizationMatchesTheReferenceOnBothPaths) {
   std::mt19937 rng(21);
   for (const int64_t k : {int64_t{1024}, int64_t{1000}}) {
@@ -176,7 +179,8 @@ TEST(LtGemm, ActivationQuantizationMatchesTheReferenceOnBothPaths) {
         const auto q = dq.download<uint8_t>(m * k);
         const auto sc = ds.download<float>(groups * (m + 4));
         int64_t bad_q = 0, bad_s = 0;
-        for (int64_t i = 0; i < m * k; ++i) bad_q += q[i] != ref_q[i];
+        for (int64_t t = 0; t < m; ++t)
+          for (int64_t i = 0; i < k; ++i) bad_q += q[t * k + cuda::fp8_stored_column(i, k)] != ref_q[t * k + i];
         for (int64_t t = 0; t < m; ++t)
           for (int64_t g = 0; g < groups; ++g)
             bad_s += sc[m_major ? g * pitch + t : t * pitch + g] != ref_s[t * groups + g];
@@ -278,6 +282,39 @@ TEST(LtGemm, W8A8Block128ScaleIndexProbe) {
               static_cast<long long>(m), static_cast<long long>(n), static_cast<long long>(k),
               static_cast<long long>(pitch), wmap.c_str(), xmap.c_str());
   EXPECT_EQ(bad, 0) << "some scale index governs no block or several blocks";
+}
+
+// dequantize_fp8_weight reads weights in their stored order and writes bf16 in natural order:
+// byte-equal to bf16(code * scale) of the natural host matrix, for each scale kind, k permuted
+// (1024, 960) and not (1000).
+TEST(LtGemm, DequantizationUndoesTheStoredOrder) {
+  std::mt19937 rng(33);
+  const int64_t n = 256;
+  for (const int64_t k : {int64_t{1024}, int64_t{960}, int64_t{1000}}) {
+    const int64_t kb = (k + 127) / 128;
+    const std::vector<uint8_t> w = gpu_test::random_fp8(n * k, rng);
+    const std::vector<float> scales = gpu_test::random_f32(2 * kb, rng, 0.01f, 1.0f);  // enough for every kind
+    const std::vector<float> channel = gpu_test::random_f32(n, rng, 0.01f, 1.0f);
+    DeviceBuffer dw(n * k), ds(2 * kb * 4), dc(n * 4), dout(n * k * 2);
+    dw.upload(cuda::permuted_fp8_rows(w, n, k));
+    ds.upload(scales);
+    dc.upload(channel);
+    for (const int kind : {1, 2, 3}) {
+      SCOPED_TRACE(fmt::format("k={} scale kind {}", k, kind));
+      dout.poison();
+      cuda::dequantize_fp8_weight(dw.as<uint8_t>(), n, k, kind, kind == 2 ? dc.as<float>() : ds.as<float>(),
+                                  dout.get(), nullptr);
+      const auto out = dout.download<uint16_t>(n * k);
+      int64_t bad = 0;
+      for (int64_t r = 0; r < n; ++r) {
+        for (int64_t i = 0; i < k; ++i) {
+          const float s = kind == 1 ? scales[0] : kind == 2 ? channel[r] : scales[(r / 128) * kb + i / 128];
+          bad += out[r * k + i] != to_bf16(fp8_e4m3_to_float(w[r * k + i]) * s).bits;
+        }
+      }
+      EXPECT_EQ(bad, 0);
+    }
+  }
 }
 
 TEST(LtGemm, W8A8PerChannelAgainstReference) {

@@ -17,6 +17,7 @@
 #include <utility>
 #include <vector>
 
+#include "backends/cuda/fp8_weight_layout.h"
 #include "backends/cuda/gemv.h"
 #include "core/error.h"
 #include "gemv_test_workspace.h"
@@ -63,8 +64,8 @@ class GemvTest : public testing::TestWithParam<Case> {
     const size_t count = static_cast<size_t>(c.n * c.k);
     w_ = std::make_unique<DeviceBuffer>(count * (c.fp8 ? 1 : 2));
     if (c.fp8) {
-      w8_ = gpu_test::random_fp8(count, rng);
-      w_->upload(w8_);
+      w8_ = gpu_test::random_fp8(count, rng);  // natural order; the device holds the stored order
+      w_->upload(cuda::permuted_fp8_rows(w8_, c.n, c.k));
     } else {
       w16_ = gpu_test::random_bf16(count, rng);
       w_->upload(w16_);
@@ -423,7 +424,7 @@ TEST(GemvWideRange, ActivationsMatchFloat64) {
   std::vector<uint16_t> x(static_cast<size_t>(16 * k));
   for (auto& v : x) v = to_bf16(std::copysign(std::exp2(expo(rng)), sign(rng))).bits;
   DeviceBuffer dw(w8.size()), ds(scale.size() * 4), dx(x.size() * 2), dy(static_cast<size_t>(16 * n) * 4);
-  dw.upload(w8);
+  dw.upload(cuda::permuted_fp8_rows(w8, n, k));
   ds.upload(scale);
   dx.upload(x);
   const gpu_test::GemvTestWorkspace workspace;

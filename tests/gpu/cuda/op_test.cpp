@@ -45,6 +45,13 @@ class Mem {
     if (host) b_.upload(p, host, bytes);
     return p;
   }
+  // A linear layer's weight matrix, in the layout the backend's linear ops read.
+  void* matrix(const void* host, DType dtype, int64_t rows, int64_t cols) {
+    void* p = b_.alloc(static_cast<size_t>(rows * cols) * dtype_size(dtype));
+    held_.push_back(p);
+    b_.upload_linear_weight(p, host, dtype, rows, cols);
+    return p;
+  }
   const float* f32(const std::vector<float>& v) { return static_cast<const float*>(raw(v.data(), v.size() * 4)); }
   // An activation [rows, cols] in `dtype` (default: the backend's activation dtype).
   Act act(const std::vector<float>& v, int64_t rows, int64_t cols, DType dtype = DType::kBool) {
@@ -262,7 +269,7 @@ TEST(OpHarness, Linear) {
     const std::string name = fmt::format("linear {} {} {} m={}{}", dtype_name(c.dtype), scale_kind_name(c.scale),
                                          c.phase == Phase::kDecode ? "decode" : "prefill", c.m, c.out_f32 ? " f32-out" : "");
     compare(name, bound, [&](Mem& mem) {
-      WeightView w{mem.raw(wbytes.data(), wbytes.size()), c.dtype, n, k, c.scale,
+      WeightView w{mem.matrix(wbytes.data(), c.dtype, n, k), c.dtype, n, k, c.scale,
                    scales.empty() ? nullptr : mem.f32(scales), mem.f32(bias)};
       Act xa = mem.act(x, c.m, k);
       Act out = mem.act({}, c.m, n, c.out_f32 ? DType::kF32 : DType::kBool);

@@ -6,8 +6,11 @@
 // permutation (gemv_common.cuh: MMA q of a 64-k half takes physical k c * 16 + 4q + {0, 1, 2, 3}
 // as logical {2c, 2c + 1, 2c + 8, 2c + 9}). Every element wgmma reads must be the x the
 // permutation asks for, staging must fill each byte of a group once, and a warp's 32 consecutive
-// words of one column (wg_for_each_word) must fall in 32 different banks. Every form: 32 columns
-// (n32) in groups of 2 steps, 16 (n16) in groups of 4, 8 (n8) in groups of 8.
+// words of one column (wg_for_each_unit) must fall in 32 different banks. With fp8 weights (stored
+// order of fp8_weight_layout.h) logical k is natural k and x goes in 16-byte units
+// (wg_x_unit_offset): the same three properties, each 8 consecutive units of a column a
+// conflict-free quarter of a warp's stores. Every form: 32 columns (n32) in groups of 2 steps, 16
+// (n16) in groups of 4, 8 (n8) in groups of 8.
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -22,6 +25,7 @@ using lathe::cuda::gemv_detail::kWgStepBytes;
 using lathe::cuda::gemv_detail::wg_chunk_offset;
 using lathe::cuda::gemv_detail::wg_row_column;
 using lathe::cuda::gemv_detail::wg_x_offset;
+using lathe::cuda::gemv_detail::wg_x_unit_offset;
 
 constexpr int kSbo = 1024;
 
@@ -84,6 +88,57 @@ void expect_a_warp_of_words_hits_every_bank() {
         EXPECT_EQ(banks[bank], 1) << kCols << " columns, words " << base << "+, column " << n << ", bank " << bank;
     }
   }
+}
+
+template <int kCols, int kSteps>
+void expect_wgmma_reads_natural_x_from_units() {
+  for (int t = 0; t < kSteps; ++t) {
+    for (int h = 0; h < 2; ++h) {
+      for (int q = 0; q < 4; ++q) {
+        const int start = t * kWgStepBytes<kCols> + wg_chunk_offset<kCols>(h, q);
+        for (int n = 0; n < kCols; ++n) {
+          for (int logical = 0; logical < 16; ++logical) {
+            const int natural = t * 128 + h * 64 + 16 * q + logical;
+            EXPECT_EQ(wg_x_unit_offset<kCols>(natural / 8, n) + (natural % 8) * 2, swizzled_read(start, n, logical))
+                << kCols << " columns: step " << t << " half " << h << " mma " << q << " column " << n
+                << " logical k " << logical;
+          }
+        }
+      }
+    }
+  }
+}
+
+template <int kCols, int kSteps>
+void expect_unit_staging_writes_every_byte_once_without_conflicts() {
+  std::vector<int> writes(kSteps * kWgStepBytes<kCols> / 16, 0);
+  for (int n = 0; n < kCols; ++n) {
+    for (int u = 0; u < kSteps * 16; ++u) {
+      const int offset = wg_x_unit_offset<kCols>(u, n);
+      ASSERT_EQ(offset % 16, 0);
+      ASSERT_GE(offset, 0);
+      ASSERT_LT(offset, kSteps * kWgStepBytes<kCols>);
+      ++writes[offset / 16];
+    }
+    for (int base = 0; base < kSteps * 16; base += 8) {  // 8 lanes' 16-byte stores: one wavefront
+      std::vector<int> groups(8, 0);
+      for (int lane = 0; lane < 8; ++lane) ++groups[(wg_x_unit_offset<kCols>(base + lane, n) / 16) % 8];
+      for (int g = 0; g < 8; ++g) EXPECT_EQ(groups[g], 1) << kCols << " columns, units " << base << "+, column " << n;
+    }
+  }
+  for (size_t i = 0; i < writes.size(); ++i) EXPECT_EQ(writes[i], 1) << kCols << " columns, unit " << i;
+}
+
+TEST(GemvWgmmaLayout, Fp8WeightsWgmmaReadsNaturalXFromWholeUnits) {
+  expect_wgmma_reads_natural_x_from_units<32, 2>();
+  expect_wgmma_reads_natural_x_from_units<16, 4>();
+  expect_wgmma_reads_natural_x_from_units<8, 8>();
+}
+
+TEST(GemvWgmmaLayout, Fp8WeightsUnitStagingWritesEveryByteOnceWithoutConflicts) {
+  expect_unit_staging_writes_every_byte_once_without_conflicts<32, 2>();
+  expect_unit_staging_writes_every_byte_once_without_conflicts<16, 4>();
+  expect_unit_staging_writes_every_byte_once_without_conflicts<8, 8>();
 }
 
 TEST(GemvWgmmaLayout, EveryElementWgmmaReadsIsTheXThePermutationAsksFor) {
