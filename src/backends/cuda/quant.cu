@@ -136,6 +136,18 @@ __global__ void dequantize_kernel(const uint8_t* w, int64_t n, int64_t k, int sc
   }
 }
 
+// One thread per stored 16-byte quarter of a 64-k block: its 16 bytes gathered from the natural row.
+__global__ void permute_fp8_kernel(const uint8_t* src, uint8_t* dst, int64_t quarters) {
+  const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= quarters) return;
+  const uint8_t* block = src + (i >> 2) * kFp8PermuteBlock;
+  const int first = static_cast<int>(i & 3) * 16;
+  uint8_t out[16];
+#pragma unroll
+  for (int s = 0; s < 16; ++s) out[s] = block[fp8_natural_of_stored(first + s)];
+  *reinterpret_cast<uint4*>(dst + i * 16) = *reinterpret_cast<const uint4*>(out);
+}
+
 __global__ void relayout_kernel(const float* src, int64_t nb, int64_t kb, float* dst, int64_t pitch, bool transposed) {
   const int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= nb * kb) return;
@@ -182,6 +194,18 @@ void dequantize_fp8_weight(const uint8_t* w, int64_t n, int64_t k, int scale_kin
   const int64_t total = n * k;
   const unsigned grid = static_cast<unsigned>(std::min<int64_t>(blocks_for(total, 256), 132 * 16));
   dequantize_kernel<<<grid, 256, 0, stream>>>(w, n, k, scale_kind, scale, static_cast<__nv_bfloat16*>(out_bf16));
+  LATHE_CUDA_CHECK_LAUNCH();
+}
+
+void permute_fp8_rows_on_device(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k, cudaStream_t stream) {
+  const int64_t total = rows * k;
+  if (total <= 0) return;
+  if (!fp8_rows_permuted(k)) {
+    LATHE_CUDA_CHECK(cudaMemcpyAsync(dst, src, static_cast<size_t>(total), cudaMemcpyDeviceToDevice, stream));
+    return;
+  }
+  const int64_t quarters = total / 16;
+  permute_fp8_kernel<<<blocks_for(quarters, 256), 256, 0, stream>>>(src, dst, quarters);
   LATHE_CUDA_CHECK_LAUNCH();
 }
 

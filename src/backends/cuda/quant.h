@@ -24,6 +24,10 @@ void quantize_act_per_token(const void* x_bf16, int64_t x_stride, int64_t m, int
 void dequantize_fp8_weight(const uint8_t* w, int64_t n, int64_t k, int scale_kind, const float* scale, void* out_bf16,
                            cudaStream_t stream);
 
+// dst = src ([rows, k] fp8 codes in natural order) in the stored order of fp8 weights
+// (fp8_weight_layout.h); both on the device, 16-byte aligned, dst != src.
+void permute_fp8_rows_on_device(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k, cudaStream_t stream);
+
 // Copies a weight block-scale tensor [ceil(n/128), ceil(k/128)] into another layout:
 // transposed ? dst[kb * pitch + nb] : dst[nb * pitch + kb].
 void relayout_block_scales(const float* src, int64_t n, int64_t k, float* dst, int64_t pitch, bool transposed,

@@ -4,7 +4,6 @@
 // their activation quantization.
 #include <algorithm>
 #include <utility>
-#include <vector>
 
 #include "backends/cuda/fp8_weight_layout.h"
 #include "ops/cuda/cuda_backend_class.h"
@@ -17,17 +16,27 @@ void CudaBackend::upload_linear_weight(void* dst, const void* host_src, DType dt
     upload(dst, host_src, static_cast<size_t>(rows) * row_bytes);
     return;
   }
-  // Whole rows through a bounded host buffer (a 32B layer's gate|up is 178 MB).
+  // Whole rows through a device staging buffer, reordered on the device (a host pass over a 32B
+  // checkpoint's bytes would add tens of seconds to the load).
   constexpr size_t kChunkBytes = size_t{64} << 20;
   const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / row_bytes));
-  std::vector<uint8_t> stored(static_cast<size_t>(std::min(rows, chunk_rows)) * row_bytes);
+  const size_t staging_bytes = static_cast<size_t>(std::min(rows, chunk_rows)) * row_bytes;
+  void* staging = alloc(staging_bytes);
   const auto* src = static_cast<const uint8_t*>(host_src);
-  for (int64_t first = 0; first < rows; first += chunk_rows) {
-    const int64_t n = std::min(chunk_rows, rows - first);
-    const size_t offset = static_cast<size_t>(first) * row_bytes;
-    kc::permute_fp8_rows(src + offset, stored.data(), n, cols);
-    upload(static_cast<uint8_t*>(dst) + offset, stored.data(), static_cast<size_t>(n) * row_bytes);
+  try {
+    for (int64_t first = 0; first < rows; first += chunk_rows) {
+      const int64_t n = std::min(chunk_rows, rows - first);
+      const size_t offset = static_cast<size_t>(first) * row_bytes;
+      upload(staging, src + offset, static_cast<size_t>(n) * row_bytes);  // waits: staging is reused
+      kc::permute_fp8_rows_on_device(static_cast<const uint8_t*>(staging), static_cast<uint8_t*>(dst) + offset, n,
+                                     cols, stream_);
+    }
+    synchronize();
+  } catch (...) {
+    free(staging);
+    throw;
   }
+  free(staging);
 }
 
 void CudaBackend::linear(Phase phase, Act x, const WeightView& w, Act out) {

@@ -284,6 +284,21 @@ TEST(LtGemm, W8A8Block128ScaleIndexProbe) {
   EXPECT_EQ(bad, 0) << "some scale index governs no block or several blocks";
 }
 
+// The device reordering the CUDA backend uploads fp8 weights through equals the host one
+// (fp8_weight_layout.h), k permuted (1024, 960) or not (1000).
+TEST(LtGemm, DevicePermutationOfFp8RowsMatchesTheHostOne) {
+  std::mt19937 rng(34);
+  const int64_t n = 96;
+  for (const int64_t k : {int64_t{1024}, int64_t{960}, int64_t{1000}}) {
+    const std::vector<uint8_t> w = gpu_test::random_fp8(n * k, rng);
+    DeviceBuffer src(n * k), dst(n * k);
+    src.upload(w);
+    dst.poison();
+    cuda::permute_fp8_rows_on_device(src.as<uint8_t>(), dst.as<uint8_t>(), n, k, nullptr);
+    EXPECT_EQ(dst.download<uint8_t>(n * k), cuda::permuted_fp8_rows(w, n, k)) << "k=" << k;
+  }
+}
+
 // dequantize_fp8_weight reads weights in their stored order and writes bf16 in natural order:
 // byte-equal to bf16(code * scale) of the natural host matrix, for each scale kind, k permuted
 // (1024, 960) and not (1000).
