@@ -325,10 +325,13 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
-  // The two-CTA ring keeps mma.sync in every tier. Since the warpgroup-MMA tiers refill their ring
-  // after computing (session 24), ":wg" measured faster in context at m = 16 on the Qwen3-8B and
-  // 32B q|k|v, o and down (by 0.4-1.1 us), yet with it on those shapes the decode step at batch 16
-  // was 1.0% (8B-FP8) and 2.0% (32B-FP8) longer (docs/PERFORMANCE.md, "Session 24").
+  // FP8 weights on the two-CTA ring take the warpgroup MMA in the 16- and 32-row tiers (":wg"),
+  // tiers 1 and 4 keep mma.sync. Session 24 (H200) found ":wg" there faster by kernel yet the
+  // batch-16 step longer; since fp8 weights are stored K-permuted (session 45, x staged by 16-byte
+  // copies) it is 7-9 points of the read ceiling faster at 16 rows on the Qwen3-8B/32B q|k|v, o
+  // and down, and the decode step (H100, dummy weights, 1k context) 3.7% shorter at batch 16 and
+  // 2.7-4.0% at 32 on Qwen3-8B-FP8 and Qwen3-32B-FP8 (docs/PERFORMANCE.md, "Session 45").
+  two.wgmma = fp8;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
       ring_wave_fill(three, n, k, 3 * kRingWaveSms) <
