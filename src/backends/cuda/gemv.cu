@@ -127,15 +127,17 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 // staging it takes there (:g16 or :wgn). Other configurations would only add kernels nobody runs
 // (each is a copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and
 // the separate kernel.
-// The QK-norm/RoPE epilogue (rope) only where `auto` runs q|k|v shapes: two CTAs per SM, mma.sync.
+// The QK-norm/RoPE epilogue (rope) only on the two-CTA ring with mma.sync: in tiers 1 and 4 what
+// `auto` runs on q|k|v shapes (their ':wg' is the 16- and 32-row tiers' and does not concern them);
+// in the 16-row tier a ':wg'-less variant (`auto` takes ':wg' there for fp8 weights since session
+// 45, and the backend fuses the epilogue into tiers 1 and 4 only by default).
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE
   // in none.
   if (tier == 32) return !cfg.bit_trick && !rope;
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
   if (rope)
-    return cfg.ctas_per_sm != 3 && !cfg.wgmma && !cfg.wgmma_narrow &&
-           (tier == 16 || cfg.group_steps == kWideGroupSteps);
+    return cfg.ctas_per_sm != 3 && !cfg.wgmma_narrow && (tier == 16 ? !cfg.wgmma : cfg.group_steps == kWideGroupSteps);
   return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
@@ -438,8 +440,8 @@ std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& v
   const bool rope = p.silu_inter == 0;
   if (!epilogue_built(tier, effective_ring_config(v, fp8), rope))
     return std::string(what) +
-           (rope ? " is built for the two-CTA ring with mma.sync that auto takes on q|k|v "
-                   "shapes (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4) only"
+           (rope ? " is built for the two-CTA ring with mma.sync (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4, "
+                   "no ':wg' in the 16-row tier) only"
                  : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
                    "in tiers 1 and 4, for ':g16' or ':wgn' only");
   return {};
