@@ -26,9 +26,10 @@ for r in 1 2; do
   lat 8b_old_r$r Qwen3-8B-FP8 "$old8"
 done
 grep -hE "linear route: decode m=16 fp8|gemv variant|GEMV" $W/latency_8b_new_r1.txt | head -3 >>$S
+# ('auto:g2' is not a variant: each of these runs stopped after m = 1, as call 3 recorded.)
 for shape in qwen3-8b/down qwen3-8b/qkv qwen3-8b/q/o_proj qwen3-32b/q_proj qwen3-32b/o_proj qwen3-32b/down qwen3-8b/gate; do
   f=$W/cand_${shape//\//_}.txt
-  timeout 60 $b/bin/lathe_bench_kernels --variants --variant-list auto,auto:wgn,auto:g2  # 'g2' is not a field: the runs stopped after m = 1 \
+  timeout 60 $b/bin/lathe_bench_kernels --variants --variant-list auto,auto:wgn,auto:g2 \
     --only $shape --dtype fp8 --widths 1,4,16 --no-peers >$f 2>&1
   echo "== $shape rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' $f | cut -c1-40)" >>$S
   grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
