@@ -14,6 +14,7 @@
 #include <cstdint>
 
 #include "backends/cuda/gemv_common.cuh"
+#include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_wgmma_layout.h"
 #include "backends/cuda/wgmma.cuh"
 
