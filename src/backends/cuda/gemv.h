@@ -30,7 +30,9 @@
 // gemv_auto_variant); elsewhere the stream kernel stays opt-in.
 //
 // Requirements (gemv_unsupported_reason says which one fails): k % 128 == 0, W and x 16-byte
-// aligned, x row stride a multiple of 8 elements, m in [1, tier].
+// aligned, x row stride a multiple of 8 elements, m in [1, tier]. FP8 W in the stored order of
+// fp8_weight_layout.h (K reordered inside 64-k blocks; Backend::upload_linear_weight); bf16 W and x
+// in natural order.
 #include <cuda_runtime.h>
 
 #include <cstddef>

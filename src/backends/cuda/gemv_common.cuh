@@ -123,7 +123,8 @@ __device__ __forceinline__ void weight_fragment(const uint4* w, int q, uint32_t 
   }
 }
 
-// Row addresses for ldmatrix .x4 (every lane of the warp calls it).
+// Four 8x8 b16 matrices from shared memory (ldmatrix .x4): lane 8i + r gives the address of matrix
+// i's row r and receives out.{x,y,z,w} from matrices 0..3; every lane of the warp must call it.
 __device__ __forceinline__ void ldmatrix_x4(uint4& out, const void* row) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(row));
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];"
@@ -162,8 +163,8 @@ __device__ __forceinline__ void load_x_half(uint4 (&xv)[kColGroups][2], const ui
 }
 
 // One 64-k half of a step: w holds this thread's weight vectors of half h in load order
-// (weight_fragment); xv[cg] the 16 activations of column cg*8+g at the same k (zero for absent
-// columns). Adds into part.
+// (weight_fragment); xv[cg] the x fragments of column cg*8+g for the same MMAs (load_x_half; zero
+// for absent columns). Adds into part.
 template <int kColGroups, bool kFp8, bool kBitTrick>
 __device__ __forceinline__ void gemv_half(float (&part)[kColGroups][4], const uint4* w,
                                           const uint4 (&xv)[kColGroups][2]) {

@@ -5,11 +5,11 @@
 // K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
 // c = lane % 4) loads, with 16-byte loads, bytes [c*16, c*16+16) of both 64-k halves of its two
 // rows g and g + 8 (fp8: 4 loads; bf16: 8 loads), keeping `kStages` steps of loads in flight in
-// a register ring. The 16 k it holds per half and row are fed to four m16n8k16 MMAs under a K
-// permutation (MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8, 2c+9}),
-// and the activations x (bf16, staged in shared memory 512 k at a time with cp.async, double
-// buffered) are read with the same permutation, so the dot products are exact sums over the
-// right pairs. The permutation is the same in every tier.
+// a register ring. The 16 k it holds per half and row are fed to four m16n8k16 MMAs (fp8 weights
+// in their stored order, fp8_weight_layout.h, bf16 under a K permutation: gemv_common.cuh), and
+// the activations x (bf16, staged in shared memory 512 k at a time with cp.async, double buffered)
+// are read to match, so the dot products are exact sums over the right pairs. The assignment of k
+// to MMAs is the same in every tier.
 #include <cuda_bf16.h>
 
 #include <cstdint>
