@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -221,6 +222,20 @@ TEST(ProfilingBackend, OpsOutsideAStepAreForwardedUntimed) {
   const ops::Profile p = profiled.profile();
   EXPECT_EQ(p.untimed_ops, 1);
   EXPECT_TRUE(p.groups.empty());
+}
+
+// A linear weight goes up through the inner backend's own layout; the CPU reference keeps the host's
+// natural order (an fp8 matrix byte for byte).
+TEST(ProfilingBackend, LinearWeightUploadsAreForwardedToTheInnerBackend) {
+  ops::ProfilingBackend profiled(ops::make_cpu_backend());
+  std::vector<uint8_t> host(2 * 128);
+  for (size_t i = 0; i < host.size(); ++i) host[i] = static_cast<uint8_t>(i * 7);
+  void* dst = profiled.alloc(host.size());
+  profiled.upload_linear_weight(dst, host.data(), DType::kF8E4M3, 2, 128);
+  std::vector<uint8_t> back(host.size());
+  profiled.download(back.data(), dst, back.size());
+  profiled.free(dst);
+  EXPECT_EQ(back, host);
 }
 
 TEST(ProfilingBackend, ResetForgetsEveryStepSoFar) {
