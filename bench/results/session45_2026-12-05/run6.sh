@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Prepared in session 45 for the next GPU call (not run): (1) the gemv suite on the final sources
-# (the rope-check fix 42ef179 has not run on a GPU) and the other suites; (2) candidates for the
+# (the rope-check fix ef692a8 has not run on a GPU) and the other suites; (2) candidates for the
 # two-CTA fp8 shapes now that x is staged in natural order: `:wgn` in tiers 1 and 4, and the
 # three-CTA wave with `:wg` (`auto:b3:wg`), at 1 / 4 / 16 rows; (3) the Qwen3-8B-FP8 step, the
 # default against the pre-session-45 choice (mma.sync in every tier of those shapes), alternated.
