@@ -48,6 +48,12 @@ LATHE_FP8_LAYOUT_FN int64_t fp8_stored_column(int64_t col, int64_t k) {
   return col - col % kFp8PermuteBlock + fp8_stored_of_natural(static_cast<int>(col % kFp8PermuteBlock));
 }
 
+// Natural column of the byte at position `stored` of a stored row of length k (the inverse).
+LATHE_FP8_LAYOUT_FN int64_t fp8_natural_column(int64_t stored, int64_t k) {
+  if (!fp8_rows_permuted(k)) return stored;
+  return stored - stored % kFp8PermuteBlock + fp8_natural_of_stored(static_cast<int>(stored % kFp8PermuteBlock));
+}
+
 // dst = src ([rows, k] fp8 codes, row-major, natural order) in the stored layout. dst != src.
 inline void permute_fp8_rows(const uint8_t* src, uint8_t* dst, int64_t rows, int64_t k) {
   const int64_t total = rows * k;

@@ -122,10 +122,7 @@ __global__ void dequantize_kernel(const uint8_t* w, int64_t n, int64_t k, int sc
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total;
        i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int64_t r = i / k;
-    const int64_t stored = i % k;  // the weight's stored order (fp8_weight_layout.h)
-    const int64_t c = fp8_rows_permuted(k)
-                          ? stored - stored % kFp8PermuteBlock + fp8_natural_of_stored(static_cast<int>(stored % kFp8PermuteBlock))
-                          : stored;
+    const int64_t c = fp8_natural_column(i % k, k);  // w is in the stored order (fp8_weight_layout.h)
     __nv_fp8_e4m3 code;
     code.__x = w[i];
     float v = static_cast<float>(code);

@@ -12,6 +12,7 @@
 
 namespace {
 
+using lathe::cuda::fp8_natural_column;
 using lathe::cuda::fp8_natural_of_stored;
 using lathe::cuda::fp8_rows_permuted;
 using lathe::cuda::fp8_stored_column;
@@ -54,6 +55,7 @@ TEST(Fp8WeightLayout, PermutesRowsInPlaceOfTheirBlocksAndLeavesOtherLengths) {
       const int64_t at = fp8_stored_column(col, kK);
       EXPECT_EQ(at / 128, col / 128) << "a 128-k scale block keeps its columns";
       EXPECT_EQ(stored[r * kK + at], natural[r * kK + col]) << "row " << r << " column " << col;
+      EXPECT_EQ(fp8_natural_column(at, kK), col);
     }
   }
   EXPECT_NE(stored, natural);
@@ -64,6 +66,7 @@ TEST(Fp8WeightLayout, PermutesRowsInPlaceOfTheirBlocksAndLeavesOtherLengths) {
   std::iota(odd.begin(), odd.end(), uint8_t{7});
   EXPECT_EQ(permuted_fp8_rows(odd, 2, kOdd), odd);
   EXPECT_EQ(fp8_stored_column(70, kOdd), 70);
+  EXPECT_EQ(fp8_natural_column(70, kOdd), 70);
 }
 
 }  // namespace
