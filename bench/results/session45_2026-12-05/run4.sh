@@ -12,23 +12,17 @@ gpu_suite invariance gpu_batch_invariance LATHE_NONE=1
 gpu_suite golden gpu_golden_qwen3 LATHE_NONE=1
 old8="fp8/6144x4096=ring:k5:g16,fp8/4096x4096=ring:k5:g16,fp8/4096x12288=ring:k8:g16"
 old32="fp8/10240x5120=ring:k3:g16,fp8/5120x8192=ring:k6:g16,fp8/5120x25600=ring:s4:k6:g16"
-lat() {  # lat TAG MODEL OVERRIDES
-  local f=$W/latency_$1.txt
-  env LATHE_GEMV_SHAPE_VARIANTS="$3" timeout 120 $b/bin/lathe bench latency configs/$2 --load-format dummy \
-    --device cuda --input-len 1024 --batch-sizes 1,4,16,32 --output-len 32 --out $W/latency_$1.json >$f 2>&1
-  echo "latency $1 rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' $f) $((SECONDS - t0))s" >>$S
-}
 for r in 1 2; do
-  lat 8b_new_r$r Qwen3-8B-FP8 ""
-  lat 8b_old_r$r Qwen3-8B-FP8 "$old8"
+  step_latency 8b_new_r$r Qwen3-8B-FP8 ""
+  step_latency 8b_old_r$r Qwen3-8B-FP8 "$old8"
 done
 grep -hE "fused_rope|QK-norm, RoPE" $W/latency_8b_new_r1.txt | head -2 >>$S
 timeout 100 $b/bin/lathe_bench_kernels --only qwen3- --widths 1,4,16,32 --dtype fp8 >$W/table_fp8.txt 2>&1
 echo "table fp8 rc=$? $((SECONDS - t0))s" >>$S
 cp $W/table_fp8.txt $OUT/
 if ((SECONDS - t0 < 300)); then
-  lat 32b_new_r1 Qwen3-32B-FP8 ""
-  lat 32b_old_r1 Qwen3-32B-FP8 "$old32"
+  step_latency 32b_new_r1 Qwen3-32B-FP8 ""
+  step_latency 32b_old_r1 Qwen3-32B-FP8 "$old32"
 fi
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S

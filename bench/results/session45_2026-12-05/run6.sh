@@ -20,14 +20,11 @@ for shape in qwen3-8b/down qwen3-8b/qkv qwen3-8b/q/o_proj qwen3-32b/q_proj qwen3
   grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
 done
 old8="fp8/6144x4096=ring:k5:g16,fp8/4096x4096=ring:k5:g16,fp8/4096x12288=ring:k8:g16"
-for tag in new old new old; do
-  f=$W/latency_8b_$tag.txt
-  env LATHE_GEMV_SHAPE_VARIANTS="$([[ $tag == old ]] && echo "$old8")" timeout 60 $b/bin/lathe bench latency \
-    configs/Qwen3-8B-FP8 --load-format dummy --device cuda --input-len 1024 --batch-sizes 1,4,16,32 \
-    --output-len 32 >>$f 2>&1
-  echo "latency 8b $tag rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' $f | tail -c 200) $((SECONDS - t0))s" >>$S
+for r in 1 2; do
+  step_latency 8b_new_r$r Qwen3-8B-FP8 ""
+  step_latency 8b_old_r$r Qwen3-8B-FP8 "$old8"
 done
-grep -hE "QK-norm, RoPE" $W/latency_8b_new.txt | head -1 >>$S
+grep -hE "QK-norm, RoPE" $W/latency_8b_new_r1.txt | head -1 >>$S
 timeout 100 $b/bin/lathe_bench_kernels --only qwen3- --widths 1,4,16,32 --dtype fp8 >$W/table_fp8.txt 2>&1
 echo "table fp8 rc=$? $((SECONDS - t0))s" >>$S
 cp $W/table_fp8.txt $OUT/
