@@ -23,17 +23,6 @@ namespace {
 
 using namespace gemv_detail;
 
-// A register-ring launch, resolved from the variant (gemv_launch).
-struct RingConfig {
-  bool fp8 = false;
-  int stages = 0;
-  bool bit_trick = false;
-  int group_steps = 0;
-  int ctas_per_sm = 0;
-  bool wgmma = false;         // the 16-row tier's warpgroup MMA (":wg")
-  bool wgmma_narrow = false;  // tiers 1 and 4 as warpgroup MMAs (":wgn")
-};
-
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
@@ -120,25 +109,6 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     }
     launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
   }
-}
-
-// Whether launch_tier builds the epilogues (SwiGLU, QK-norm/RoPE) for this (effective)
-// configuration: the ring depths `auto` takes (fp8 s2, bf16 s1) and, in tiers 1 and 4, the x
-// staging it takes there (:g16 or :wgn). Other configurations would only add kernels nobody runs
-// (each is a copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and
-// the separate kernel.
-// The QK-norm/RoPE epilogue (rope) only on the two-CTA ring with mma.sync: in tiers 1 and 4 what
-// `auto` runs on q|k|v shapes (their ':wg' is the 16- and 32-row tiers' and does not concern them);
-// in the 16-row tier a ':wg'-less variant (`auto` takes ':wg' there for fp8 weights since session
-// 45, and the backend fuses the epilogue into tiers 1 and 4 only by default).
-bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
-  // SwiGLU in every 32-row configuration without ':bits' (at the tier's own ring depth), QK-norm/RoPE
-  // in none.
-  if (tier == 32) return !cfg.bit_trick && !rope;
-  if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
-  if (rope)
-    return cfg.ctas_per_sm != 3 && !cfg.wgmma_narrow && (tier == 16 ? !cfg.wgmma : cfg.group_steps == kWideGroupSteps);
-  return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
 
 // An epilogue's launch_tier (one CTA per row block), with or without the fused norm (tiers 1, 4).
@@ -389,22 +359,6 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   return {};
 }
 
-// The register-ring launch of a resolved variant. Defaults measured on the H200
-// (docs/PERFORMANCE.md): the smallest rings, which keep registers under 128 so two CTAs (16
-// warps) share an SM, beat deeper rings at one CTA per SM (fp8 gate_up m=1: 64% vs 48% of the
-// read ceiling; bf16: 80% vs 61%).
-RingConfig ring_config(const GemvVariant& v, bool fp8) {
-  RingConfig cfg;
-  cfg.fp8 = fp8;
-  cfg.stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
-  cfg.bit_trick = v.bit_trick;
-  cfg.group_steps = v.group_steps;
-  cfg.ctas_per_sm = v.ctas_per_sm;
-  cfg.wgmma = v.wgmma;
-  cfg.wgmma_narrow = v.wgmma_narrow;
-  return cfg;
-}
-
 // The register-ring configuration a launch of `resolved` runs here: without wgmma on this device,
 // ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
 RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
@@ -429,22 +383,12 @@ std::string tier_variant_reason(int tier, const GemvProblem& p, const GemvVarian
 }
 
 // Why `tier` cannot run p's epilogue (SwiGLU: p.silu_inter > 0; QK-norm/RoPE: p.rope) under
-// `variant`; empty when it can (or p has none).
+// `variant` on this device; empty when it can (or p has none).
 std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
   if (p.silu_inter == 0 && p.rope == nullptr) return {};
-  const char* what = p.silu_inter != 0 ? "the SwiGLU epilogue" : "the QK-norm/RoPE epilogue";
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
-  const GemvVariant v = resolve(variant, fp8, p.n, p.k);
-  if (v.kernel != GemvKernel::kRegisterRing)
-    return std::string(what) + " runs on the register ring with one CTA per row block only";
-  const bool rope = p.silu_inter == 0;
-  if (!epilogue_built(tier, effective_ring_config(v, fp8), rope))
-    return std::string(what) +
-           (rope ? " is built for the two-CTA ring with mma.sync (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4, "
-                   "no ':wg' in the 16-row tier) only"
-                 : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
-                   "in tiers 1 and 4, for ':g16' or ':wgn' only");
-  return {};
+  return gemv_epilogue_unbuilt_reason(tier, fp8, resolve(variant, fp8, p.n, p.k), p.silu_inter == 0,
+                                      device_has_wgmma());
 }
 
 std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant& resolved, bool fp8) {

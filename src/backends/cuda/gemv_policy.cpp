@@ -377,4 +377,47 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
   return v.kernel == GemvKernel::kAuto ? gemv_auto_variant(fp8, n, k) : v;
 }
 
+namespace gemv_detail {
+
+RingConfig ring_config(const GemvVariant& v, bool fp8) {
+  RingConfig cfg;
+  cfg.fp8 = fp8;
+  cfg.stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
+  cfg.bit_trick = v.bit_trick;
+  cfg.group_steps = v.group_steps;
+  cfg.ctas_per_sm = v.ctas_per_sm;
+  cfg.wgmma = v.wgmma;
+  cfg.wgmma_narrow = v.wgmma_narrow;
+  return cfg;
+}
+
+bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
+  if (tier == 32) return !cfg.bit_trick && !rope;  // SwiGLU at the tier's own ring depth
+  if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
+  if (rope) {
+    return cfg.ctas_per_sm != 3 && !cfg.wgmma_narrow &&
+           (tier == 16 ? !cfg.wgmma : cfg.group_steps == kWideGroupSteps);
+  }
+  return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
+}
+
+}  // namespace gemv_detail
+
+std::string gemv_epilogue_unbuilt_reason(int tier, bool fp8, const GemvVariant& resolved, bool rope,
+                                         bool has_wgmma) {
+  const char* what = rope ? "the QK-norm/RoPE epilogue" : "the SwiGLU epilogue";
+  if (resolved.kernel != GemvKernel::kRegisterRing)
+    return std::string(what) + " runs on the register ring with one CTA per row block only (this shape takes " +
+           gemv_variant_name(resolved) + ")";
+  RingConfig cfg = ring_config(resolved, fp8);
+  if (!has_wgmma) cfg.wgmma = cfg.wgmma_narrow = false;  // as gemv_launch runs it there
+  if (epilogue_built(tier, cfg, rope)) return {};
+  return std::string(what) +
+         (rope ? " is built for the two-CTA ring with mma.sync (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4, "
+                 "no ':wg' in the 16-row tier, none in the 32-row tier) only"
+               : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
+                 "in tiers 1 and 4, for ':g16' or ':wgn' only") +
+         " (this shape takes " + gemv_variant_name(resolved) + ")";
+}
+
 }  // namespace lathe::cuda

@@ -36,4 +36,31 @@ inline constexpr int64_t kStreamTmaMinBlocks = 1024;
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 
+// A register-ring launch resolved from a variant: the fields gemv.cu's launchers instantiate.
+struct RingConfig {
+  bool fp8 = false;
+  int stages = 0;
+  bool bit_trick = false;
+  int group_steps = 0;
+  int ctas_per_sm = 0;
+  bool wgmma = false;         // the 16- and 32-row tiers' warpgroup MMA (":wg")
+  bool wgmma_narrow = false;  // tiers 1 and 4 as warpgroup MMAs (":wgn")
+};
+
+// The configuration of a resolved register-ring variant. Its default ring depths (fp8 2, bf16 1)
+// were measured on the H200 (docs/PERFORMANCE.md): the smallest rings keep registers under 128, so
+// two CTAs (16 warps) share an SM, and beat deeper rings at one CTA per SM (fp8 gate_up m = 1: 64%
+// against 48% of the read ceiling; bf16: 80% against 61%).
+RingConfig ring_config(const GemvVariant& v, bool fp8);
+
+// Whether gemv.cu builds the SwiGLU (rope false) or QK-norm/RoPE (rope true) epilogue of `tier` in
+// configuration `cfg` (as it runs: ':wg' and ':wgn' cleared on a device without warpgroup MMAs).
+// Built: the ring depths `auto` takes (fp8 s2, bf16 s1) without ':bits'; in tiers 1 and 4 the x
+// staging `auto` takes there (':g16', or ':wgn' for SwiGLU); QK-norm/RoPE only at two CTAs per SM
+// with mma.sync in the tiers it runs (':wg' concerns only the 16- and 32-row tiers, and 32 rows
+// have no QK-norm/RoPE form). Any other configuration would only add kernels nobody runs (each is a
+// copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and the
+// separate kernel.
+bool epilogue_built(int tier, const RingConfig& cfg, bool rope);
+
 }  // namespace lathe::cuda::gemv_detail

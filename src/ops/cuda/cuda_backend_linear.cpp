@@ -3,6 +3,7 @@
 // epilogue of gate|up, the QK-norm / RoPE / KV write epilogue of q|k|v) and the cuBLASLt GEMMs with
 // their activation quantization.
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "backends/cuda/fp8_weight_layout.h"
@@ -117,6 +118,21 @@ LinearRoute CudaBackend::plan_linear(Phase phase, const Act& x, const WeightView
   return choose_linear_arm(phase, x.rows, kind, avail, levers_);
 }
 
+namespace {
+
+// A fusion the levers ask for that the GEMV cannot run (its kernel configuration is not built, or
+// the launch is refused otherwise): the step stays correct with the separate kernel, yet pays a
+// launch a layer, so the route says so once per (fusion, tier, weight shape) instead of silently.
+void log_fusion_refused(const char* fusion, int tier, const WeightView& w, const std::string& why) {
+  const std::string key = std::string("linear:fusion_refused:") + fusion + ":" + std::to_string(tier) + ":" +
+                          std::to_string(w.rows) + "x" + std::to_string(w.cols);
+  if (log_once(key))
+    spdlog::info("linear route: {} not fused into decode tier {} of {}x{} (a separate launch runs): {}", fusion, tier,
+                 w.rows, w.cols, why);
+}
+
+}  // namespace
+
 int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const WeightView& w, const Act& out,
                               const kc::GemvNormInput& norm, bool y_add) {
   if (route.arm != LinearArm::kGemv && route.arm != LinearArm::kGemvBatch4) return 0;
@@ -125,7 +141,11 @@ int CudaBackend::fusable_tier(const LinearRoute& route, const Act& x, const Weig
   probe.norm = norm;
   probe.y_add = y_add;
   const int tier = route.arm == LinearArm::kGemv ? 1 : 4;
-  return kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty() ? tier : 0;
+  if (const std::string why = kc::gemv_unsupported_reason(tier, probe, gemv_ws_); !why.empty()) {
+    log_fusion_refused("the residual add + RMSNorm (add_rms_norm)", tier, w, why);
+    return 0;
+  }
+  return tier;
 }
 
 void CudaBackend::linear_add_rms_norm_linear(Phase phase, Act x, const WeightView& w, Act residual, Act delta,
@@ -213,7 +233,10 @@ bool CudaBackend::try_gemv_silu(Phase phase, const Act& x, const WeightView& w, 
   kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, out.slice_rows(0, widest));
   probe.norm = norm;
   probe.silu_inter = w.rows / 2;
-  if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
+  if (const std::string why = kc::gemv_unsupported_reason(tier, probe, gemv_ws_); !why.empty()) {
+    log_fusion_refused("the SwiGLU (silu_mul)", tier, w, why);
+    return false;
+  }
   if (log_once("linear:fused_silu"))
     spdlog::info(
         "linear route: decode gate|up tiers compute the SwiGLU in their epilogue (no silu_mul launch, the "
@@ -247,7 +270,10 @@ bool CudaBackend::try_gemv_rope(Phase phase, const Act& x, const WeightView& w, 
   kc::GemvProblem probe = gemv_problem(x.slice_rows(0, widest), w, qkv.slice_rows(0, widest));
   probe.norm = norm;
   probe.rope = &args;
-  if (!kc::gemv_unsupported_reason(tier, probe, gemv_ws_).empty()) return false;
+  if (const std::string why = kc::gemv_unsupported_reason(tier, probe, gemv_ws_); !why.empty()) {
+    log_fusion_refused("the QK-norm/RoPE/KV write (qk_norm_rope_kv_write)", tier, w, why);
+    return false;
+  }
   if (log_once("linear:fused_rope"))
     spdlog::info(
         "linear route: decode q|k|v tiers of steps <= {} rows run the QK-norm, RoPE and KV write in their "

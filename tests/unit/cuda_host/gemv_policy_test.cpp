@@ -306,5 +306,82 @@ TEST(GemvPolicy, ShapeOverridesParseAndReplaceOnlyTheirShape) {
             cuda::gemv_variant_name(before));
 }
 
+// The decode step fuses the QK-norm/RoPE/KV write into the q|k|v GEMV in tiers 1 and 4 (steps of
+// at most 4 rows, LATHE_QKV_FUSED_ROPE's default) and the SwiGLU into the gate|up GEMV in every
+// tier; where gemv_launch refuses an epilogue the backend silently runs the separate kernel. So
+// `auto` must keep the epilogues built on the dense Qwen3 shapes, on Hopper (warpgroup MMAs) and
+// elsewhere: session 45 made `auto` take ':wg' and lost the QK-norm/RoPE epilogue of tiers 1 and 4
+// on the H100 only (gpu_cuda_gemv_test 194/206), which no host test could see.
+TEST(GemvPolicy, AutoKeepsTheFusedEpiloguesOfTheQwen3Shapes) {
+  struct Model {
+    const char* name;
+    int64_t hidden, inter, heads, kv_heads;  // head_dim 128
+  };
+  const std::vector<Model> models = {{"Qwen3-0.6B", 1024, 3072, 16, 8}, {"Qwen3-1.7B", 2048, 6144, 16, 8},
+                                     {"Qwen3-4B", 2560, 9728, 32, 8},   {"Qwen3-8B", 4096, 12288, 32, 8},
+                                     {"Qwen3-14B", 5120, 17408, 40, 8}, {"Qwen3-32B", 5120, 25600, 64, 8}};
+  for (const Model& model : models) {
+    for (const bool fp8 : {true, false}) {
+      for (const bool wgmma : {true, false}) {
+        const std::string where = std::string(model.name) + (fp8 ? " fp8" : " bf16") +
+                                  (wgmma ? " with" : " without") + " warpgroup MMAs";
+        const int64_t qkv_rows = (model.heads + 2 * model.kv_heads) * 128;
+        const cuda::GemvVariant qkv = cuda::gemv_resolve_variant({}, fp8, qkv_rows, model.hidden);
+        for (const int tier : {1, 4}) {
+          EXPECT_EQ(cuda::gemv_epilogue_unbuilt_reason(tier, fp8, qkv, true, wgmma), "")
+              << where << ", q|k|v tier " << tier;
+        }
+        // The SwiGLU epilogue is built for one CTA per row block: the gate|up shapes of more than
+        // 264 row blocks (Qwen3-14B, Qwen3-32B) run on the balanced grid and keep silu_mul.
+        const int64_t gate_up_rows = 2 * model.inter;
+        const cuda::GemvVariant gate_up = cuda::gemv_resolve_variant({}, fp8, gate_up_rows, model.hidden);
+        const bool one_cta_per_block = gate_up.kernel == cuda::GemvKernel::kRegisterRing;
+        EXPECT_EQ(one_cta_per_block, gate_up_rows / 128 <= 264) << where;
+        for (const int tier : {1, 4, 16, 32}) {
+          EXPECT_EQ(cuda::gemv_epilogue_unbuilt_reason(tier, fp8, gate_up, false, wgmma).empty(),
+                    one_cta_per_block)
+              << where << ", gate|up tier " << tier;
+        }
+      }
+    }
+  }
+}
+
+// The epilogues' configurations, one by one: what gemv_launch refuses is what gemv.cu does not
+// instantiate (gemv_policy.h, epilogue_built), and a refusal names the variant it was asked for.
+TEST(GemvPolicy, EpiloguesAreRefusedOutsideTheirBuiltConfigurations) {
+  auto reason = [](int tier, bool fp8, const char* variant, bool rope, bool wgmma) {
+    return cuda::gemv_epilogue_unbuilt_reason(
+        tier, fp8, cuda::gemv_resolve_variant(cuda::gemv_variant_from_name(variant), fp8, 6144, 4096), rope,
+        wgmma);
+  };
+  // QK-norm/RoPE: the 16-row tier's ':wg' refuses it on Hopper and runs mma.sync (and it) elsewhere.
+  EXPECT_NE(reason(16, true, "ring:k5:g16:wg", true, true), "");
+  EXPECT_EQ(reason(16, true, "ring:k5:g16:wg", true, false), "");
+  EXPECT_EQ(reason(16, true, "ring:k5:g16", true, true), "");
+  // ... ':wgn' refuses it in tiers 1 and 4 on Hopper, and so do three CTAs per SM, ':bits', another
+  // ring depth and the 4-step x buffers of tiers 1 and 4.
+  EXPECT_NE(reason(1, true, "ring:k5:g16:wgn", true, true), "");
+  EXPECT_EQ(reason(1, true, "ring:k5:g16:wgn", true, false), "");
+  EXPECT_NE(reason(4, true, "ring:k5:g16:b3", true, false), "");
+  EXPECT_NE(reason(1, true, "ring:k5:bits", true, false), "");
+  EXPECT_NE(reason(1, true, "ring:k5:g16:s4", true, false), "");
+  EXPECT_NE(reason(4, true, "ring:k5", true, false), "");
+  EXPECT_NE(reason(32, true, "ring:k5:g16", true, false), "");
+  // SwiGLU: ':wgn' stands for ':g16' in tiers 1 and 4; the 32-row tier takes every depth but ':bits'.
+  EXPECT_EQ(reason(1, false, "ring:k5:wgn", false, true), "");
+  EXPECT_NE(reason(1, false, "ring:k5:wgn", false, false), "");
+  EXPECT_EQ(reason(32, true, "ring:k5:s4", false, true), "");
+  EXPECT_NE(reason(32, true, "ring:k5:bits", false, true), "");
+  EXPECT_NE(reason(16, false, "ring:k5:s2", false, true), "");
+  // The balanced grid and the stream kernel have neither.
+  const std::string balanced = reason(1, true, "ringbal", false, true);
+  EXPECT_NE(balanced.find("one CTA per row block"), std::string::npos) << balanced;
+  EXPECT_NE(balanced.find("ringbal"), std::string::npos) << balanced;
+  EXPECT_NE(reason(1, false, "stream", true, false), "");
+  const std::string wide = reason(16, true, "ring:k5:g16:wg", true, true);
+  EXPECT_NE(wide.find("ring:k5:g16:wg"), std::string::npos) << wide;
+}
+
 }  // namespace
 }  // namespace lathe
