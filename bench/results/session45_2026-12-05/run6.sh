@@ -4,7 +4,8 @@
 # two-CTA fp8 shapes now that x is staged in natural order: `:wgn` in tiers 1 and 4, and the
 # three-CTA wave with `:wg` (`auto:b3:wg`), at 1 / 4 / 16 rows; (3) the Qwen3-8B-FP8 step, the
 # default against the pre-session-45 choice (mma.sync in every tier of those shapes), alternated.
-# On an H200 this is also the check session 24's contrary step result asks for.
+# On an H200 this is also the check session 24's contrary step result asks for. Still the first
+# call to make after session 46 (no machine lent there), on a bundle of main (BUNDLE=p46-bundle).
 #   scripts/device-bundle.sh -j 2 --bundle p45-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p45-bundle}"
@@ -25,6 +26,8 @@ for r in 1 2; do
   step_latency 8b_old_r$r Qwen3-8B-FP8 "$old8"
 done
 grep -hE "QK-norm, RoPE" $W/latency_8b_new_r1.txt | head -1 >>$S
+# Session 46: fusions the levers ask for but a tier refused (none expected on the 8B q|k|v, gate|up).
+grep -h "not fused into" $W/latency_8b_*.txt | sort -u | head -8 >>$S
 timeout 100 $b/bin/lathe_bench_kernels --only qwen3- --widths 1,4,16,32 --dtype fp8 >$W/table_fp8.txt 2>&1
 echo "table fp8 rc=$? $((SECONDS - t0))s" >>$S
 cp $W/table_fp8.txt $OUT/
