@@ -127,15 +127,15 @@ void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const Rin
       }
     }
     launch_ring<kMaxM, false, kSteps, 2, false, false, kEpi>(params, grid, cfg, stream);
-    return;
-  }
-  if constexpr (kMaxM <= 4) {
-    if (fused) {
-      launch_tier<kMaxM, false, true, kEpi>(params, grid, cfg, stream);
-      return;
+  } else {  // (an else, not a return: launch_tier would instantiate every QK-norm/RoPE form)
+    if constexpr (kMaxM <= 4) {
+      if (fused) {
+        launch_tier<kMaxM, false, true, kEpi>(params, grid, cfg, stream);
+        return;
+      }
     }
+    launch_tier<kMaxM, false, false, kEpi>(params, grid, cfg, stream);
   }
-  launch_tier<kMaxM, false, false, kEpi>(params, grid, cfg, stream);
 }
 
 // launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
