@@ -23,6 +23,13 @@ namespace {
 
 using namespace gemv_detail;
 
+// A launcher reached with a configuration it does not instantiate: gemv_launch's checks
+// (ring_config_supported, epilogue_built, norm_variant_reason) admit none, so this is a bug; it
+// throws rather than leave y unwritten.
+[[noreturn]] void unbuilt_ring_launch() {
+  throw_error("gemv: a register-ring configuration that is not built reached its launcher");
+}
+
 // Launch configurations of the register ring (ring_config_supported says which exist):
 //   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
 //   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
@@ -38,11 +45,15 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
       if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
+      else
+        unbuilt_ring_launch();
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
             gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
+      else
+        unbuilt_ring_launch();
     } else {
       launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
                      grid, block, 0, stream, params);
@@ -53,6 +64,8 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
         launch_chained(
             gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
             block, 0, stream, params);
+      else
+        unbuilt_ring_launch();
     } else {
       launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
                      grid, block, 0, stream, params);
@@ -60,7 +73,7 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   }
 }
 
-// Whether launch_ring has the configuration (it skips the others silently, so gemv_launch asks first).
+// Whether launch_ring has the configuration (it throws on the others, so gemv_launch asks first).
 bool ring_config_supported(const RingConfig& cfg) {
   if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
@@ -108,6 +121,8 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
       return;
     }
     launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
+  } else {
+    unbuilt_ring_launch();
   }
 }
 
