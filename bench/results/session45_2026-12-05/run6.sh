@@ -2,7 +2,9 @@
 # Prepared in session 45 for the next GPU call (not run): (1) the gemv suite on the final sources
 # (the rope-check fix ef692a8 has not run on a GPU) and the other suites; (2) candidates for the
 # two-CTA fp8 shapes now that x is staged in natural order: `:wgn` in tiers 1 and 4, and the
-# three-CTA wave with `:wg` (`auto:b3:wg`), at 1 / 4 / 16 rows; (3) the Qwen3-8B-FP8 step, the
+# three-CTA wave with `:wg` (`auto:b3:wg`), and (session 46) four weight steps in the ring (`auto:s4`:
+# with `:wg` the 16-row tier refills a slot only after computing it, so s2 keeps one step in flight
+# while it computes, s4 three; ptxas: 126 registers, no spills), at 1 / 4 / 16 rows; (3) the Qwen3-8B-FP8 step, the
 # default against the pre-session-45 choice (mma.sync in every tier of those shapes), alternated.
 # On an H200 this is also the check session 24's contrary step result asks for. Still the first
 # call to make after session 46 (no machine lent there), on a bundle of main (BUNDLE=p46-bundle).
@@ -15,7 +17,7 @@ gpu_suite invariance gpu_batch_invariance LATHE_NONE=1
 gpu_suite golden gpu_golden_qwen3 LATHE_NONE=1
 for shape in qwen3-8b/down qwen3-8b/qkv qwen3-8b/q/o_proj qwen3-32b/q_proj qwen3-32b/o_proj qwen3-32b/down; do
   f=$W/cand_${shape//\//_}.txt
-  timeout 60 $b/bin/lathe_bench_kernels --variants --variant-list auto,auto:wgn,auto:b3:wg \
+  timeout 60 $b/bin/lathe_bench_kernels --variants --variant-list auto,auto:wgn,auto:b3:wg,auto:s4 \
     --only $shape --dtype fp8 --widths 1,4,16 --no-peers >$f 2>&1
   echo "== $shape rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' $f | cut -c1-40)" >>$S
   grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
