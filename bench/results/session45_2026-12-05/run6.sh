@@ -23,13 +23,18 @@ for shape in qwen3-8b/down qwen3-8b/qkv qwen3-8b/q/o_proj qwen3-32b/q_proj qwen3
   grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
 done
 old8="fp8/6144x4096=ring:k5:g16,fp8/4096x4096=ring:k5:g16,fp8/4096x12288=ring:k8:g16"
+# Session 46: a third arm, four weight steps in the ring of the two-CTA shapes. Compare batch 16 and
+# 32 (the 32-row tier keeps its own depth): at batch 1 and 4 it also drops the q|k|v GEMV's
+# QK-norm/RoPE epilogue (built at depth 2 only; the step log's "not fused into" lines say so).
+s4_8="fp8/6144x4096=auto:s4,fp8/4096x4096=auto:s4,fp8/4096x12288=auto:s4"
 for r in 1 2; do
   step_latency 8b_new_r$r Qwen3-8B-FP8 ""
   step_latency 8b_old_r$r Qwen3-8B-FP8 "$old8"
+  step_latency 8b_s4_r$r Qwen3-8B-FP8 "$s4_8"
 done
 grep -hE "QK-norm, RoPE" $W/latency_8b_new_r1.txt | head -1 >>$S
 # Session 46: fusions the levers ask for but a tier refused (none expected on the 8B q|k|v, gate|up).
-grep -h "not fused into" $W/latency_8b_*.txt | sort -u | head -8 >>$S
+grep -h "not fused into" $W/latency_8b_new_*.txt $W/latency_8b_old_*.txt | sort -u | head -8 >>$S
 timeout 100 $b/bin/lathe_bench_kernels --only qwen3- --widths 1,4,16,32 --dtype fp8 >$W/table_fp8.txt 2>&1
 echo "table fp8 rc=$? $((SECONDS - t0))s" >>$S
 cp $W/table_fp8.txt $OUT/
