@@ -4,7 +4,8 @@
 // gemv_policy.cpp; the bulk-copy stream variants in gemv_stream.cu; the split-K scratch's layout in
 // gemv_workspace.cpp.
 //
-// The register-ring kernel itself, and how it splits the work, are in gemv_ring_kernel.cuh.
+// The register-ring kernel itself, and how it splits the work, are in gemv_ring_kernel.cuh; its
+// launchers in gemv_ring_launch.cuh (one translation unit per tier: gemv_ring_tier*.cu).
 #include <cuda_bf16.h>
 
 #include <algorithm>
@@ -15,212 +16,13 @@
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
 #include "backends/cuda/gemv_policy.h"
-#include "backends/cuda/gemv_ring_kernel.cuh"
+#include "backends/cuda/gemv_ring_launch.cuh"
 #include "backends/cuda/gemv_stream.cuh"
 
 namespace lathe::cuda {
 namespace {
 
 using namespace gemv_detail;
-
-// A launcher reached with a configuration it does not instantiate: gemv_launch's checks
-// (ring_config_supported, epilogue_built, norm_variant_reason) admit none, so this is a bug; it
-// throws rather than leave y unwritten.
-[[noreturn]] void unbuilt_ring_launch() {
-  throw_error("gemv: a register-ring configuration that is not built reached its launcher");
-}
-
-// Launch configurations of the register ring (ring_config_supported says which exist):
-//   two CTAs per SM: fp8 s2, s4, s2:bits; bf16 s1, s2;
-//   three CTAs per SM (":b3", every tier, 80 registers): fp8 s2, bf16 s1;
-//   ":wg" (the 16- and 32-row tiers' warpgroup MMA) and ":wgn" (tiers 1 and 4): each of those but
-//   s2:bits. The 32-row tier has its own launcher (launch_tier32).
-template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
-          int kEpi = kEpiNone>
-void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
-  const dim3 block(kThreads);
-  if (cfg.fp8) {
-    if (cfg.bit_trick) {
-      // launch_tier never asks for bits with :g16 or :wg, gemv_launch never with a fused input or SwiGLU
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone)
-        launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
-                       stream, params);
-      else
-        unbuilt_ring_launch();
-    } else if (cfg.stages == 4) {
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
-        launch_chained(
-            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
-            block, 0, stream, params);
-      else
-        unbuilt_ring_launch();
-    } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
-                     grid, block, 0, stream, params);
-    }
-  } else {
-    if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
-      if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
-        launch_chained(
-            gemv_kernel<kMaxM, false, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
-            block, 0, stream, params);
-      else
-        unbuilt_ring_launch();
-    } else {
-      launch_chained(gemv_kernel<kMaxM, false, 1, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
-                     grid, block, 0, stream, params);
-    }
-  }
-}
-
-// Whether launch_ring has the configuration (it throws on the others, so gemv_launch asks first).
-bool ring_config_supported(const RingConfig& cfg) {
-  if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
-  if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
-  if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
-  return cfg.stages == 1 || cfg.stages == 2;
-}
-
-// `group_steps` 16 applies to the non-balanced ring of tiers 1 and 4 without the bit trick or
-// ":wgn" (which stages kWgNarrowGroupSteps); every other launch stages 4 steps (rows are the same
-// bytes either way). `ctas_per_sm` 3 cuts the register budget of every tier to 80 (same grid, same
-// bytes).
-template <int kMaxM, bool kBalanced, bool kFused = false, int kEpi = kEpiNone>
-void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
-  [[maybe_unused]] const bool three = cfg.ctas_per_sm == 3;
-  if constexpr (kMaxM <= 4) {
-    if (cfg.wgmma_narrow) {
-      three ? launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
-                                                                                        stream)
-            : launch_ring<kMaxM, kBalanced, kWgNarrowGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
-                                                                                        stream);
-      return;
-    }
-  }
-  if constexpr (kMaxM <= 4 && !kBalanced) {
-    if (cfg.group_steps == kWideGroupSteps && !cfg.bit_trick) {
-      three
-          ? launch_ring<kMaxM, kBalanced, kWideGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream)
-          : launch_ring<kMaxM, kBalanced, kWideGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
-      return;
-    }
-  }
-  if constexpr (kMaxM == 16) {
-    if (cfg.wgmma) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
-                                                                                       stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi>(params, grid, cfg,
-                                                                                       stream);
-      return;
-    }
-  }
-  if constexpr (kEpi == kEpiNone ||
-                kMaxM == 16) {  // tiers 1 and 4 build the epilogues with :g16 or :wgn only
-    if (three) {
-      launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, false, kFused, kEpi>(params, grid, cfg, stream);
-      return;
-    }
-    launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, false, kFused, kEpi>(params, grid, cfg, stream);
-  } else {
-    unbuilt_ring_launch();
-  }
-}
-
-// An epilogue's launch_tier (one CTA per row block), with or without the fused norm (tiers 1, 4).
-// The QK-norm/RoPE epilogue exists only in the configuration `auto` takes on every q|k|v shape of
-// the Qwen3 family (the two-CTA ring with mma.sync, 16 steps of x a buffer in tiers 1 and 4:
-// epilogue_built), which keeps its kernels to ten.
-template <int kMaxM, int kEpi>
-void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
-                          cudaStream_t stream) {
-  if constexpr (kEpi == kEpiRope) {
-    constexpr int kSteps = kMaxM <= 4 ? kWideGroupSteps : kDefaultGroupSteps;
-    if constexpr (kMaxM <= 4) {
-      if (fused) {
-        launch_ring<kMaxM, false, kSteps, 2, false, true, kEpi>(params, grid, cfg, stream);
-        return;
-      }
-    }
-    launch_ring<kMaxM, false, kSteps, 2, false, false, kEpi>(params, grid, cfg, stream);
-  } else {  // (an else, not a return: launch_tier would instantiate every QK-norm/RoPE form)
-    if constexpr (kMaxM <= 4) {
-      if (fused) {
-        launch_tier<kMaxM, false, true, kEpi>(params, grid, cfg, stream);
-        return;
-      }
-    }
-    launch_tier<kMaxM, false, false, kEpi>(params, grid, cfg, stream);
-  }
-}
-
-// launch_tier for a run-time grid form, input and output (the fused norm exists for tiers 1 and
-// 4, the epilogues for one CTA per row block).
-template <int kMaxM>
-void launch_tier_of(bool balanced, bool fused, int epilogue, const Params& params, dim3 grid,
-                    const RingConfig& cfg, cudaStream_t stream) {
-  if (epilogue == kEpiSilu) {
-    launch_epilogue_tier<kMaxM, kEpiSilu>(fused, params, grid, cfg, stream);
-    return;
-  }
-  if (epilogue == kEpiRope) {
-    launch_epilogue_tier<kMaxM, kEpiRope>(fused, params, grid, cfg, stream);
-    return;
-  }
-  if constexpr (kMaxM <= 4) {
-    if (fused) {
-      balanced ? launch_tier<kMaxM, true, true>(params, grid, cfg, stream)
-               : launch_tier<kMaxM, false, true>(params, grid, cfg, stream);
-      return;
-    }
-  }
-  balanced ? launch_tier<kMaxM, true>(params, grid, cfg, stream)
-           : launch_tier<kMaxM, false>(params, grid, cfg, stream);
-}
-
-// One 32-row kernel: the register ring (kBalanced: on the byte-balanced grid), kTier32GroupSteps
-// steps of x a buffer, no fused norm.
-template <bool kFp8, int kStages, bool kBalanced, int kMinCtas, int kEpi>
-void launch_tier32_kernel(bool wg, const Params& params, dim3 grid, cudaStream_t stream) {
-  const dim3 block(kThreads);
-  if (wg) {
-    launch_chained(
-        gemv_kernel<32, kFp8, kStages, false, kBalanced, kTier32GroupSteps, kMinCtas, true, false, kEpi>,
-        grid, block, 0, stream, params);
-  } else {
-    launch_chained(
-        gemv_kernel<32, kFp8, kStages, false, kBalanced, kTier32GroupSteps, kMinCtas, false, false, kEpi>,
-        grid, block, 0, stream, params);
-  }
-}
-
-// The 32-row tier (one weight pass for 17..32 rows): the register ring with one CTA per (row
-// block, K split), plain or with the SwiGLU epilogue, or on the balanced grid, plain
-// (tier_variant_reason and epilogue_built admit nothing else), at the variant's CTAs per SM and
-// wgmma choice. Ring depth, whatever the variant names (auto takes fp8 s4 on long K chunks,
-// e.g. Qwen3-32B down): fp8 s2 and bf16 s1 at two CTAs per SM (no spills, 114-128 registers), s1
-// for both at three: with fp8 s2 the 16 accumulators and 16 step
-// sums of 32 columns do not fit 80 registers, and ptxas spilled 108 (mma.sync) and 432 (wgmma)
-// bytes, reloading the accumulators in every step (CUDA 13.0, SASS read with nvdisasm); fp8 s1
-// spills nothing with mma.sync and 56 bytes, outside the main loop, with wgmma. The depth changes
-// no arithmetic (the same bytes).
-void launch_tier32(bool balanced, bool silu, const Params& params, dim3 grid, const RingConfig& cfg,
-                   cudaStream_t stream) {
-  const bool three = cfg.ctas_per_sm == 3;
-  auto launch = [&]<bool kBalanced, int kEpi>() {
-    if (cfg.fp8) {
-      three ? launch_tier32_kernel<true, 1, kBalanced, 3, kEpi>(cfg.wgmma, params, grid, stream)
-            : launch_tier32_kernel<true, 2, kBalanced, 2, kEpi>(cfg.wgmma, params, grid, stream);
-    } else {
-      three ? launch_tier32_kernel<false, 1, kBalanced, 3, kEpi>(cfg.wgmma, params, grid, stream)
-            : launch_tier32_kernel<false, 1, kBalanced, 2, kEpi>(cfg.wgmma, params, grid, stream);
-    }
-  };
-  if (balanced) {
-    launch.template operator()<true, kEpiNone>();
-  } else {
-    silu ? launch.template operator()<false, kEpiSilu>() : launch.template operator()<false, kEpiNone>();
-  }
-}
 
 __global__ void decode_codes_kernel(uint16_t* out_cvt, uint16_t* out_bits) {
   const uint32_t code = threadIdx.x;  // 256 threads; lanes 0..3 of a word hold code, code, code, code
@@ -384,7 +186,7 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
 
 // Why the 32-row tier cannot run p's shape under `variant` (empty for the other tiers): it is built
 // for the stream kernel and for the register ring on either grid without ':bits', at its own ring
-// depth (launch_tier32; the depth changes no arithmetic, so a variant's ':s4' runs as the tier's).
+// depth (launch_ring_tier32; the depth changes no arithmetic, so a variant's ':s4' runs as the tier's).
 std::string tier_variant_reason(int tier, const GemvProblem& p, const GemvVariant& variant) {
   if (tier != 32) return {};
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
@@ -518,16 +320,16 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   }
   switch (tier) {
     case 1:
-      launch_tier_of<1>(balanced, fused, epilogue, params, grid, cfg, stream);
+      launch_ring_tier1(balanced, fused, epilogue, params, grid, cfg, stream);
       break;
     case 4:
-      launch_tier_of<4>(balanced, fused, epilogue, params, grid, cfg, stream);
+      launch_ring_tier4(balanced, fused, epilogue, params, grid, cfg, stream);
       break;
     case 16:
-      launch_tier_of<16>(balanced, false, epilogue, params, grid, cfg, stream);
+      launch_ring_tier16(balanced, epilogue, params, grid, cfg, stream);
       break;
     default:  // 32, on the register ring (the stream kernel launched above)
-      launch_tier32(balanced, silu, params, grid, cfg, stream);
+      launch_ring_tier32(balanced, silu, params, grid, cfg, stream);
       break;
   }
 }

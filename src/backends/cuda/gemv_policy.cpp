@@ -391,6 +391,13 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   return cfg;
 }
 
+bool ring_config_supported(const RingConfig& cfg) {
+  if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
+  if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
+  if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
+  return cfg.stages == 1 || cfg.stages == 2;
+}
+
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   if (tier == 32) return !cfg.bit_trick && !rope;  // SwiGLU at the tier's own ring depth
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
@@ -407,7 +414,8 @@ std::string gemv_epilogue_unbuilt_reason(int tier, bool fp8, const GemvVariant& 
                                          bool has_wgmma) {
   const char* what = rope ? "the QK-norm/RoPE epilogue" : "the SwiGLU epilogue";
   if (resolved.kernel != GemvKernel::kRegisterRing)
-    return std::string(what) + " runs on the register ring with one CTA per row block only (this shape takes " +
+    return std::string(what) +
+           " runs on the register ring with one CTA per row block only (this shape takes " +
            gemv_variant_name(resolved) + ")";
   RingConfig cfg = ring_config(resolved, fp8);
   if (!has_wgmma) cfg.wgmma = cfg.wgmma_narrow = false;  // as gemv_launch runs it there

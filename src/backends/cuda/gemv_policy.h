@@ -36,7 +36,8 @@ inline constexpr int64_t kStreamTmaMinBlocks = 1024;
 // gemv_auto_variant's rule for a wave of `wave` resident CTAs (264: the default; 396: "auto:b3").
 GemvVariant auto_variant_for_wave(bool fp8, int64_t n, int64_t k, int wave);
 
-// A register-ring launch resolved from a variant: the fields gemv.cu's launchers instantiate.
+// A register-ring launch resolved from a variant: the fields the launchers (gemv_ring_launch.cuh)
+// instantiate.
 struct RingConfig {
   bool fp8 = false;
   int stages = 0;
@@ -53,8 +54,15 @@ struct RingConfig {
 // against 48% of the read ceiling; bf16: 80% against 61%).
 RingConfig ring_config(const GemvVariant& v, bool fp8);
 
-// Whether gemv.cu builds the SwiGLU (rope false) or QK-norm/RoPE (rope true) epilogue of `tier` in
-// configuration `cfg` (as it runs: ':wg' and ':wgn' cleared on a device without warpgroup MMAs).
+// Whether the register ring's launchers (gemv_ring_launch.cuh) build the configuration: two CTAs
+// per SM: fp8 s2, s4, s2:bits; bf16 s1, s2; three CTAs per SM (":b3", every tier, 80 registers):
+// fp8 s2, bf16 s1; ":wg" and ":wgn": each of those but s2:bits. gemv_launch asks it first (the
+// launchers throw on the others).
+bool ring_config_supported(const RingConfig& cfg);
+
+// Whether the launchers (gemv_ring_launch.cuh) build the SwiGLU (rope false) or QK-norm/RoPE (rope
+// true) epilogue of `tier` in configuration `cfg` (as it runs: ':wg' and ':wgn' cleared on a device
+// without warpgroup MMAs).
 // Built: the ring depths `auto` takes (fp8 s2, bf16 s1) without ':bits'; in tiers 1 and 4 the x
 // staging `auto` takes there (':g16', or ':wgn' for SwiGLU); QK-norm/RoPE only at two CTAs per SM
 // with mma.sync in the tiers it runs (':wg' concerns only the 16- and 32-row tiers, and 32 rows

@@ -1,5 +1,6 @@
 #pragma once
-// The register-ring decode GEMV kernel (gemv.cu launches it; with kBalanced, the ringbal variant).
+// The register-ring decode GEMV kernel (gemv_ring_launch.cuh launches it; with kBalanced, the
+// ringbal variant).
 //
 // Register-ring work decomposition. A CTA of 8 warps owns 128 consecutive weight rows (16 per warp) and one
 // K split of gemv_chunk_steps(n, k) steps of 128 k. Per 128-k step a thread (g = lane / 4,
@@ -73,8 +74,8 @@ __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
 // kWgmma (":wg" in the 16- and 32-row tiers, ":wgn" in tiers 1 and 4): each 16-k chunk as one
 // warpgroup MMA (n16 / n32 or n8) with x from shared memory (gemv_wgmma.cuh) instead of mma.sync per
 // warp and column group; the same sums, bit for bit.
-// kMaxM 32 (the 32-row tier, one weight pass for 17..32 rows; gemv.cu builds it on both grids of
-// the register ring, without the fused norm) stages kTier32GroupSteps steps of x a buffer; on the
+// kMaxM 32 (the 32-row tier, one weight pass for 17..32 rows; gemv_ring_tier32.cu builds it on both
+// grids of the register ring, without the fused norm) stages kTier32GroupSteps steps of x a buffer; on the
 // balanced grid its segment partials take 32-column slots (gemv_common.cuh, slot_floats).
 // kFusedNorm (tiers 1 and 4, GemvNormInput): x is normalised here (RMS norm, gemv_fused_norm.cuh)
 // with the norm kernel's bits.
