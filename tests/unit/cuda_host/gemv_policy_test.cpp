@@ -347,7 +347,7 @@ TEST(GemvPolicy, AutoKeepsTheFusedEpiloguesOfTheQwen3Shapes) {
   }
 }
 
-// The epilogues' configurations, one by one: what gemv_launch refuses is what gemv.cu does not
+// The epilogues' configurations, one by one: what gemv_launch refuses is what the launchers do not
 // instantiate (gemv_policy.h, epilogue_built), and a refusal names the variant it was asked for.
 TEST(GemvPolicy, EpiloguesAreRefusedOutsideTheirBuiltConfigurations) {
   auto reason = [](int tier, bool fp8, const char* variant, bool rope, bool wgmma) {

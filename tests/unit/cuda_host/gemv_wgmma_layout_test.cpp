@@ -37,7 +37,7 @@ int swizzled_read(int start, int n, int logical) {
   return linear ^ (((linear >> 7) & 7) << 4);
 }
 
-// kCols columns staged kSteps steps per group (gemv.cu: the 32-row tier 32 x 2, the 16-row tier
+// kCols columns staged kSteps steps per group (gemv_ring_kernel.cuh: the 32-row tier 32 x 2, the 16-row tier
 // 16 x 4, tiers 1 and 4 8 x 8).
 template <int kCols, int kSteps>
 void expect_wgmma_reads_the_permuted_x() {
