@@ -138,7 +138,9 @@ class Uploader {
     bool operator==(const Key&) const = default;
   };
   struct KeyHash {
-    size_t operator()(const Key& key) const { return std::hash<const void*>()(key.src) ^ static_cast<size_t>(key.fp8_linear); }
+    size_t operator()(const Key& key) const {
+      return std::hash<const void*>()(key.src) ^ static_cast<size_t>(key.fp8_linear);
+    }
   };
   std::unordered_map<Key, void*, KeyHash> uploaded_;
   std::unordered_set<const void*> counted_;

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "engine/block_manager.h"
@@ -224,8 +225,13 @@ TEST(ProfilingBackend, OpsOutsideAStepAreForwardedUntimed) {
   EXPECT_TRUE(p.groups.empty());
 }
 
-// A linear weight goes up through the inner backend's own layout; the CPU reference keeps the host's
-// natural order (an fp8 matrix byte for byte).
+// A linear weight goes up through the inner backend's own layout. The CPU reference keeps the host's
+// natural order, which Backend's default (a plain upload) would give as well, so the bytes alone
+// cannot tell a forwarded call from the default: the decorator must declare its own override (the
+// CUDA backend's reordering would otherwise be skipped under LATHE_PROFILE=1).
+static_assert(std::is_same_v<decltype(&ops::ProfilingBackend::upload_linear_weight),
+                             void (ops::ProfilingBackend::*)(void*, const void*, DType, int64_t, int64_t)>,
+              "ProfilingBackend overrides upload_linear_weight");
 TEST(ProfilingBackend, LinearWeightUploadsAreForwardedToTheInnerBackend) {
   ops::ProfilingBackend profiled(ops::make_cpu_backend());
   std::vector<uint8_t> host(2 * 128);
