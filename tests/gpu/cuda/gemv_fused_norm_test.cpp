@@ -121,7 +121,7 @@ TEST_P(GemvFusedNormTest, NormalisedInputIsByteEqualToNormThenGemv) {
       y.poison();
       cuda::GemvProblem p = problem(m, y.get(), x_->get(), true);
       p.norm = norm();
-      ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_), "");
+      ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_, v), "");
       cuda::gemv_launch(tier, p, ws_, nullptr, v);
       const auto got = y.download<uint8_t>(m * row_bytes);
       ASSERT_EQ(got, y_ref.download<uint8_t>(m * row_bytes)) << name << " tier " << tier << " m=" << m;

@@ -218,7 +218,7 @@ TEST_P(GemvRopeTest, EpilogueIsByteEqualToGemvThenRopeKernel) {
         const cuda::QkNormRopeArgs args = rope_args(0, k_got.get(), v_got.get());
         cuda::GemvProblem p = problem(0, launches.front()[2], x_->get(), y_got.get());
         p.rope = &args;
-        EXPECT_NE(cuda::gemv_unsupported_reason(16, p, ws_), "") << name << ": ':wg' in the 16-row tier";
+        EXPECT_NE(cuda::gemv_unsupported_reason(16, p, ws_, v), "") << name << ": ':wg' in the 16-row tier";
         EXPECT_THROW(cuda::gemv_launch(16, p, ws_, nullptr, v), Error) << name;
         continue;
       }
@@ -227,7 +227,7 @@ TEST_P(GemvRopeTest, EpilogueIsByteEqualToGemvThenRopeKernel) {
         const cuda::QkNormRopeArgs args = rope_args(first, k_got.get(), v_got.get());
         cuda::GemvProblem p = problem(first, rows, x_->get(), y_got.get());
         p.rope = &args;
-        ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_), "") << name << " tier " << tier;
+        ASSERT_EQ(cuda::gemv_unsupported_reason(tier, p, ws_, v), "") << name << " tier " << tier;
         cuda::gemv_launch(tier, p, ws_, nullptr, v);
         m = first + rows;
       }
