@@ -2,8 +2,8 @@
 # Session 47, call 2 (after call 1 = session 45's run6.sh on an H100): (1) the gemv suite with the
 # rope / fused-norm tests asking about the variant they launch (call 1's four GemvRopeTest failures);
 # (2) the decode step with ':wgn' (warpgroup MMAs in tiers 1 and 4) on the two-CTA fp8 shapes that
-# carry no QK-norm/RoPE epilogue (o, down), and on q|k|v too (that fusion is not built for ':wgn',
-# so steps of <= 4 rows then run the separate kernel), alternated, Qwen3-8B-FP8 and Qwen3-32B-FP8;
+# carry no QK-norm/RoPE epilogue (o, down), and on q|k|v too (af0b731 builds that epilogue for
+# ':wgn'; the gemv suite's rope cases run under auto:wgn), alternated, Qwen3-8B-FP8 and -32B-FP8;
 # (3) the balanced-grid gate|up shapes (Qwen3-32B, Qwen3.5-27B) with the 16-row warpgroup MMA
 # (`auto:wg` = ringbal:b3:wg, `ringbal:wg` at two CTAs per SM): session 23 measured it slower there,
 # before session 45's K permutation, and call 1's table has 32B gate|up at 16 rows at 75.3% against
