@@ -16,7 +16,7 @@ gpu_suite gemv gpu_cuda_gemv_test LATHE_NONE=1
 for shape in qwen3-32b/gate_up qwen3.5-27b/gate_up; do
   f=$W/cand_${shape//\//_}.txt
   timeout 60 $b/bin/lathe_bench_kernels --variants --variant-list auto,auto:wg,ringbal:wg,auto:wg:wgn \
-    --only $shape --dtype fp8 --widths 1,4,16 --no-peers >$f 2>&1
+    --only $shape --dtype fp8 --widths 1,4,16,32 --no-peers >$f 2>&1
   echo "== $shape rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' $f | cut -c1-40)" >>$S
   grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
 done
