@@ -35,7 +35,7 @@ for r in 1 2; do
 done
 grep -h "not fused into" $W/latency_*.txt | sort -u | head -8 >>$S
 f=$W/ncu_8b_down_m16.txt
-timeout $((560 - (SECONDS - t0))) ncu --clock-control none --kernel-name-base mangled \
+(( SECONDS - t0 < 260 )) && timeout $((400 - (SECONDS - t0))) ncu --clock-control none --kernel-name-base mangled \
   -k regex:gemv_kernelILi16 -s 3 -c 1 --section SourceCounters --section WarpStateStats \
   --section SchedulerStats --section MemoryWorkloadAnalysis_Tables --print-details all \
   $b/bin/lathe_bench_kernels --variants --variant-list auto --no-peers --only qwen3-8b/down --widths 16 \
