@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
-# Session 47, call 2 (after call 1 = session 45's run6.sh on an H100): (1) the gemv suite with the
+# Session 47, prepared for call 2 (NOT RUN: every later start failed; call 1 = session 45's run6.sh
+# on an H100): (1) the gemv suite with the
 # rope / fused-norm tests asking about the variant they launch (call 1's four GemvRopeTest failures);
 # (2) the decode step with ':wgn' (warpgroup MMAs in tiers 1 and 4) on the two-CTA fp8 shapes that
-# carry no QK-norm/RoPE epilogue (o, down), and on q|k|v too (af0b731 builds that epilogue for
-# ':wgn'; the gemv suite's rope cases run under auto:wgn), alternated, Qwen3-8B-FP8 and -32B-FP8;
+# carry no QK-norm/RoPE epilogue (o, down), and on q|k|v too, alternated, Qwen3-8B-FP8 and
+# -32B-FP8. Build the bundle from branch wip/rope-wgn (af0b731: that epilogue built for ':wgn', the
+# gemv suite's rope cases under auto:wgn; reverted on main until a GPU has run it), else the
+# q|k|v arm runs the separate rope kernel at 1-4 rows (its "not fused into" line says so).
 # (3) the balanced-grid gate|up shapes (Qwen3-32B, Qwen3.5-27B) with the 16-row warpgroup MMA
 # (`auto:wg` = ringbal:b3:wg, `ringbal:wg` at two CTAs per SM): session 23 measured it slower there,
 # before session 45's K permutation, and call 1's table has 32B gate|up at 16 rows at 75.3% against
 # cuBLASLt FP8's 89.3%; the 32B step with it as a third arm; (4) Nsight Compute's stall view of the
 # 16-row launch on Qwen3-8B down (session 44's sections).
-#   scripts/device-bundle.sh -j 2 --bundle p47-bundle --targets "lathe gpu_cuda_gemv_test lathe_bench_kernels" --xz
+#   git checkout wip/rope-wgn && scripts/device-bundle.sh -j 2 --bundle p47-bundle --targets "lathe gpu_cuda_gemv_test lathe_bench_kernels lathe_bench_attention" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p47-bundle}"
 gpu_suite gemv gpu_cuda_gemv_test LATHE_NONE=1
