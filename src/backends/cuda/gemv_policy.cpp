@@ -402,8 +402,8 @@ bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
   if (tier == 32) return !cfg.bit_trick && !rope;  // SwiGLU at the tier's own ring depth
   if (cfg.bit_trick || cfg.stages != (cfg.fp8 ? 2 : 1)) return false;
   if (rope) {
-    return cfg.ctas_per_sm != 3 && !cfg.wgmma_narrow &&
-           (tier == 16 ? !cfg.wgmma : cfg.group_steps == kWideGroupSteps);
+    return cfg.ctas_per_sm != 3 &&
+           (tier == 16 ? !cfg.wgmma : cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps);
   }
   return tier == 16 || cfg.wgmma_narrow || cfg.group_steps == kWideGroupSteps;
 }
@@ -421,7 +421,7 @@ std::string gemv_epilogue_unbuilt_reason(int tier, bool fp8, const GemvVariant& 
   if (!has_wgmma) cfg.wgmma = cfg.wgmma_narrow = false;  // as gemv_launch runs it there
   if (epilogue_built(tier, cfg, rope)) return {};
   return std::string(what) +
-         (rope ? " is built for the two-CTA ring with mma.sync (fp8 s2, bf16 s1; ':g16' in tiers 1 and 4, "
+         (rope ? " is built for the two-CTA ring (fp8 s2, bf16 s1; ':g16' or ':wgn' in tiers 1 and 4, "
                  "no ':wg' in the 16-row tier, none in the 32-row tier) only"
                : " is built for the ring depth auto takes (fp8 s2, bf16 s1, no ':bits') and, "
                  "in tiers 1 and 4, for ':g16' or ':wgn' only") +

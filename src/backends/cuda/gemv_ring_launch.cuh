@@ -120,15 +120,20 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
 }
 
 // An epilogue's launch_tier (one CTA per row block), with or without the fused norm (tiers 1, 4).
-// The QK-norm/RoPE epilogue exists only in the configuration `auto` takes on every q|k|v shape of
-// the Qwen3 family (the two-CTA ring with mma.sync, 16 steps of x a buffer in tiers 1 and 4:
-// epilogue_built), which keeps its kernels to ten.
+// The QK-norm/RoPE epilogue exists only on the two-CTA ring (epilogue_built): in tiers 1 and 4
+// with ':g16' (mma.sync) or ':wgn', in the 16-row tier with mma.sync, which keeps its kernels to
+// eighteen.
 template <int kMaxM, int kEpi>
 void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const RingConfig& cfg,
                           cudaStream_t stream) {
   if constexpr (kEpi == kEpiRope) {
     constexpr int kSteps = kMaxM <= 4 ? kWideGroupSteps : kDefaultGroupSteps;
     if constexpr (kMaxM <= 4) {
+      if (cfg.wgmma_narrow) {
+        fused ? launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, true, kEpi>(params, grid, cfg, stream)
+              : launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, false, kEpi>(params, grid, cfg, stream);
+        return;
+      }
       if (fused) {
         launch_ring<kMaxM, false, kSteps, 2, false, true, kEpi>(params, grid, cfg, stream);
         return;

@@ -185,12 +185,13 @@ class GemvRopeTest : public testing::TestWithParam<RopeCase> {
   cuda::GemvWorkspace ws_;
 };
 
-// The register-ring grids the epilogue is built for (the two-CTA mma.sync ring auto takes on q|k|v
-// shapes in tiers 1 and 4): auto's K split, and the K split forced to 1 (the direct store), 3 and 8.
+// The register-ring grids the epilogue is built for (the two-CTA ring auto takes on q|k|v shapes in
+// tiers 1 and 4, with mma.sync or ':wgn'): auto's K split, and the K split forced to 1 (the direct
+// store), 3 and 8.
 // In the 16-row tier `auto` takes ':wg' for fp8 weights, which the epilogue is not built for: there
 // the launch must be refused (the backend then runs the GEMV and the rope kernel), and the ring:
 // variants cover the 16-row epilogue.
-constexpr const char* kVariants[] = {"auto", "ring:g16", "ring:k1:g16", "ring:k3:g16", "ring:k8:g16"};
+constexpr const char* kVariants[] = {"auto", "auto:wgn", "ring:g16", "ring:k1:g16", "ring:k3:g16", "ring:k8:g16"};
 
 TEST_P(GemvRopeTest, EpilogueIsByteEqualToGemvThenRopeKernel) {
   const size_t y_bytes = static_cast<size_t>(kTokens * n_) * 2;
@@ -243,7 +244,7 @@ TEST_P(GemvRopeTest, EpilogueAfterFusedNormIsByteEqualToNormGemvRopeKernel) {
   const size_t y_bytes = static_cast<size_t>(kTokens * n_) * 2;
   DeviceBuffer y_want(y_bytes), y_got(y_bytes);
   DeviceBuffer k_want(cache_bytes()), v_want(cache_bytes()), k_got(cache_bytes()), v_got(cache_bytes());
-  for (const char* name : {"auto", "ring:k1:g16", "ring:k3:g16"}) {
+  for (const char* name : {"auto", "auto:wgn", "ring:k1:g16", "ring:k3:g16"}) {
     if (!runs_here(name)) continue;
     const cuda::GemvVariant v = cuda::gemv_variant_from_name(name);
     for (const auto& [tier, m] : {std::pair{1, 1}, {4, 3}, {4, 4}}) {
@@ -294,8 +295,8 @@ TEST_P(GemvRopeTest, RefusesWhatItDoesNotBuild) {
       << "tiers 1 and 4 build it with 16 steps of x a buffer only";
   EXPECT_THROW(cuda::gemv_launch(1, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:b3:g16")), Error)
       << "not at three CTAs per SM";
-  EXPECT_THROW(cuda::gemv_launch(4, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:wg:wgn")), Error)
-      << "not as warpgroup MMAs";
+  EXPECT_THROW(cuda::gemv_launch(4, p, ws_, nullptr, cuda::gemv_variant_from_name("ring:b3:wgn")), Error)
+      << "nor as warpgroup MMAs at three CTAs per SM";
 }
 
 std::string rope_case_name(const testing::TestParamInfo<RopeCase>& param_info) {

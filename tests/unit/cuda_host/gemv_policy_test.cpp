@@ -359,10 +359,13 @@ TEST(GemvPolicy, EpiloguesAreRefusedOutsideTheirBuiltConfigurations) {
   EXPECT_NE(reason(16, true, "ring:k5:g16:wg", true, true), "");
   EXPECT_EQ(reason(16, true, "ring:k5:g16:wg", true, false), "");
   EXPECT_EQ(reason(16, true, "ring:k5:g16", true, true), "");
-  // ... ':wgn' refuses it in tiers 1 and 4 on Hopper, and so do three CTAs per SM, ':bits', another
-  // ring depth and the 4-step x buffers of tiers 1 and 4.
-  EXPECT_NE(reason(1, true, "ring:k5:g16:wgn", true, true), "");
+  // ... tiers 1 and 4 take it with ':wgn' on Hopper (mma.sync with ':g16' elsewhere) and refuse it
+  // at three CTAs per SM, with ':bits', another ring depth and their 4-step x buffers.
+  EXPECT_EQ(reason(1, true, "ring:k5:g16:wgn", true, true), "");
+  EXPECT_EQ(reason(4, true, "ring:k5:wgn", true, true), "");
   EXPECT_EQ(reason(1, true, "ring:k5:g16:wgn", true, false), "");
+  EXPECT_NE(reason(1, true, "ring:k5:wgn", true, false), "") << "mma.sync with 4-step x buffers";
+  EXPECT_NE(reason(4, true, "ring:k5:g16:b3:wgn", true, true), "");
   EXPECT_NE(reason(4, true, "ring:k5:g16:b3", true, false), "");
   EXPECT_NE(reason(1, true, "ring:k5:bits", true, false), "");
   EXPECT_NE(reason(1, true, "ring:k5:g16:s4", true, false), "");
