@@ -104,9 +104,9 @@ struct GemvProblem {
   // one head; the CTA that sums it keeps the block's bf16-rounded values in shared memory and runs
   // launch_qk_norm_rope_kv_write's per-head step (rope_kv.cuh) on them, storing q and k normalised
   // and rotated, v as computed, and k and v into the cache: bit for bit what this GEMV followed by
-  // launch_qk_norm_rope_kv_write stores. Built only for the configuration `auto` takes on every
-  // Qwen3 q|k|v shape (the two-CTA register ring with mma.sync, fp8 s2 / bf16 s1, ':g16' in tiers 1
-  // and 4); gemv_unsupported_reason says when not.
+  // launch_qk_norm_rope_kv_write stores. Built only for the configurations `auto` takes on every
+  // Qwen3 q|k|v shape (the two-CTA register ring, fp8 s2 / bf16 s1, ':g16' or ':wgn' in tiers 1
+  // and 4, mma.sync in the 16-row tier); gemv_unsupported_reason says when not.
   const QkNormRopeArgs* rope = nullptr;
 };
 
@@ -241,7 +241,8 @@ struct GemvVariant {
 //   lm_head 5-6% faster at m = 1, 7-8% at m = 16 than ringbal);
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
 //   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights at
-//   three CTAs per SM ("ringbal:b3", 396 CTAs; measured faster in session 16);
+//   three CTAs per SM with the warpgroup MMA in the 16- and 32-row tiers ("ringbal:b3:wg", 396
+//   CTAs; three CTAs measured faster in session 16, ":wg" there in session 48);
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, bytes / 96 KB)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 96 KB of its row
 //   block's weights (6 steps of fp8, 3 of bf16; session 31), never fewer than the old rule;
@@ -249,7 +250,8 @@ struct GemvVariant {
 //   the register ring stages 16 steps of x per shared-memory buffer in tiers 1 and 4 (g16);
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
-//   Qwen3.5-27B gated q), for fp8 weights with the warpgroup MMA in every tier (":wg:wgn").
+//   Qwen3.5-27B gated q); fp8 weights on the register ring, at two or three CTAs per SM, take the
+//   warpgroup MMA in every tier (":wg:wgn"; sessions 23-24, 45 and 48).
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

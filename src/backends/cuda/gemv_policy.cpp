@@ -321,7 +321,12 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     // the Qwen3.5-27B one, equal or within 1 us at m = 16; the Qwen3-32B-FP8 step 0.9% shorter at
     // batch 1, 3.3% at batch 4, 1.0% longer at batch 16 (session 16, docs/PERFORMANCE.md). BF16
     // rows stay at two CTAs per SM (slower at three in session 15's in-context sweep).
+    // Their 16- and 32-row tiers take the warpgroup MMA (":wg"): on the H200 (session 48) 58.2 ->
+    // 67.5% of the read ceiling at m = 16 on Qwen3-32B gate|up and 51.8 -> 59.8% on the Qwen3.5-27B
+    // one, level at m = 1 and 4, and the Qwen3-32B-FP8 step at batch 16 3.4% shorter, level at 1
+    // and 4. Tiers 1 and 4 keep mma.sync (":wgn" there measured 2-3 points slower).
     two.ctas_per_sm = 3;
+    two.wgmma = true;
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
@@ -331,7 +336,12 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   // copies) it is 7-9 points of the read ceiling faster at 16 rows on the Qwen3-8B/32B q|k|v, o
   // and down, and the decode step (H100, dummy weights, 1k context) 3.7% shorter at batch 16 and
   // 2.7-4.0% at 32 on Qwen3-8B-FP8 and Qwen3-32B-FP8 (docs/PERFORMANCE.md, "Session 45").
+  // Tiers 1 and 4 take it too (":wgn", n8 MMAs; the QK-norm/RoPE epilogue built there since
+  // session 48): by kernel 0.5-2.4 points faster at m = 4 on all six Qwen3-8B/32B two-CTA shapes
+  // and mixed at m = 1 (H100, session 47); with q|k|v, o and down all on it the Qwen3-8B-FP8 step
+  // (H200, session 48) 2.0% shorter at batch 4, 0.7% at batch 1, level at 16 and 32.
   two.wgmma = fp8;
+  two.wgmma_narrow = fp8;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
       ring_wave_fill(three, n, k, 3 * kRingWaveSms) <
@@ -342,8 +352,7 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   // FP8 weights there take the warpgroup MMA in every tier: Qwen3-8B gate|up in context at m = 16
   // 39.6 -> 35.2 us, at m = 8 37.7 -> 31.3 us (session 23), at m = 1 29.0 -> 28.2 us and at m = 4
   // 31.5 -> 30.4 us with tiers 1 and 4 as n8 MMAs (session 24; the Qwen3-8B-FP8 step at batch 4
-  // 0.9-1.4% shorter, docs/PERFORMANCE.md). On the two-CTA ring the n8 tiers measured equal or
-  // slower (Qwen3-8B down, Qwen3-32B q|k|v).
+  // 0.9-1.4% shorter, docs/PERFORMANCE.md).
   three.wgmma = fp8;
   three.wgmma_narrow = fp8;
   return three;

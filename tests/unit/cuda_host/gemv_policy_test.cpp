@@ -117,6 +117,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // Sessions 23-24: fp8 weights on the three-CTA register ring take the warpgroup MMA in every tier
   // (:wg, :wgn); the two-CTA ring and the balanced grid keep mma.sync. Session 45 (fp8 weights
   // stored K-permuted): fp8 weights on the two-CTA ring take it in the 16- and 32-row tiers (:wg).
+  // Session 48: there in tiers 1 and 4 too (:wgn), and on the fp8 balanced grid in the 16- and
+  // 32-row tiers (:wg).
   // Session 39: bf16 weights of >= 1024 row blocks (the lm_head) take the stream kernel with
   // tensor copies at two CTAs per SM; fp8 ones stay on ringbal:b3 (the stream was slower).
   struct Want {
@@ -124,21 +126,21 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
     bool fp8;
     const char* name;
   };
-  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16:wg"},
-                                         {4096, 4096, true, "ring:k5:g16:wg"},
+  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16:wg:wgn"},
+                                         {4096, 4096, true, "ring:k5:g16:wg:wgn"},
                                          {4096, 4096, false, "ring:k8:g16"},
                                          {24576, 4096, true, "ring:k2:g16:b3:wg:wgn"},
                                          {24576, 4096, false, "ring:k2:g16:b3"},
                                          {12288, 5120, true, "ring:k4:g16:b3:wg:wgn"},
-                                         {4096, 12288, true, "ring:k8:g16:wg"},
+                                         {4096, 12288, true, "ring:k8:g16:wg:wgn"},
                                          {10240, 5120, false, "ring:k3:g16"},
-                                         {5120, 8192, true, "ring:k6:g16:wg"},
-                                         {51200, 5120, true, "ringbal:b3"},
-                                         {34816, 5120, true, "ringbal:b3"},
+                                         {5120, 8192, true, "ring:k6:g16:wg:wgn"},
+                                         {51200, 5120, true, "ringbal:b3:wg"},
+                                         {34816, 5120, true, "ringbal:b3:wg"},
                                          {51200, 5120, false, "ringbal"},
-                                         {5120, 25600, true, "ring:s4:k6:g16:wg"},
-                                         {1024, 4096, true, "ring:k8:g16:wg"},
-                                         {151936, 4096, true, "ringbal:b3"},
+                                         {5120, 25600, true, "ring:s4:k6:g16:wg:wgn"},
+                                         {1024, 4096, true, "ring:k8:g16:wg:wgn"},
+                                         {151936, 4096, true, "ringbal:b3:wg"},
                                          {151936, 4096, false, "stream:b2:tma"},
                                          {151936, 5120, false, "stream:b2:tma"},
                                          {130945, 4096, false, "stream:b2:tma"},
@@ -161,8 +163,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
           EXPECT_EQ(v.ctas_per_sm, fp8 ? 3 : 0)
               << n << "x" << k << ": fp8 balanced grids at three CTAs per SM";
         }
-        EXPECT_EQ(v.wgmma, fp8 && v.kernel == cuda::GemvKernel::kRegisterRing) << n << "x" << k;
-        EXPECT_EQ(v.wgmma_narrow, v.wgmma && v.ctas_per_sm == 3) << n << "x" << k;
+        EXPECT_EQ(v.wgmma, fp8) << n << "x" << k << ": every fp8 choice, ring or balanced grid";
+        EXPECT_EQ(v.wgmma_narrow, fp8 && v.kernel == cuda::GemvKernel::kRegisterRing) << n << "x" << k;
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
           EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
           const int64_t wave = v.ctas_per_sm == 3 ? 396 : 264;
@@ -224,8 +226,8 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
-  // By itself auto takes ":wg" for fp8 weights on the register ring and ":wgn" on its three-CTA
-  // form only (Qwen3-8B gate|up).
+  // By itself auto takes ":wg" for fp8 weights on the register ring and the balanced grid, and
+  // ":wgn" on the register ring only (Qwen3-8B gate|up at three CTAs per SM, the rest at two).
   const cuda::GemvVariant gate_up = cuda::gemv_auto_variant(true, 24576, 4096);
   EXPECT_EQ(gate_up.ctas_per_sm, 3);
   EXPECT_TRUE(gate_up.wgmma);
@@ -233,9 +235,10 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_FALSE(cuda::gemv_auto_variant(false, 24576, 4096).wgmma);
   EXPECT_FALSE(cuda::gemv_auto_variant(false, 24576, 4096).wgmma_narrow);
   EXPECT_TRUE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma) << "the two-CTA ring's 16- and 32-row tiers";
-  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma_narrow) << "its tiers 1 and 4 keep mma.sync";
+  EXPECT_TRUE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma_narrow) << "and its tiers 1 and 4";
   EXPECT_FALSE(cuda::gemv_auto_variant(false, 4096, 4096).wgmma) << "bf16 weights keep mma.sync";
-  EXPECT_FALSE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma) << "the balanced grid keeps mma.sync";
+  EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma) << "the balanced grid's 16- and 32-row tiers";
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma_narrow) << "its tiers 1 and 4 keep mma.sync";
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 24576, 4096).wgmma_narrow);
 }
 
