@@ -65,9 +65,9 @@ bool ring_config_supported(const RingConfig& cfg);
 // without warpgroup MMAs).
 // Built: the ring depths `auto` takes (fp8 s2, bf16 s1) without ':bits'; in tiers 1 and 4 the x
 // staging `auto` takes there (':g16' or ':wgn'); QK-norm/RoPE only at two CTAs per SM, and in the
-// 16-row tier only with mma.sync (no ':wg'; 32 rows have no QK-norm/RoPE form). Any other configuration would only add kernels nobody runs (each is a
-// copy of every tier); gemv_launch refuses them, and the backend then runs the GEMV and the
-// separate kernel.
+// 16-row tier only with mma.sync (no ':wg'; 32 rows have no QK-norm/RoPE form). Any other
+// configuration would only add kernels nobody runs (each is a copy of every tier); gemv_launch
+// refuses them, and the backend then runs the GEMV and the separate kernel.
 bool epilogue_built(int tier, const RingConfig& cfg, bool rope);
 
 }  // namespace lathe::cuda::gemv_detail
