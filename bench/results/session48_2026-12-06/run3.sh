@@ -25,7 +25,7 @@ for shape in qwen3-32b/gate_up qwen3.5-27b/gate_up qwen3-8b/lm_head; do
 done
 old8="fp8/6144x4096=ring:k5:g16:wg,fp8/4096x4096=ring:k5:g16:wg,fp8/4096x12288=ring:k8:g16:wg"
 old32="fp8/10240x5120=ring:k3:g16:wg,fp8/5120x8192=ring:k6:g16:wg,fp8/5120x25600=ring:s4:k6:g16:wg,fp8/51200x5120=ringbal:b3"
-for r in 1 2 3; do
+for r in 1 2; do
   step_latency 8b_new_r$r Qwen3-8B-FP8 ""
   step_latency 8b_old_r$r Qwen3-8B-FP8 "$old8"
 done
