@@ -339,7 +339,7 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   // Tiers 1 and 4 take it too (":wgn", n8 MMAs; the QK-norm/RoPE epilogue built there since
   // session 48): by kernel 0.5-2.4 points faster at m = 4 on all six Qwen3-8B/32B two-CTA shapes
   // and mixed at m = 1 (H100, session 47); with q|k|v, o and down all on it the Qwen3-8B-FP8 step
-  // (H200, session 48) 2.0% shorter at batch 4, 0.7% at batch 1, level at 16 and 32.
+  // (H200, session 48) 2.0% shorter at batch 4, 0.6% at batch 1, level at 16 and 32.
   two.wgmma = fp8;
   two.wgmma_narrow = fp8;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
