@@ -18,6 +18,7 @@
 #include "backends/cuda/gemv_policy.h"
 #include "backends/cuda/gemv_ring_launch.cuh"
 #include "backends/cuda/gemv_stream.cuh"
+#include "backends/cuda/tensor_map.h"
 
 namespace lathe::cuda {
 namespace {
@@ -180,8 +181,31 @@ std::string problem_reason(int tier, const GemvProblem& p) {
 // ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
 RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
   RingConfig cfg = ring_config(resolved, fp8);
-  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = false;
+  if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = cfg.x_tensor = false;
   return cfg;
+}
+
+// The 16-row tier's x as the tensor map ":xt" copies from (gemv_ring_kernel.cuh): bf16 [m, k] at
+// row stride x_stride, boxes of one 64-k half (128 bytes, the swizzle's width) by the tier's 16
+// B columns. False when the copy engine cannot address x (base or row stride not a multiple of 16
+// bytes) or the driver refuses the map; the launch then stages x the ordinary way.
+bool encode_x_map(Params& params) {
+  const auto base = reinterpret_cast<uintptr_t>(params.x);
+  const int64_t stride_bytes = params.x_stride * static_cast<int64_t>(sizeof(__nv_bfloat16));
+  if (base % 16 != 0 || stride_bytes % 16 != 0) return false;
+  TensorMapSpec spec;
+  spec.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+  spec.rank = 2;
+  spec.base = params.x;
+  spec.dims[0] = static_cast<uint64_t>(params.k);
+  spec.dims[1] = static_cast<uint64_t>(params.m);
+  spec.strides[0] = static_cast<uint64_t>(stride_bytes);
+  spec.box[0] = kStepK / 2;
+  spec.box[1] = 16;
+  spec.swizzle = CU_TENSOR_MAP_SWIZZLE_128B;
+  spec.l2_promotion = CU_TENSOR_MAP_L2_PROMOTION_L2_128B;
+  int error = 0;
+  return encode_tensor_map(spec, params.x_map, error);
 }
 
 // Why the 32-row tier cannot run p's shape under `variant` (empty for the other tiers): it is built
@@ -217,9 +241,9 @@ std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant
 
 std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, const GemvVariant& variant) {
   const GemvVariant v = resolve(variant, fp8, n, k);
-  if ((variant.wgmma || variant.wgmma_narrow) &&
+  if ((variant.wgmma || variant.wgmma_narrow || variant.x_tensor) &&
       (variant.kernel == GemvKernel::kStream || v.kernel == GemvKernel::kStream))
-    return "':wg' and ':wgn' are options of the register-ring kernels";
+    return "':wg', ':wgn' and ':xt' are options of the register-ring kernels";
   if (v.kernel == GemvKernel::kStream) return {};
   return ring_config_supported(ring_config(v, fp8)) ? std::string() : unbuilt_ring_message(variant, v, fp8);
 }
@@ -295,7 +319,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     return;
   }
   if (!ring_config_supported(ring_config(v, fp8))) throw_error(unbuilt_ring_message(variant, v, fp8));
-  const RingConfig cfg = effective_ring_config(v, fp8);
+  RingConfig cfg = effective_ring_config(v, fp8);
+  if (cfg.x_tensor) cfg.x_tensor = tier == 16 && cfg.wgmma && encode_x_map(params);
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

@@ -233,6 +233,12 @@ struct GemvVariant {
   // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
   // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
   bool wgmma_narrow = false;
+  // Register ring, 16-row tier under ":wg", fp8 weights (":xt"): each group of x staged by the copy
+  // engine (one thread issues a 2-D tensor copy per 64-k half into the 128-byte-swizzled B layout,
+  // completing on an mbarrier; rows past m arrive as zeros) instead of every thread's 16-byte
+  // cp.async. The same x bytes in the same places, so the same sums; other tiers ignore it, and a
+  // launch whose x cannot be mapped (alignment) stages it the ordinary way.
+  bool x_tensor = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -313,7 +319,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:eN|:eoff]" (kernel:
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:xt][:eN|:eoff]" (kernel:
 // default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);

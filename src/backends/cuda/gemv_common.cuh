@@ -14,6 +14,7 @@
 // - bf16 (natural order): MMA q takes physical k = c*16 + 4q .. 4q+3 as logical {2c, 2c+1, 2c+8,
 //   2c+9}, and each thread reads x's 16 k at its own c*16 with the same permutation.
 // Either way each MMA sums the right pairs, and every tier uses the same assignment.
+#include <cuda.h>
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -61,6 +62,10 @@ struct Params {
   // The q|k|v epilogue (GemvProblem::rope; register-ring kernel, one CTA per row block = one
   // head): the QK-norm + RoPE + KV write of each block's head, q, k and v pointing into y.
   QkNormRopeArgs rope;
+  // Register ring, 16-row tier under ":xt" (GemvVariant::x_tensor): x as a 2-D bf16 tensor map
+  // (k innermost, then the m rows; boxes of 64 k x 16 rows, 128-byte swizzle) that the kernel, taking
+  // Params as a __grid_constant__, hands to the copy engine. Unused (zero) elsewhere.
+  CUtensorMap x_map;
 };
 
 __device__ __forceinline__ void mma_bf16(float (&d)[4], uint32_t a0, uint32_t a1, uint32_t a2, uint32_t a3,

@@ -213,6 +213,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.tma) out += ":tma";
   if (v.wgmma) out += ":wg";
   if (v.wgmma_narrow) out += ":wgn";
+  if (v.x_tensor) out += ":xt";
   if (v.early_weights == -1) out += ":eoff";
   if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
@@ -247,6 +248,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.wgmma = true;
     } else if (part == "wgn") {
       v.wgmma_narrow = true;
+    } else if (part == "xt") {
+      v.x_tensor = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
     } else if (part == "eoff") {
@@ -375,6 +378,7 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   v.early_weights = request.early_weights;
   v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
   v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;
+  v.x_tensor = v.x_tensor || request.x_tensor;
   return v;
 }
 
@@ -397,11 +401,14 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   cfg.ctas_per_sm = v.ctas_per_sm;
   cfg.wgmma = v.wgmma;
   cfg.wgmma_narrow = v.wgmma_narrow;
+  cfg.x_tensor = v.x_tensor;
   return cfg;
 }
 
 bool ring_config_supported(const RingConfig& cfg) {
   if ((cfg.wgmma || cfg.wgmma_narrow) && cfg.bit_trick) return false;
+  // ":xt" stages the 16-row tier's warpgroup-MMA x (":wg") of fp8 weights.
+  if (cfg.x_tensor && !(cfg.fp8 && cfg.wgmma)) return false;
   if (cfg.ctas_per_sm == 3) return !cfg.bit_trick && cfg.stages == (cfg.fp8 ? 2 : 1);
   if (cfg.fp8) return cfg.bit_trick ? cfg.stages == 2 : (cfg.stages == 2 || cfg.stages == 4);
   return cfg.stages == 1 || cfg.stages == 2;

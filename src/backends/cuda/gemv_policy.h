@@ -46,6 +46,7 @@ struct RingConfig {
   int ctas_per_sm = 0;
   bool wgmma = false;         // the 16- and 32-row tiers' warpgroup MMA (":wg")
   bool wgmma_narrow = false;  // tiers 1 and 4 as warpgroup MMAs (":wgn")
+  bool x_tensor = false;      // the 16-row tier's ":wg" x by tensor copies (":xt")
 };
 
 // The configuration of a resolved register-ring variant. Its default ring depths (fp8 2, bf16 1)
@@ -56,8 +57,8 @@ RingConfig ring_config(const GemvVariant& v, bool fp8);
 
 // Whether the register ring's launchers (gemv_ring_launch.cuh) build the configuration: two CTAs
 // per SM: fp8 s2, s4, s2:bits; bf16 s1, s2; three CTAs per SM (":b3", every tier, 80 registers):
-// fp8 s2, bf16 s1; ":wg" and ":wgn": each of those but s2:bits. gemv_launch asks it first (the
-// launchers throw on the others).
+// fp8 s2, bf16 s1; ":wg" and ":wgn": each of those but s2:bits; ":xt": fp8 with ":wg".
+// gemv_launch asks it first (the launchers throw on the others).
 bool ring_config_supported(const RingConfig& cfg);
 
 // Whether the launchers (gemv_ring_launch.cuh) build the SwiGLU (rope false) or QK-norm/RoPE (rope

@@ -15,6 +15,7 @@
 
 #include <cstdint>
 
+#include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/chained_launch.cuh"
 #include "backends/cuda/gemv.h"
 #include "backends/cuda/gemv_common.cuh"
@@ -83,10 +84,15 @@ __device__ __forceinline__ uint4 load_streaming(const uint8_t* ptr) {
 // gate and up values, each rounded to bf16 first as the gate|up output would be (silu_mul.cuh: the
 // silu_mul kernel's bits); kEpiRope: the block is one head of q|k|v, whose bf16 values go through
 // the rope kernel's per-head step (rope_kv.cuh: its bits).
+// kXTensor (":xt", the 16-row warpgroup-MMA tier of fp8 weights): thread 0 stages each group of x
+// with tensor copies of p.x_map (one per 64-k half, the map's 128-byte swizzle writing exactly the
+// B layout, rows past m as zeros) that complete on the buffer's mbarrier; the other threads issue
+// no staging at all, and the wait is on the barrier's phase instead of cp.async groups and a CTA
+// barrier. The same bytes land in the same places.
 template <int kMaxM, bool kFp8, int kStages, bool kBitTrick, bool kBalanced,
           int kGroupSteps = kDefaultGroupSteps, int kMinCtas = ((kStages * (kFp8 ? 4 : 8) <= 16) ? 2 : 1),
-          bool kWgmma = false, bool kFusedNorm = false, int kEpilogue = kEpiNone>
-__global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
+          bool kWgmma = false, bool kFusedNorm = false, int kEpilogue = kEpiNone, bool kXTensor = false>
+__global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_constant__ Params p) {
   constexpr bool kSilu = kEpilogue == kEpiSilu;
   constexpr bool kRope = kEpilogue == kEpiRope;
   constexpr bool kStash = kSilu || kRope;        // the block's values wait in shared memory for the epilogue
@@ -114,6 +120,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   static_assert(!kStash || !kBalanced, "the epilogues are built for one CTA per row block");
   static_assert(!kStash || kMaxM * kRowsPerCta * sizeof(float) <= 2 * kXBufferBytes,
                 "the epilogues stage their values in the x buffers");
+  static_assert(!kXTensor || (kWgmma && kFp8 && !kFusedNorm && kMaxM == 16),
+                "tensor-copy x is built for the 16-row warpgroup-MMA tier of fp8 weights");
+  // kXTensor: buffer b's copies complete on x_ready[b]; bit b of x_parity is the parity of its
+  // next phase (one phase per group staged into it, across the balanced grid's segments too).
+  __shared__ uint64_t x_ready[2];
+  int x_parity = 0;
 
   const int lane = threadIdx.x & 31;
   const int warp = threadIdx.x >> 5;
@@ -121,7 +133,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
   const int c = lane & 3;
   const int ksteps = p.k / kStepK;
   const int m = p.m;
-  if constexpr (kWgmma) {
+  if constexpr (kXTensor) {
+    if (threadIdx.x == 0) {
+      bulk::mbar_init(&x_ready[0], 1);
+      bulk::mbar_init(&x_ready[1], 1);
+      bulk::mbar_init_fence();
+    }
+    __syncthreads();
+  } else if constexpr (kWgmma) {
     // The wgmma reads all kWgCols columns of B: zero those past m once (stage_x never writes them).
     if (m < kWgCols) {
       for (int i = threadIdx.x; i < 2 * kXBufferBytes / 16; i += kThreads) {
@@ -215,6 +234,19 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
         }
         return;
       }
+      if constexpr (kXTensor) {  // one tensor copy per 64-k half: kWgHalfBytes each, zeros past m
+        if (threadIdx.x == 0) {
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+          // Orders this CTA's earlier generic-proxy accesses of the buffer before the copies' writes.
+          fence_shared_for_wgmma();
+#endif
+          bulk::mbar_expect_tx(&x_ready[buf], 2 * count * kWgHalfBytes<kWgCols>);
+          const int k0 = (s_begin + first) * kStepK;
+          for (int h = 0; h < 2 * count; ++h)
+            bulk::tensor_copy_2d(xs[buf] + h * kWgHalfBytes<kWgCols>, &p.x_map, k0 + h * 64, 0, &x_ready[buf]);
+        }
+        return;
+      }
       if constexpr (kWgmma) {  // into the wgmma B layout (gemv_wgmma.cuh)
         wg_stage_x<kWgCols, kWgCols, kGroupSteps, kThreads, kFp8>(
             xs[buf], p.x + static_cast<int64_t>(s_begin + first) * kStepK, p.x_stride, m, count, threadIdx.x);
@@ -232,17 +264,24 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(Params p) {
 
     const int groups = (nsteps + kGroupSteps - 1) / kGroupSteps;
     stage_x(0, 0);
-    asm volatile("cp.async.commit_group;");
+    if constexpr (!kXTensor) asm volatile("cp.async.commit_group;");
     for (int grp = 0; grp < groups; ++grp) {
+      // Buffer (grp + 1) & 1 is free: every thread passed the barrier that ends group grp - 1.
       if (grp + 1 < groups) stage_x(grp + 1, (grp + 1) & 1);
-      asm volatile("cp.async.commit_group;");
-      asm volatile("cp.async.wait_group 1;");
-      if constexpr (kWgmma) {
+      if constexpr (kXTensor) {
+        const int buf = grp & 1;
+        bulk::mbar_wait(&x_ready[buf], (x_parity >> buf) & 1);
+        x_parity ^= 1 << buf;
+      } else {
+        asm volatile("cp.async.commit_group;");
+        asm volatile("cp.async.wait_group 1;");
+        if constexpr (kWgmma) {
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-        fence_shared_for_wgmma();
+          fence_shared_for_wgmma();
 #endif
+        }
+        __syncthreads();
       }
-      __syncthreads();
       const uint8_t* xb = xs[grp & 1];
 #pragma unroll
       for (int t = 0; t < kGroupSteps; ++t) {

@@ -36,14 +36,16 @@ void launch_ring_tier32(bool balanced, bool silu, const Params& params, dim3 gri
 // Launches the register-ring kernel of tiers 1, 4 and 16 for a run-time configuration of the
 // built ones (ring_config_supported, gemv_policy.h, lists them); the 32-row tier has its own
 // launcher (gemv_ring_tier32.cu).
+// kXt: the 16-row tier's x by tensor copies (":xt", fp8 with ":wg" only).
 template <int kMaxM, bool kBalanced, int kGroupSteps, int kMinCtas, bool kWg = false, bool kFused = false,
-          int kEpi = kEpiNone>
+          int kEpi = kEpiNone, bool kXt = false>
 void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStream_t stream) {
   const dim3 block(kThreads);
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg, gemv_launch never with a fused input or SwiGLU
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone &&
+                    !kXt)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
       else
@@ -51,14 +53,16 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
-            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>, grid,
+            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>, grid,
             block, 0, stream, params);
       else
         unbuilt_ring_launch();
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi>,
+      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>,
                      grid, block, 0, stream, params);
     }
+  } else if constexpr (kXt) {
+    unbuilt_ring_launch();  // ring_config_supported admits ":xt" for fp8 weights only
   } else {
     if (cfg.stages >= 2) {  // bf16: s2 (16 loads of 16 bytes) is the deepest ring at two CTAs per SM
       if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
@@ -99,6 +103,13 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     }
   }
   if constexpr (kMaxM == 16) {
+    if (cfg.wgmma && cfg.x_tensor) {
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi, true>(params, grid, cfg,
+                                                                                             stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi, true>(params, grid, cfg,
+                                                                                             stream);
+      return;
+    }
     if (cfg.wgmma) {
       three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi>(params, grid, cfg,
                                                                                        stream)

@@ -294,6 +294,46 @@ TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
   }
 }
 
+// ":xt" (the 16-row warpgroup-MMA tier's x by tensor copies) lands the same x bytes where the
+// cp.async staging puts them, so every row keeps the m = 1 bytes, on each grid and CTA count it is
+// built for, at widths that leave B columns empty (1, 5, 13: the map's zero fill) and fill them; x
+// the copy engine cannot address (a base 2 bytes off 16) runs the ordinary staging, same bytes. Bf16
+// weights refuse it (their x words are permuted one by one).
+TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
+  const Case& c = GetParam();
+  if (!c.fp8) {
+    EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, c.n, c.k, cuda::gemv_variant_from_name("auto:xt")), "");
+    return;
+  }
+  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
+  DeviceBuffer y(kRows * row_bytes), plain(kRows * row_bytes);
+  for (const char* name : {"auto", "ring:b3:wg", "ringbal:wg", "ringbal:b3:wg"}) {
+    const cuda::GemvVariant base = cuda::gemv_variant_from_name(name);
+    cuda::GemvVariant xt = base;
+    xt.x_tensor = true;
+    ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, xt), "") << name;
+    const std::vector<uint8_t> ref = single_rows(true, base);
+    for (const int m : {1, 5, 8, 13, 16}) {
+      y.poison();
+      cuda::gemv_launch(16, problem(0, m, y.get(), true), ws_, nullptr, xt);
+      const auto got = y.download<uint8_t>(m * row_bytes);
+      for (int r = 0; r < m; ++r) {
+        ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+            << cuda::gemv_variant_name(xt) << " m=" << m << " row " << r;
+      }
+    }
+    GemvProblem shifted = problem(0, 16, y.get(), true);
+    shifted.x = static_cast<const uint16_t*>(shifted.x) + 1;
+    y.poison();
+    cuda::gemv_launch(16, shifted, ws_, nullptr, xt);
+    shifted.y = plain.get();
+    plain.poison();
+    cuda::gemv_launch(16, shifted, ws_, nullptr, base);
+    EXPECT_EQ(y.download<uint8_t>(16 * row_bytes), plain.download<uint8_t>(16 * row_bytes))
+        << cuda::gemv_variant_name(xt) << " with x 2 bytes off alignment";
+  }
+}
+
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
 // which bytes reach which instruction: every depth gives the bytes of "off", for the default route
 // and for ringbal, launched back to back and chained as in the backend, in tier 1 (tier 4 is the

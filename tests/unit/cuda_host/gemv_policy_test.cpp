@@ -203,7 +203,8 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "ringbal:b3:wg",
                            "ring:s2:k4:b3:wg:e0",
                            "auto:wgn",
-                           "ring:k2:g16:b3:wg:wgn:e8"}) {
+                           "ring:k2:g16:b3:wg:wgn:e8",
+                           "ringbal:b3:wg:xt"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -223,6 +224,16 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
       << "auto keeps the warpgroup MMA request";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wg").wgmma_narrow) << ":wg is the 16-row tier only";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wgn").wgmma) << ":wgn is tiers 1 and 4 only";
+  // ":xt" (x by tensor copies) is the 16-row tier's :wg staging of fp8 x: auto keeps the request,
+  // which needs :wg and fp8 weights (bf16 x goes word by word into permuted places).
+  EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:xt"), true, 4096, 4096).x_tensor);
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).x_tensor) << "opt-in";
+  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
+  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 51200, 5120, cuda::gemv_variant_from_name("auto:xt")), "");
+  EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
+  EXPECT_NE(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("ring:xt")), "")
+      << "without :wg";
+  EXPECT_NE(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("stream:xt")), "");
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
