@@ -187,12 +187,11 @@ RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
 
 // The 16-row tier's x as the tensor map ":xt" copies from (gemv_ring_kernel.cuh): bf16 [m, k] at
 // row stride x_stride, boxes of one 64-k half (128 bytes, the swizzle's width) by the tier's 16
-// B columns. False when the copy engine cannot address x (base or row stride not a multiple of 16
-// bytes) or the driver refuses the map; the launch then stages x the ordinary way.
+// B columns. problem_reason has checked what the copy engine needs (x 16-byte aligned, the row
+// stride a multiple of 8 elements); false only when the driver refuses the map, and the launch
+// then stages x the ordinary way (the same bytes).
 bool encode_x_map(Params& params) {
-  const auto base = reinterpret_cast<uintptr_t>(params.x);
   const int64_t stride_bytes = params.x_stride * static_cast<int64_t>(sizeof(__nv_bfloat16));
-  if (base % 16 != 0 || stride_bytes % 16 != 0) return false;
   TensorMapSpec spec;
   spec.dtype = CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
   spec.rank = 2;

@@ -328,8 +328,14 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     // 67.5% of the read ceiling at m = 16 on Qwen3-32B gate|up and 51.8 -> 59.8% on the Qwen3.5-27B
     // one, level at m = 1 and 4, and the Qwen3-32B-FP8 step at batch 16 3.4% shorter, level at 1
     // and 4. Tiers 1 and 4 keep mma.sync (":wgn" there measured 2-3 points slower).
+    // The 16-row tier stages x by tensor copies (":xt"): its three-CTA :wg kernel spills 28 bytes
+    // at 80 registers, the :xt one none; on the H100 (session 49) 75.8 -> 78.6% of the read ceiling
+    // at m = 16 on Qwen3-32B gate|up, 90.3-90.8 -> 93.0-93.5% on the fp8 lm_heads, and the
+    // Qwen3-32B-FP8 step at batch 16 2.1% shorter (two rounds), level at 1, 4 and 32. On the
+    // two-CTA ring it was 0-1.6 points slower by kernel and level in the Qwen3-8B-FP8 step.
     two.ctas_per_sm = 3;
     two.wgmma = true;
+    two.x_tensor = true;
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;

@@ -118,7 +118,7 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // (:wg, :wgn); the two-CTA ring and the balanced grid keep mma.sync. Session 45 (fp8 weights
   // stored K-permuted): fp8 weights on the two-CTA ring take it in the 16- and 32-row tiers (:wg).
   // Session 48: there in tiers 1 and 4 too (:wgn), and on the fp8 balanced grid in the 16- and
-  // 32-row tiers (:wg).
+  // 32-row tiers (:wg). Session 49: the fp8 balanced grid's 16-row tier stages x by tensor copies (:xt).
   // Session 39: bf16 weights of >= 1024 row blocks (the lm_head) take the stream kernel with
   // tensor copies at two CTAs per SM; fp8 ones stay on ringbal:b3 (the stream was slower).
   struct Want {
@@ -135,12 +135,12 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
                                          {4096, 12288, true, "ring:k8:g16:wg:wgn"},
                                          {10240, 5120, false, "ring:k3:g16"},
                                          {5120, 8192, true, "ring:k6:g16:wg:wgn"},
-                                         {51200, 5120, true, "ringbal:b3:wg"},
-                                         {34816, 5120, true, "ringbal:b3:wg"},
+                                         {51200, 5120, true, "ringbal:b3:wg:xt"},
+                                         {34816, 5120, true, "ringbal:b3:wg:xt"},
                                          {51200, 5120, false, "ringbal"},
                                          {5120, 25600, true, "ring:s4:k6:g16:wg:wgn"},
                                          {1024, 4096, true, "ring:k8:g16:wg:wgn"},
-                                         {151936, 4096, true, "ringbal:b3:wg"},
+                                         {151936, 4096, true, "ringbal:b3:wg:xt"},
                                          {151936, 4096, false, "stream:b2:tma"},
                                          {151936, 5120, false, "stream:b2:tma"},
                                          {130945, 4096, false, "stream:b2:tma"},
@@ -227,7 +227,9 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   // ":xt" (x by tensor copies) is the 16-row tier's :wg staging of fp8 x: auto keeps the request,
   // which needs :wg and fp8 weights (bf16 x goes word by word into permuted places).
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:xt"), true, 4096, 4096).x_tensor);
-  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).x_tensor) << "opt-in";
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).x_tensor) << "the two-CTA ring keeps cp.async";
+  EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).x_tensor) << "the fp8 balanced grid takes it";
+  EXPECT_FALSE(cuda::gemv_auto_variant(false, 51200, 5120).x_tensor) << "bf16 weights cannot";
   EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
   EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 51200, 5120, cuda::gemv_variant_from_name("auto:xt")), "");
   EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
