@@ -246,10 +246,10 @@ struct GemvVariant {
 //   kernel with tensor copies at two CTAs per SM ("stream:b2:tma"; session 39: Qwen3-8B/32B
 //   lm_head 5-6% faster at m = 1, 7-8% at m = 16 than ringbal);
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
-//   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights at
-//   three CTAs per SM with the warpgroup MMA in the 16- and 32-row tiers and the 16-row tier's x
-//   by tensor copies ("ringbal:b3:wg:xt", 396 CTAs; three CTAs measured faster in session 16, ":wg"
-//   there in session 48, ":xt" in session 49);
+//   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights with
+//   the warpgroup MMA in the 16- and 32-row tiers and the 16-row tier's x by tensor copies
+//   ("ringbal:wg:xt"; ":wg" since session 48, ":xt" since session 49), at three CTAs per SM (396)
+//   for vocabulary projections (kStreamTmaMinBlocks row blocks and more, "ringbal:b3:wg:xt");
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, bytes / 96 KB)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 96 KB of its row
 //   block's weights (6 steps of fp8, 3 of bf16; session 31), never fewer than the old rule;

@@ -319,23 +319,19 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   }
   GemvVariant two = auto_variant_for_wave(fp8, n, k, kRingBalancedCtas);
   if (two.kernel == GemvKernel::kRingBalanced && fp8) {
-    // FP8 weights of more than 264 row blocks take the balanced grid at three CTAs per SM (396):
-    // in context (after the norm) 2.4% faster at m = 1 and 4 on Qwen3-32B gate|up, 1.7-2.5% on
-    // the Qwen3.5-27B one, equal or within 1 us at m = 16; the Qwen3-32B-FP8 step 0.9% shorter at
-    // batch 1, 3.3% at batch 4, 1.0% longer at batch 16 (session 16, docs/PERFORMANCE.md). BF16
-    // rows stay at two CTAs per SM (slower at three in session 15's in-context sweep).
-    // Their 16- and 32-row tiers take the warpgroup MMA (":wg"): on the H200 (session 48) 58.2 ->
-    // 67.5% of the read ceiling at m = 16 on Qwen3-32B gate|up and 51.8 -> 59.8% on the Qwen3.5-27B
-    // one, level at m = 1 and 4, and the Qwen3-32B-FP8 step at batch 16 3.4% shorter, level at 1
-    // and 4. Tiers 1 and 4 keep mma.sync (":wgn" there measured 2-3 points slower).
-    // The 16-row tier stages x by tensor copies (":xt"): its three-CTA :wg kernel spills 28 bytes
-    // at 80 registers, the :xt one none; on the H100 (session 49) 75.8 -> 78.6% of the read ceiling
-    // at m = 16 on Qwen3-32B gate|up, 90.3-90.8 -> 93.0-93.5% on the fp8 lm_heads, and the
-    // Qwen3-32B-FP8 step at batch 16 2.1% shorter (two rounds), level at 1, 4 and 32. On the
-    // two-CTA ring it was 0-1.6 points slower by kernel and level in the Qwen3-8B-FP8 step.
-    two.ctas_per_sm = 3;
+    // FP8 weights of more than 264 row blocks take the balanced grid with the warpgroup MMA in the
+    // 16- and 32-row tiers (":wg", session 48) and the 16-row tier's x by tensor copies (":xt",
+    // session 49). Decoder-layer shapes (Qwen3-32B and Qwen3.5-27B gate|up) run it at two CTAs
+    // per SM: at three (session 16: 2.4% faster at m = 1 and 4 in context on the H200) the wide
+    // tiers are held to 80 registers and spill (the 32-row :wg kernel 236 / 308 bytes), and on the
+    // H100 (session 49, three rounds) the Qwen3-32B-FP8 step at two CTAs per SM was 13.5% shorter
+    // at batch 32, 3.0% at batch 16, level at batch 1 and 0.5% longer at batch 4, although by
+    // kernel gate|up lost 3.5-5 points of the read ceiling at m = 1 and 4. Vocabulary projections
+    // (kStreamTmaMinBlocks row blocks and more: fp8 lm_heads) keep three CTAs per SM, 4-7.5 points
+    // faster by kernel at m = 1..16 there (session 49).
     two.wgmma = true;
     two.x_tensor = true;
+    if ((n + kRowsPerCta - 1) / kRowsPerCta >= kStreamTmaMinBlocks) two.ctas_per_sm = 3;
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
