@@ -325,9 +325,9 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     // per SM: at three (session 16: 2.4% faster at m = 1 and 4 in context on the H200) the wide
     // tiers are held to 80 registers and spill (the 32-row :wg kernel 236 / 308 bytes), and on the
     // H100 (session 49, three rounds) the Qwen3-32B-FP8 step at two CTAs per SM was 13.5% shorter
-    // at batch 32, 3.0% at batch 16, level at batch 1 and 0.5% longer at batch 4, although by
+    // at batch 32, 3.1% at batch 16, level at batch 1 and 0.5% longer at batch 4, although by
     // kernel gate|up lost 3.5-5 points of the read ceiling at m = 1 and 4. Vocabulary projections
-    // (kStreamTmaMinBlocks row blocks and more: fp8 lm_heads) keep three CTAs per SM, 4-7.5 points
+    // (kStreamTmaMinBlocks row blocks and more: fp8 lm_heads) keep three CTAs per SM, 3.9-7.5 points
     // faster by kernel at m = 1..16 there (session 49).
     two.wgmma = true;
     two.x_tensor = true;

@@ -243,7 +243,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
           bulk::mbar_expect_tx(&x_ready[buf], 2 * count * kWgHalfBytes<kWgCols>);
           const int k0 = (s_begin + first) * kStepK;
           for (int h = 0; h < 2 * count; ++h)
-            bulk::tensor_copy_2d(xs[buf] + h * kWgHalfBytes<kWgCols>, &p.x_map, k0 + h * 64, 0, &x_ready[buf]);
+            bulk::tensor_copy_2d(xs[buf] + h * kWgHalfBytes<kWgCols>, &p.x_map, k0 + h * 64, 0,
+                                 &x_ready[buf]);
         }
         return;
       }

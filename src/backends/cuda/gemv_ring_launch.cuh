@@ -44,8 +44,8 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   if (cfg.fp8) {
     if (cfg.bit_trick) {
       // launch_tier never asks for bits with :g16 or :wg, gemv_launch never with a fused input or SwiGLU
-      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused && kEpi == kEpiNone &&
-                    !kXt)
+      if constexpr (kGroupSteps == kDefaultGroupSteps && kMinCtas == 2 && !kWg && !kFused &&
+                    kEpi == kEpiNone && !kXt)
         launch_chained(gemv_kernel<kMaxM, true, 2, true, kBalanced, kGroupSteps, kMinCtas>, grid, block, 0,
                        stream, params);
       else
@@ -53,13 +53,14 @@ void launch_ring(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
     } else if (cfg.stages == 4) {
       if constexpr (kMinCtas == 2 && kEpi == kEpiNone)
         launch_chained(
-            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>, grid,
-            block, 0, stream, params);
+            gemv_kernel<kMaxM, true, 4, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>,
+            grid, block, 0, stream, params);
       else
         unbuilt_ring_launch();
     } else {
-      launch_chained(gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>,
-                     grid, block, 0, stream, params);
+      launch_chained(
+          gemv_kernel<kMaxM, true, 2, false, kBalanced, kGroupSteps, kMinCtas, kWg, kFused, kEpi, kXt>, grid,
+          block, 0, stream, params);
     }
   } else if constexpr (kXt) {
     unbuilt_ring_launch();  // ring_config_supported admits ":xt" for fp8 weights only
@@ -104,10 +105,10 @@ void launch_tier(const Params& params, dim3 grid, const RingConfig& cfg, cudaStr
   }
   if constexpr (kMaxM == 16) {
     if (cfg.wgmma && cfg.x_tensor) {
-      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi, true>(params, grid, cfg,
-                                                                                             stream)
-            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi, true>(params, grid, cfg,
-                                                                                             stream);
+      three ? launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 3, true, kFused, kEpi, true>(params, grid,
+                                                                                             cfg, stream)
+            : launch_ring<kMaxM, kBalanced, kDefaultGroupSteps, 2, true, kFused, kEpi, true>(params, grid,
+                                                                                             cfg, stream);
       return;
     }
     if (cfg.wgmma) {
@@ -141,8 +142,9 @@ void launch_epilogue_tier(bool fused, const Params& params, dim3 grid, const Rin
     constexpr int kSteps = kMaxM <= 4 ? kWideGroupSteps : kDefaultGroupSteps;
     if constexpr (kMaxM <= 4) {
       if (cfg.wgmma_narrow) {
-        fused ? launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, true, kEpi>(params, grid, cfg, stream)
-              : launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, false, kEpi>(params, grid, cfg, stream);
+        fused
+            ? launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, true, kEpi>(params, grid, cfg, stream)
+            : launch_ring<kMaxM, false, kWgNarrowGroupSteps, 2, true, false, kEpi>(params, grid, cfg, stream);
         return;
       }
       if (fused) {

@@ -122,8 +122,8 @@ class GemvSiluTest : public testing::TestWithParam<SiluCase> {
 // the balanced grid), the K split forced to 1 (the direct store), 3 and 8 (the split-K sum), three
 // CTAs per SM, and the warpgroup-MMA tiers (the 16-row one also with x by tensor copies, fp8 only);
 // x staged 16 steps a buffer in tiers 1 and 4.
-constexpr const char* kVariants[] = {"auto",           "ring:g16",    "ring:k1:g16",       "ring:k3:g16",
-                                     "ring:k8:g16",    "ring:b3:g16", "ring:b3:wg:wgn",    "ring:wg:wgn",
+constexpr const char* kVariants[] = {"auto",           "ring:g16",    "ring:k1:g16",    "ring:k3:g16",
+                                     "ring:k8:g16",    "ring:b3:g16", "ring:b3:wg:wgn", "ring:wg:wgn",
                                      "ring:wg:wgn:xt", "auto:b3:xt"};
 
 bool runs_here(const SiluCase& c, const char* name) {

@@ -301,7 +301,8 @@ TEST_P(GemvTest, WarpgroupMmaRowsAreByteEqualToTheSingleRowKernel) {
 TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
   if (!c.fp8) {
-    EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, c.n, c.k, cuda::gemv_variant_from_name("auto:xt")), "");
+    const cuda::GemvVariant xt = cuda::gemv_variant_from_name("auto:xt");
+    EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, c.n, c.k, xt), "");
     return;
   }
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;

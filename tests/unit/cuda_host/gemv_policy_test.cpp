@@ -232,12 +232,17 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).x_tensor) << "the two-CTA ring keeps cp.async";
   EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).x_tensor) << "the fp8 balanced grid takes it";
   EXPECT_FALSE(cuda::gemv_auto_variant(false, 51200, 5120).x_tensor) << "bf16 weights cannot";
-  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
-  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 51200, 5120, cuda::gemv_variant_from_name("auto:xt")), "");
-  EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")), "");
-  EXPECT_NE(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("ring:xt")), "")
+  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")),
+            "");
+  EXPECT_EQ(cuda::gemv_variant_unsupported_reason(true, 51200, 5120, cuda::gemv_variant_from_name("auto:xt")),
+            "");
+  EXPECT_NE(cuda::gemv_variant_unsupported_reason(false, 4096, 4096, cuda::gemv_variant_from_name("auto:xt")),
+            "");
+  EXPECT_NE(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("ring:xt")),
+            "")
       << "without :wg";
-  EXPECT_NE(cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("stream:xt")), "");
+  EXPECT_NE(
+      cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("stream:xt")), "");
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
