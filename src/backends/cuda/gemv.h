@@ -237,7 +237,7 @@ struct GemvVariant {
   // engine (one thread issues a 2-D tensor copy per 64-k half into the 128-byte-swizzled B layout,
   // completing on an mbarrier; rows past m arrive as zeros) instead of every thread's 16-byte
   // cp.async. The same x bytes in the same places, so the same sums; other tiers ignore it, and a
-  // launch whose x cannot be mapped (alignment) stages it the ordinary way.
+  // launch whose tensor map the driver refuses stages x the ordinary way.
   bool x_tensor = false;
 };
 

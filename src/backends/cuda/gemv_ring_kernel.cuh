@@ -124,7 +124,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
                 "tensor-copy x is built for the 16-row warpgroup-MMA tier of fp8 weights");
   // kXTensor: buffer b's copies complete on x_ready[b]; bit b of x_parity is the parity of its
   // next phase (one phase per group staged into it, across the balanced grid's segments too).
-  __shared__ uint64_t x_ready[2];
+  __shared__ uint64_t x_ready[kXTensor ? 2 : 1];
   int x_parity = 0;
 
   const int lane = threadIdx.x & 31;
