@@ -3,7 +3,7 @@
 # Unpacks the bundle (scripts/bundle-unpack.sh), points the loader at its libraries and the tests
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
-# script, and defines gpu_suite (below).
+# script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table and variant_rows (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -35,4 +35,39 @@ step_latency() {
   env LATHE_GEMV_SHAPE_VARIANTS="$3" timeout 120 "$b/bin/lathe" bench latency "configs/$2" --load-format dummy \
     --device cuda --input-len 1024 --batch-sizes 1,4,16,32 --output-len 32 --out "$W/latency_$1.json" >"$f" 2>&1
   echo "latency $1 rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$f") $((SECONDS - t0))s" >>"$S"
+}
+
+# decode_suites: gpu_suite over the suites a decode-path change must pass: the GEMV tiers (with the
+# SwiGLU, fused-norm and QK-norm/RoPE epilogues), the CUDA ops, batch invariance, the golden outputs.
+decode_suites() {
+  gpu_suite gemv gpu_cuda_gemv_test
+  gpu_suite op gpu_cuda_op_test
+  gpu_suite invariance gpu_batch_invariance
+  gpu_suite golden gpu_golden_qwen3
+}
+
+# fp8_table: the fp8 decode-width table (`lathe_bench_kernels --only qwen3- --widths 1,4,16 --dtype
+# fp8`: the read ceiling and cuBLASLt FP8 in the same process; 60 s at most) into $OUT/table_fp8.txt,
+# its summary appended to $S.
+fp8_table() {
+  timeout 60 "$b/bin/lathe_bench_kernels" --only qwen3- --widths 1,4,16 --dtype fp8 >"$OUT/table_fp8.txt" 2>&1
+  echo "table fp8 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$OUT/table_fp8.txt" | head -1 | cut -c1-60)" >>"$S"
+  sed -n '/^summary/,$p' "$OUT/table_fp8.txt" >>"$S"
+}
+
+# variant_rows SHAPE VARIANTS WIDTHS: fp8 kernel timings of the shapes matching SHAPE under each of
+# VARIANTS (comma-separated) at WIDTHS, no peers (60 s at most), into $W/variants_SHAPE.txt; appends
+# one line per shape, width and variant (% of the read ceiling last) to $S.
+variant_rows() {
+  local f=$W/variants_${1//\//_}.txt
+  timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list "$2" --only "$1" --dtype fp8 --widths "$3" \
+    --no-peers >"$f" 2>&1
+  echo "== $1 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>"$S"
+  grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>"$S"
+}
+
+# step_arm TAG MODEL_CONFIG OVERRIDES: step_latency, started only while the script's elapsed time
+# is under LIMIT seconds (default 400), so a run's last arms give way to the device tool's limit.
+step_arm() {
+  (( SECONDS - t0 < ${LIMIT:-400} )) && step_latency "$@"
 }

@@ -9,28 +9,16 @@
 #   scripts/device-bundle.sh -j 2 --bundle p49c-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p49c-bundle}"
-limit=${LIMIT:-400}
-gpu_suite gemv gpu_cuda_gemv_test
-gpu_suite op gpu_cuda_op_test
-gpu_suite invariance gpu_batch_invariance
-gpu_suite golden gpu_golden_qwen3
-timeout 60 $b/bin/lathe_bench_kernels --only qwen3- --widths 1,4,16 --dtype fp8 >$W/table_fp8.txt 2>&1
-echo "table fp8 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' $W/table_fp8.txt | head -1 | cut -c1-60)" >>$S
-sed -n '/^summary/,$p' $W/table_fp8.txt >>$S
-cp $W/table_fp8.txt $OUT/
+decode_suites
+fp8_table
 for shape in qwen3-32b/gate_up qwen3.5-27b/gate_up; do
-  f=$W/bal_${shape//\//_}.txt
-  timeout 30 $b/bin/lathe_bench_kernels --variants --variant-list auto,ringbal:b3:wg:xt,ringbal:b3:wg --only $shape \
-    --dtype fp8 --widths 1,4,16,32 --no-peers >$f 2>&1
-  echo "== $shape rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' $f | head -1 | cut -c1-40)" >>$S
-  grep -hE " v:" $f | awk '{print $2, $6, $7, $8, $(NF-1), $NF}' >>$S
+  variant_rows $shape auto,ringbal:b3:wg:xt,ringbal:b3:wg 1,4,16,32
 done
-arm() { (( SECONDS - t0 < limit )) && step_latency "$@"; }
-arm 8b_new Qwen3-8B-FP8 ""
+step_arm 8b_new Qwen3-8B-FP8 ""
 for r in 1 2 3; do
-  arm 32b_new_r$r Qwen3-32B-FP8 ""
-  arm 32b_b3xt_r$r Qwen3-32B-FP8 "fp8/51200x5120=ringbal:b3:wg:xt"
-  arm 32b_b3_r$r Qwen3-32B-FP8 "fp8/51200x5120=ringbal:b3:wg"
+  step_arm 32b_new_r$r Qwen3-32B-FP8 ""
+  step_arm 32b_b3xt_r$r Qwen3-32B-FP8 "fp8/51200x5120=ringbal:b3:wg:xt"
+  step_arm 32b_b3_r$r Qwen3-32B-FP8 "fp8/51200x5120=ringbal:b3:wg"
 done
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S
