@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""scripts/bundle-env.sh's helpers on a stub bundle (gtest binaries, lathe_bench_kernels and lathe
+replaced by shell scripts): decode_suites records each suite's verdict in the summary, fp8_table
+leaves the table in $OUT and its summary in the summary file, variant_rows keeps the " v:" rows as
+shape, width, variant and % of the ceiling, step_latency records the batch times, and step_arm runs
+an arm only while the elapsed time is under LIMIT."""
+import os
+import subprocess
+import sys
+import tempfile
+
+from script_test_support import ROOT, report, write_executable
+
+GTEST = '#!/bin/sh\necho "[  PASSED  ] 3 tests."\n'
+KERNELS = """#!/bin/sh
+echo "read ceiling: best 3191 GB/s, median 3170 GB/s"
+echo "qwen3-32b    gate_up   51200  5120 fp8    16 v:auto                 1.0    2614  81.9%"
+echo "summary"
+echo "qwen3-32b gate_up fp8 ours m=1 93.0%"
+"""
+LATHE = '#!/bin/sh\necho "batch p50 p90 mean"\necho "1 a b 12.900"\necho "4 a b 13.950"\n'
+
+
+def run(bundle, out, body, limit):
+    script = f'source scripts/bundle-env.sh "{bundle}"\n{body}\n'
+    env = dict(os.environ, OUT=out, LIMIT=str(limit))
+    return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
+
+
+def main():
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        bundle = os.path.join(tmp, "bundle")
+        os.makedirs(os.path.join(bundle, "bin"))
+        os.makedirs(os.path.join(bundle, "lib"))
+        with open(os.path.join(bundle, "COMMIT"), "w") as f:
+            f.write("abc1234\n")
+        for name in ("gpu_cuda_gemv_test", "gpu_cuda_op_test", "gpu_batch_invariance", "gpu_golden_qwen3"):
+            write_executable(os.path.join(bundle, "bin", name), GTEST)
+        write_executable(os.path.join(bundle, "bin", "lathe_bench_kernels"), KERNELS)
+        write_executable(os.path.join(bundle, "bin", "lathe"), LATHE)
+
+        out = os.path.join(tmp, "out")
+        os.makedirs(out)
+        body = ("decode_suites\nfp8_table\nvariant_rows qwen3-32b/gate_up auto,ringbal:wg:xt 16\n"
+                "step_arm first Qwen3-8B-FP8 ''")
+        r = run(bundle, out, body, limit=400)
+        path = os.path.join(out, "summary.txt")
+        summary = open(path).read() if os.path.exists(path) else ""
+        if r.returncode != 0:
+            failures.append(f"helpers exited {r.returncode}: {r.stderr[-400:]}")
+        if not summary.startswith("commit abc1234"):
+            failures.append("summary does not begin with the bundle's commit")
+        for tag in ("gemv", "op", "invariance", "golden"):
+            if f"{tag} rc=0 [  PASSED  ] 3 tests." not in summary:
+                failures.append(f"no verdict line for suite {tag}")
+        if not os.path.exists(os.path.join(out, "table_fp8.txt")):
+            failures.append("fp8_table left no $OUT/table_fp8.txt")
+        if "table fp8 rc=0" not in summary or "qwen3-32b gate_up fp8 ours m=1 93.0%" not in summary:
+            failures.append("fp8_table's verdict or summary missing from the summary")
+        row = "qwen3-32b gate_up 16 v:auto 1.0 2614 81.9%"
+        if "== qwen3-32b/gate_up rc=0" not in summary or row not in summary:
+            failures.append("variant_rows' header or row (shape, width, variant, time, GB/s, %) missing")
+        if "latency first rc=0 B1 12.900 ms  B4 13.950 ms" not in summary:
+            failures.append("step_arm under LIMIT did not record the step times")
+
+        out2 = os.path.join(tmp, "out2")
+        os.makedirs(out2)
+        r = run(bundle, out2, "step_arm late Qwen3-8B-FP8 ''; true", limit=0)
+        summary2 = open(os.path.join(out2, "summary.txt")).read()
+        if "latency late" in summary2:
+            failures.append("step_arm ran past LIMIT=0")
+    return report("bundle_env_test", failures)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
