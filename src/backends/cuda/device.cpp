@@ -42,6 +42,18 @@ std::string describe(const DeviceInfo& info) {
                      static_cast<double>(info.global_memory) / (1024.0 * 1024.0 * 1024.0));
 }
 
+int device_sm_count() {
+  static const int count = [] {
+    int device = 0, n = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
+      n = 0;
+    }
+    return n > 0 ? n : 132;
+  }();
+  return count;
+}
+
 bool device_has_wgmma() {
 #if defined(LATHE_BUILT_SM90A)
   static const bool has = [] {

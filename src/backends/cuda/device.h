@@ -30,4 +30,8 @@ std::string describe(const DeviceInfo& info);
 // picks for that device. Read once per process.
 bool device_has_wgmma();
 
+// The current device's multiprocessor count (132 when the query fails), read once per process: a
+// host attribute query, no stream work, so callable while a stream is being captured.
+int device_sm_count();
+
 }  // namespace lathe::cuda

@@ -341,6 +341,14 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     params.chunk_steps = gemv_ring_chunk_steps(problem.n, problem.k, want);
     grid = dim3(static_cast<unsigned>((problem.n + kRowsPerCta - 1) / kRowsPerCta),
                 static_cast<unsigned>(params.ksplit));
+    // ":sa", built at two CTAs per SM: a block's splits wait for each other, so every CTA of the
+    // grid must be resident at once (the launch bounds budget registers for two CTAs an SM, and
+    // their shared memory fits).
+    params.split_sum_all = v.split_sum_all && cfg.ctas_per_sm != 3 && tier >= 16 && epilogue == kEpiNone &&
+                                   params.ksplit > 1 && problem.n % 4 == 0 &&
+                                   int64_t{grid.x} * grid.y <= int64_t{2} * device_sm_count()
+                               ? 1
+                               : 0;
   }
   switch (tier) {
     case 1:

@@ -239,6 +239,13 @@ struct GemvVariant {
   // cp.async. The same x bytes in the same places, so the same sums; other tiers ignore it, and a
   // launch whose tensor map the driver refuses stages x the ordinary way.
   bool x_tensor = false;
+  // Register ring (one CTA per row block and K split), 16- and 32-row tiers (":sa"): every K split
+  // of a row block sums its own share of the block's rows once all of the block's splits have
+  // written their partials, instead of the last to arrive summing every row. The same adds in the
+  // same order, so the same bytes. Applied only at two CTAs per SM where the launch's whole grid is
+  // resident at once (the splits wait for each other), without an epilogue, and for n % 4 == 0;
+  // ignored elsewhere.
+  bool split_sum_all = false;
 };
 
 // The per-shape choice ("auto"), a pure function of (dtype, n, k):
@@ -320,7 +327,7 @@ std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const 
 void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& workspace, cudaStream_t stream,
                  const GemvVariant& variant = {});
 
-// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:xt][:eN|:eoff]" (kernel:
+// "kernel[:sN][:cN][:rN][:kN][:gN][:bN][:bits][:tma][:wg][:wgn][:xt][:sa][:eN|:eoff]" (kernel:
 // default|stream|ring|ringbal|auto), for benchmark and test
 // overrides; the parser throws lathe::Error on a malformed name.
 std::string gemv_variant_name(const GemvVariant& variant);

@@ -59,6 +59,10 @@ struct Params {
   // Epilogue launches (SwiGLU, QK-norm/RoPE): 1 = release the next chained kernel after the main
   // loop instead of at the start (gemv_launch: the 1-row tier).
   int release_after_loop = 0;
+  // Register ring, 16- and 32-row tiers (GemvVariant::split_sum_all, ":sa"): 1 = every K split of a
+  // row block sums its own share of the block's rows once all splits have arrived (gemv_launch
+  // sets it only where the whole grid is resident at once), instead of the last split summing all.
+  int split_sum_all = 0;
   // The q|k|v epilogue (GemvProblem::rope; register-ring kernel, one CTA per row block = one
   // head): the QK-norm + RoPE + KV write of each block's head, q, k and v pointing into y.
   QkNormRopeArgs rope;
@@ -210,6 +214,26 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
   return old;
 }
 
+// The shared split-K sum's two counts on one counter (register ring, Params::split_sum_all): each
+// of a row block's `splits` CTAs adds 1 with release semantics once its partials are written, then
+// waits (acquire) until all have, so every CTA then sees every partial; each adds 1 again once past
+// the wait, and the one that brings the count to 2 * splits (every CTA past its wait) puts the
+// counter back to 0, as every kernel finds it. The counter word is 0 at kernel boundaries either way.
+__device__ __forceinline__ void arrive_release(int* counter) {
+  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(counter) : "memory");
+}
+__device__ __forceinline__ void wait_arrivals(const int* counter, int splits) {
+  for (;;) {
+    int seen;
+    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
+    if (seen >= splits) return;
+    __nanosleep(32);
+  }
+}
+__device__ __forceinline__ void depart(int* counter, int splits) {
+  if (atomicAdd(counter, 1) == 2 * splits - 1) *counter = 0;
+}
+
 __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
   return make_float4(__fadd_rn(a.x, b.x), __fadd_rn(a.y, b.y), __fadd_rn(a.z, b.z), __fadd_rn(a.w, b.w));
 }
@@ -272,6 +296,45 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
       for (int e = 0; e < 4; ++e) {
         if (row + e < p.n) store(row + e, col, lanes[e]);
       }
+    }
+  }
+}
+
+// The 16- and 32-row tiers' shared split-K sum (Params::split_sum_all): split `split` of a
+// 128-row block sums row quads [split * 32 / ksplit, (split + 1) * 32 / ksplit) of every column,
+// partial 0 + partial 1 + ... in index order as sum_partials_in_order does (the same adds, so the
+// same bytes), from partials laid out as the ring writes them (split j's at
+// p.partials + j * kMaxCols * p.n, column stride p.n; n % 4 == 0). A thread takes one quad of one
+// column at a time and requests up to 8 partials before adding: a share is at most 7 quads x 32
+// columns, so one or two quads a thread and, up to 8 splits, one L2 round trip each.
+template <int kSumThreads, int kMaxCols, typename Store>
+__device__ __forceinline__ void sum_partial_share(const Params& p, int row_base, int split, Store store) {
+  constexpr int kQuadsPerCol = 128 / 4;
+  constexpr int kBatch = 8;
+  const int q0 = split * kQuadsPerCol / p.ksplit;
+  const int quads = (split + 1) * kQuadsPerCol / p.ksplit - q0;
+  const int64_t split_stride = static_cast<int64_t>(kMaxCols) * p.n;
+  for (int i = threadIdx.x; i < quads * p.m; i += kSumThreads) {
+    const int col = i / quads;
+    const int row = row_base + (q0 + i % quads) * 4;
+    if (row >= p.n) continue;
+    const float* src = p.partials + static_cast<int64_t>(col) * p.n + row;
+    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int j0 = 0; j0 < p.ksplit; j0 += kBatch) {
+      float4 v[kBatch];
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (j0 + b < p.ksplit) v[b] = __ldcg(reinterpret_cast<const float4*>(src + (j0 + b) * split_stride));
+      }
+#pragma unroll
+      for (int b = 0; b < kBatch; ++b) {
+        if (j0 + b < p.ksplit) sum = j0 + b == 0 ? v[b] : add_rn(sum, v[b]);
+      }
+    }
+    const float lanes[4] = {sum.x, sum.y, sum.z, sum.w};
+#pragma unroll
+    for (int e = 0; e < 4; ++e) {
+      if (row + e < p.n) store(row + e, col, lanes[e]);
     }
   }
 }

@@ -214,6 +214,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.wgmma) out += ":wg";
   if (v.wgmma_narrow) out += ":wgn";
   if (v.x_tensor) out += ":xt";
+  if (v.split_sum_all) out += ":sa";
   if (v.early_weights == -1) out += ":eoff";
   if (v.early_weights >= 0) out += ":e" + std::to_string(v.early_weights);
   return out;
@@ -250,6 +251,8 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.wgmma_narrow = true;
     } else if (part == "xt") {
       v.x_tensor = true;
+    } else if (part == "sa") {
+      v.split_sum_all = true;
     } else if (part == "g4" || part == "g16") {
       v.group_steps = std::stoi(part.substr(1));
     } else if (part == "eoff") {
@@ -381,6 +384,7 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
   v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;
   v.x_tensor = v.x_tensor || request.x_tensor;
+  v.split_sum_all = v.split_sum_all || request.split_sum_all;
   return v;
 }
 

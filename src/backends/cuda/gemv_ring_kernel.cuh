@@ -452,6 +452,21 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
       if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
     });
     __syncthreads();
+    if constexpr (!kStash && kMinCtas == 2) {  // at three CTAs per SM it made the :wg ring spill
+      if (p.split_sum_all) {
+        // Every split sums quads [q0, q1) of the block's 32 row quads (its share of the rows) over
+        // all splits in index order: the adds of the path below, spread over the block's CTAs.
+        if (threadIdx.x == 0) {
+          arrive_release(p.counters + blockIdx.x);
+          wait_arrivals(p.counters + blockIdx.x, p.ksplit);
+        }
+        __syncthreads();
+        if (threadIdx.x == 0) depart(p.counters + blockIdx.x, p.ksplit);
+        sum_partial_share<kThreads, kPartialCols>(p, row_first, blockIdx.y,
+                                                  [&](int row, int col, float sum) { store_output(p, row, col, sum); });
+        return;
+      }
+    }
     if (threadIdx.x == 0) last_arrival = arrive_acq_rel(p.counters + blockIdx.x) == p.ksplit - 1;
     __syncthreads();
     if (!last_arrival) return;

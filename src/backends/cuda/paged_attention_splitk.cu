@@ -15,19 +15,6 @@
 namespace lathe::cuda {
 namespace attn::splitk {
 
-// A host attribute query: no stream work, capture-safe.
-int device_sm_count() {
-  static const int count = [] {
-    int device = 0, n = 0;
-    if (cudaGetDevice(&device) != cudaSuccess ||
-        cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, device) != cudaSuccess) {
-      n = 0;
-    }
-    return n > 0 ? n : 132;
-  }();
-  return count;
-}
-
 namespace {
 
 struct ReduceParams {

@@ -68,6 +68,7 @@
 
 #include "backends/cuda/bulk_copy.cuh"
 #include "backends/cuda/chained_launch.cuh"
+#include "backends/cuda/device.h"
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_common.cuh"
 #include "backends/cuda/paged_attention_decode.cuh"
@@ -482,9 +483,6 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
     return cudaLaunchKernelEx(&config, paged_decode_splitk_mma<Kv, HD, Cfg>, sp);
   }
 }
-
-// The device's SM count, read once (paged_attention_splitk.cu).
-int device_sm_count();
 
 // Defined in paged_attention_splitk_bf16.cu / _fp8.cu.
 cudaError_t launch_bf16(int variant, int32_t head_dim, const SplitParams& sp, int32_t num_seqs, cudaStream_t stream);

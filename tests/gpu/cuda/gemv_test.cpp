@@ -325,6 +325,39 @@ TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
   }
 }
 
+// ":sa" (every K split sums a share of its block's rows) adds the same partials in the same order as
+// the last split alone, so every row of the 16- and 32-row tiers keeps the m = 1 bytes, with f32 and
+// bf16 outputs, at more than 8 splits too (ring:k12, where the shape allows it: the share's loads go
+// in batches of 8), and on the three-CTA ring, which ignores it; and it leaves every arrival counter at 0.
+TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
+  const Case& c = GetParam();
+  for (const bool f32 : {true, false}) {
+    const size_t row_bytes = static_cast<size_t>(c.n) * (f32 ? 4 : 2);
+    DeviceBuffer y(kRows * row_bytes);
+    for (const char* name : {"auto", "ring:b3", "ring:k12"}) {
+      const cuda::GemvVariant base = cuda::gemv_variant_from_name(name);
+      cuda::GemvVariant sa = base;
+      sa.split_sum_all = true;
+      ASSERT_EQ(cuda::gemv_variant_unsupported_reason(c.fp8, c.n, c.k, sa), "") << name;
+      ASSERT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(cuda::gemv_variant_name(sa))),
+                cuda::gemv_variant_name(sa));
+      const std::vector<uint8_t> ref = single_rows(f32, base);
+      for (const auto& [tier, m] : {std::pair{16, 5}, {16, 16}, {32, 17}, {32, 32}}) {
+        if (!tier_runs(tier, sa)) continue;
+        y.poison();
+        cuda::gemv_launch(tier, problem(0, m, y.get(), f32), ws_, nullptr, sa);
+        const auto got = y.download<uint8_t>(m * row_bytes);
+        for (int r = 0; r < m; ++r) {
+          ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+              << cuda::gemv_variant_name(sa) << " tier " << tier << " m=" << m << " row " << r
+              << (f32 ? " (f32 out)" : " (bf16 out)");
+        }
+      }
+      EXPECT_EQ(workspace_->nonzero_counters(), 0u) << cuda::gemv_variant_name(sa);
+    }
+  }
+}
+
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
 // which bytes reach which instruction: every depth gives the bytes of "off", for the default route
 // and for ringbal, launched back to back and chained as in the backend, in tier 1 (tier 4 is the

@@ -29,6 +29,15 @@ class GemvTestWorkspace {
     return static_cast<size_t>(std::count_if(slots.begin(), slots.end(), [](uint64_t s) { return s != 0; }));
   }
 
+  // Split-K arrival counters left non-zero (every kernel must find them at 0).
+  size_t nonzero_counters() const {
+    std::vector<int> counters(static_cast<size_t>(ws_.counter_count));
+    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
+    LATHE_CUDA_CHECK(
+        cudaMemcpy(counters.data(), ws_.counters, counters.size() * sizeof(int), cudaMemcpyDeviceToHost));
+    return static_cast<size_t>(std::count_if(counters.begin(), counters.end(), [](int c) { return c != 0; }));
+  }
+
  private:
   DeviceBuffer bytes_;
   cuda::GemvWorkspace ws_;

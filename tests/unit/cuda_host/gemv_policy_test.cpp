@@ -206,7 +206,8 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "ring:s2:k4:b3:wg:e0",
                            "auto:wgn",
                            "ring:k2:g16:b3:wg:wgn:e8",
-                           "ringbal:b3:wg:xt"}) {
+                           "ringbal:b3:wg:xt",
+                           "ring:k5:g16:wg:wgn:sa"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -243,6 +244,10 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
       << "without :wg";
   EXPECT_NE(
       cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("stream:xt")), "");
+  // ":sa" (every K split sums a share of its rows) is the request's on every shape auto resolves.
+  EXPECT_TRUE(
+      cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:sa"), true, 4096, 4096).split_sum_all);
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).split_sum_all);
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
