@@ -265,7 +265,8 @@ struct GemvVariant {
 //   unless the same rule for a wave of 396 CTAs (three per SM, "b3", ring depth fp8 2 / bf16 1)
 //   fills its wave by >= kThreeCtaFillGain more (gemv_policy.h): then that (Qwen3-8B gate|up,
 //   Qwen3.5-27B gated q); fp8 weights on the register ring, at two or three CTAs per SM, take the
-//   warpgroup MMA in every tier (":wg:wgn"; sessions 23-24, 45 and 48).
+//   warpgroup MMA in every tier (":wg:wgn"; sessions 23-24, 45 and 48); the two-CTA ring's K
+//   splits each sum a share of their block's rows in the 16- and 32-row tiers (":sa", session 50).
 GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k);
 
 // K split of the register ring for a requested split `want` (0 = gemv_ksplit's rule): clamped

@@ -350,6 +350,12 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   // (H200, session 48) 2.0% shorter at batch 4, 0.6% at batch 1, level at 16 and 32.
   two.wgmma = fp8;
   two.wgmma_narrow = fp8;
+  // Every K split sums its share of the block's rows in the 16- and 32-row tiers (":sa", both dtypes;
+  // the three-CTA ring below does not build it). Session 50, decode steps at batch 16 / 32 (dummy
+  // weights, 1k context): H200 Qwen3-8B-FP8 -2.0 / -5.0%, Qwen3-8B -1.3 / -4.2%, Qwen3-32B-FP8 -0.4
+  // / -2.2%; H100 Qwen3-8B-FP8 -2.0 / -3.3%, Qwen3-32B-FP8 level / -1.5%. By kernel the 32-row tier
+  // gains 0.3-7.3 points everywhere and the 16-row tier moves by -2.5..+4.6 (docs/PERFORMANCE.md).
+  two.split_sum_all = true;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||
       ring_wave_fill(three, n, k, 3 * kRingWaveSms) <

@@ -120,6 +120,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
   // Session 48: there in tiers 1 and 4 too (:wgn), and on the fp8 balanced grid in the 16- and
   // 32-row tiers (:wg). Session 49: the fp8 balanced grid's 16-row tier stages x by tensor copies
   // (:xt), and its decoder-layer shapes run at two CTAs per SM again (vocabulary projections at three).
+  // Session 50: on the two-CTA ring every K split sums its share of the rows in the 16- and 32-row
+  // tiers (:sa), both dtypes.
   // Session 39: bf16 weights of >= 1024 row blocks (the lm_head) take the stream kernel with
   // tensor copies at two CTAs per SM; fp8 ones stay on ringbal:b3 (the stream was slower).
   struct Want {
@@ -127,20 +129,20 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
     bool fp8;
     const char* name;
   };
-  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16:wg:wgn"},
-                                         {4096, 4096, true, "ring:k5:g16:wg:wgn"},
-                                         {4096, 4096, false, "ring:k8:g16"},
+  for (const Want& w : std::vector<Want>{{6144, 4096, true, "ring:k5:g16:wg:wgn:sa"},
+                                         {4096, 4096, true, "ring:k5:g16:wg:wgn:sa"},
+                                         {4096, 4096, false, "ring:k8:g16:sa"},
                                          {24576, 4096, true, "ring:k2:g16:b3:wg:wgn"},
                                          {24576, 4096, false, "ring:k2:g16:b3"},
                                          {12288, 5120, true, "ring:k4:g16:b3:wg:wgn"},
-                                         {4096, 12288, true, "ring:k8:g16:wg:wgn"},
-                                         {10240, 5120, false, "ring:k3:g16"},
-                                         {5120, 8192, true, "ring:k6:g16:wg:wgn"},
+                                         {4096, 12288, true, "ring:k8:g16:wg:wgn:sa"},
+                                         {10240, 5120, false, "ring:k3:g16:sa"},
+                                         {5120, 8192, true, "ring:k6:g16:wg:wgn:sa"},
                                          {51200, 5120, true, "ringbal:wg:xt"},
                                          {34816, 5120, true, "ringbal:wg:xt"},
                                          {51200, 5120, false, "ringbal"},
-                                         {5120, 25600, true, "ring:s4:k6:g16:wg:wgn"},
-                                         {1024, 4096, true, "ring:k8:g16:wg:wgn"},
+                                         {5120, 25600, true, "ring:s4:k6:g16:wg:wgn:sa"},
+                                         {1024, 4096, true, "ring:k8:g16:wg:wgn:sa"},
                                          {151936, 4096, true, "ringbal:b3:wg:xt"},
                                          {151936, 4096, false, "stream:b2:tma"},
                                          {151936, 5120, false, "stream:b2:tma"},
@@ -167,6 +169,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
         }
         EXPECT_EQ(v.wgmma, fp8) << n << "x" << k << ": every fp8 choice, ring or balanced grid";
         EXPECT_EQ(v.wgmma_narrow, fp8 && v.kernel == cuda::GemvKernel::kRegisterRing) << n << "x" << k;
+        EXPECT_EQ(v.split_sum_all, v.kernel == cuda::GemvKernel::kRegisterRing && v.ctas_per_sm != 3)
+            << n << "x" << k << ": the two-CTA ring only";
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
           EXPECT_GE(cuda::gemv_ring_ksplit(n, k, v.ksplit), cuda::gemv_ksplit(n, k));
           const int64_t wave = v.ctas_per_sm == 3 ? 396 : 264;
@@ -244,10 +248,14 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
       << "without :wg";
   EXPECT_NE(
       cuda::gemv_variant_unsupported_reason(true, 4096, 4096, cuda::gemv_variant_from_name("stream:xt")), "");
-  // ":sa" (every K split sums a share of its rows) is the request's on every shape auto resolves.
+  // ":sa" (every K split sums a share of its rows): a request keeps it on every shape auto resolves.
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:sa"), true, 4096, 4096).split_sum_all);
-  EXPECT_FALSE(cuda::gemv_auto_variant(true, 4096, 4096).split_sum_all);
+  EXPECT_TRUE(
+      cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:sa"), true, 24576, 4096).split_sum_all)
+      << "kept on the three-CTA ring's choice, whose launch ignores it";
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 24576, 4096).split_sum_all) << "the three-CTA ring";
+  EXPECT_TRUE(cuda::gemv_auto_variant(false, 4096, 4096).split_sum_all) << "the two-CTA ring, bf16 too";
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
