@@ -379,13 +379,15 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
       variant.kernel == GemvKernel::kDefault ? gemv_default_variant(fp8, n, k) : variant;
   if (request.kernel != GemvKernel::kAuto) return request;
   // "auto:g4" (the old staging depth), "auto:b3" (the choice for a wave of 3 CTAs per SM, rings of
-  // the depth that budget allows), "auto:s2" / "auto:s4" (the ring depth pinned), "auto:eoff".
+  // the depth that budget allows), "auto:s2" / "auto:s4" (the ring depth pinned), "auto:k8" (the K
+  // split pinned where the choice is the register ring), "auto:eoff".
   GemvVariant v = request.ctas_per_sm == 3 ? auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms)
                                            : gemv_auto_variant(fp8, n, k);
   if (request.group_steps != 0) v.group_steps = request.group_steps;
   if (request.ctas_per_sm != 0) v.ctas_per_sm = request.ctas_per_sm;
   if (v.ctas_per_sm == 3) v.stages = 0;
   if (request.stages != 0) v.stages = request.stages;
+  if (request.ksplit != 0 && v.kernel == GemvKernel::kRegisterRing) v.ksplit = request.ksplit;
   v.early_weights = request.early_weights;
   v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
   v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;

@@ -225,6 +225,12 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_EQ(cuda::gemv_variant_from_name("auto").early_weights, cuda::kGemvEarlyInherit);
   EXPECT_EQ(cuda::gemv_variant_from_name("auto:eoff").early_weights, -1);
   EXPECT_EQ(cuda::gemv_variant_from_name("ring:e3").early_weights, 3);
+  // A K split named with auto pins it where the choice is the register ring (session 50 found
+  // "auto:k3" silently equal to "auto"), and means nothing on the balanced grid.
+  EXPECT_EQ(cuda::gemv_variant_name(
+                cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:k3"), true, 4096, 4096)),
+            "ring:k3:g16:wg:wgn:sa");
+  EXPECT_EQ(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:k3"), true, 51200, 5120).ksplit, 0);
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto").wgmma);
   EXPECT_TRUE(cuda::gemv_variant_from_name("auto:b3:wg").wgmma);
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wg"), true, 24576, 4096).wgmma)
