@@ -343,8 +343,10 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                 static_cast<unsigned>(params.ksplit));
     // ":sa", built at two CTAs per SM: a block's splits wait for each other, so every CTA of the
     // grid must be resident at once (the launch bounds budget registers for two CTAs an SM, and
-    // their shared memory fits).
-    params.split_sum_all = v.split_sum_all && cfg.ctas_per_sm != 3 && tier >= 16 && epilogue == kEpiNone &&
+    // their shared memory fits; gemv_split_sum is the switch where the device's SM count overstates
+    // what this process may use).
+    params.split_sum_all = v.split_sum_all && gemv_split_sum() && cfg.ctas_per_sm != 3 && tier >= 16 &&
+                                   epilogue == kEpiNone &&
                                    params.ksplit > 1 && problem.n % 4 == 0 &&
                                    int64_t{grid.x} * grid.y <= int64_t{2} * device_sm_count()
                                ? 1

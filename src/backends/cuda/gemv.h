@@ -167,6 +167,14 @@ int64_t gemv_stream_cta_steps(int64_t n, int64_t k);
 // launch unchained, where it has nothing to overlap.
 void set_gemv_early_weights(int steps);
 int gemv_early_weights();
+// Whether variants with ":sa" (GemvVariant::split_sum_all, `auto` on the two-CTA register ring) share
+// the split-K sum (default on). Its splits wait for each other, which needs every CTA of the grid
+// resident at once: gemv_launch checks the grid against two CTAs per SM of the device, but an MPS
+// client limited to part of the SMs may have fewer than the device reports, and this switch (off:
+// the last split sums alone, the same bytes) is the way out there. Process-wide, set once at backend
+// start (LATHE_GEMV_SPLIT_SUM, ops/cuda/chained_launch_lever.cpp).
+void set_gemv_split_sum(bool on);
+bool gemv_split_sum();
 // The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none, the
 // default since session 39), 64, 128 or 256 bytes (what sessions 9-38 ran). A benchmark lever
 // (lathe_bench_kernels --tma-l2-promotion); false for a size it does not know. Changes no

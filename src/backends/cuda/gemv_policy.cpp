@@ -156,6 +156,18 @@ void set_gemv_early_weights(int steps) {
 
 int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed); }
 
+namespace {
+std::atomic<bool> g_split_sum{true};
+}  // namespace
+
+void set_gemv_split_sum(bool on) {
+  g_split_sum.store(on, std::memory_order_relaxed);
+}
+
+bool gemv_split_sum() {
+  return g_split_sum.load(std::memory_order_relaxed);
+}
+
 int gemv_ksplit(int64_t n, int64_t k) {
   const int64_t ksteps = std::max<int64_t>(1, k / kStepK);
   return static_cast<int>((ksteps + gemv_chunk_steps(n, k) - 1) / gemv_chunk_steps(n, k));

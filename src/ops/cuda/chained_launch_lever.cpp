@@ -93,9 +93,17 @@ void configure_gemv_shape_variants() {
                listed.empty() ? "none" : listed);
 }
 
+void configure_gemv_split_sum() {
+  const std::optional<bool> env = env_lever("LATHE_GEMV_SPLIT_SUM", target::parse_on_off, "on/off");
+  if (env) lathe::cuda::set_gemv_split_sum(*env);
+  spdlog::info("cuda backend: decode GEMV split-K sums shared by the splits (':sa' kernels): {}{}",
+               lathe::cuda::gemv_split_sum() ? "on" : "off", env_mark(env.has_value()));
+}
+
 void configure_gemv_levers() {
   configure_gemv_early_weights();
   configure_gemv_shape_variants();
+  configure_gemv_split_sum();
 }
 
 void configure_attention_early_kv() {

@@ -25,7 +25,13 @@ void configure_gemv_early_weights();
 // warning saying why. Logs the overrides in force.
 void configure_gemv_shape_variants();
 
-// The decode GEMV's two levers above, early weights first.
+// LATHE_GEMV_SPLIT_SUM (on/off grammar): whether the decode GEMV's ":sa" kernels (`auto` on the
+// two-CTA register ring) share the split-K sum among the splits (backends/cuda/gemv.h,
+// set_gemv_split_sum; default on). Off is the way out for a process whose grids may not all be
+// resident at once (an MPS client limited to part of the SMs). Logs the resolved value.
+void configure_gemv_split_sum();
+
+// The decode GEMV's three levers above, early weights first.
 void configure_gemv_levers();
 
 // LATHE_ATTN_EARLY_KV (on/off grammar): whether split-K decode attention copies its first K/V

@@ -356,6 +356,18 @@ TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
       EXPECT_EQ(workspace_->nonzero_counters(), 0u) << cuda::gemv_variant_name(sa);
     }
   }
+  // Switched off (LATHE_GEMV_SPLIT_SUM=off) the last split sums alone: the same bytes.
+  cuda::set_gemv_split_sum(false);
+  const size_t row_bytes = static_cast<size_t>(c.n) * 4;
+  const std::vector<uint8_t> ref = single_rows(true, cuda::GemvVariant{});
+  DeviceBuffer y(kRows * row_bytes);
+  y.poison();
+  cuda::gemv_launch(16, problem(0, 16, y.get(), true), ws_, nullptr, cuda::gemv_variant_from_name("auto:sa"));
+  cuda::set_gemv_split_sum(true);
+  const auto got = y.download<uint8_t>(16 * row_bytes);
+  for (int r = 0; r < 16; ++r)
+    ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
+        << "off, row " << r;
 }
 
 // Weights read before the chained-launch wait (gemv_early_weights) change when bytes arrive, never
