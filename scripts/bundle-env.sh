@@ -28,12 +28,14 @@ gpu_suite() {
 }
 
 # step_latency TAG MODEL_CONFIG OVERRIDES: one `lathe bench latency` of configs/MODEL_CONFIG (dummy
-# weights, 1k context, batch 1/4/16/32, 32 tokens; 120 s at most) with LATHE_GEMV_SHAPE_VARIANTS set
-# to OVERRIDES (empty: the defaults), its output in $W/latency_TAG.txt; appends the step times to $S.
+# weights, 1k context, batch sizes $BATCHES (default 1,4,16,32), 32 tokens; 120 s at most) with
+# LATHE_GEMV_SHAPE_VARIANTS set to OVERRIDES (empty: the defaults), its output in
+# $W/latency_TAG.txt; appends the step times to $S.
 step_latency() {
   local f=$W/latency_$1.txt
   env LATHE_GEMV_SHAPE_VARIANTS="$3" timeout 120 "$b/bin/lathe" bench latency "configs/$2" --load-format dummy \
-    --device cuda --input-len 1024 --batch-sizes 1,4,16,32 --output-len 32 --out "$W/latency_$1.json" >"$f" 2>&1
+    --device cuda --input-len 1024 --batch-sizes "${BATCHES:-1,4,16,32}" --output-len 32 \
+    --out "$W/latency_$1.json" >"$f" 2>&1
   echo "latency $1 rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$f") $((SECONDS - t0))s" >>"$S"
 }
 

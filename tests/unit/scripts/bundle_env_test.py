@@ -2,8 +2,9 @@
 """scripts/bundle-env.sh's helpers on a stub bundle (gtest binaries, lathe_bench_kernels and lathe
 replaced by shell scripts): decode_suites records each suite's verdict in the summary, fp8_table
 leaves the table in $OUT and its summary in the summary file, variant_rows keeps the " v:" rows as
-shape, width, variant and % of the ceiling, step_latency records the batch times, and step_arm runs
-an arm only while the elapsed time is under LIMIT."""
+shape, width, variant and % of the ceiling, step_latency records the batch times and passes
+BATCHES as the batch sizes (1,4,16,32 unset), and step_arm runs an arm only while the elapsed time is
+under LIMIT."""
 import os
 import subprocess
 import sys
@@ -18,12 +19,16 @@ echo "qwen3-32b    gate_up   51200  5120 fp8    16 v:auto                 1.0   
 echo "summary"
 echo "qwen3-32b gate_up fp8 ours m=1 93.0%"
 """
-LATHE = '#!/bin/sh\necho "batch p50 p90 mean"\necho "1 a b 12.900"\necho "4 a b 13.950"\n'
+LATHE = ('#!/bin/sh\necho "$@" >>"$OUT/lathe_args"\n'
+         'echo "batch p50 p90 mean"\necho "1 a b 12.900"\necho "4 a b 13.950"\n')
 
 
-def run(bundle, out, body, limit):
+def run(bundle, out, body, limit, batches=None):
     script = f'source scripts/bundle-env.sh "{bundle}"\n{body}\n'
     env = dict(os.environ, OUT=out, LIMIT=str(limit))
+    env.pop("BATCHES", None)
+    if batches is not None:
+        env["BATCHES"] = batches
     return subprocess.run(["bash", "-c", script], cwd=ROOT, env=env, capture_output=True, text=True)
 
 
@@ -70,6 +75,14 @@ def main():
         summary2 = open(os.path.join(out2, "summary.txt")).read()
         if "latency late" in summary2:
             failures.append("step_arm ran past LIMIT=0")
+        if "--batch-sizes 1,4,16,32 " not in open(os.path.join(out, "lathe_args")).read():
+            failures.append("step_latency without BATCHES did not ask for batch 1,4,16,32")
+
+        out3 = os.path.join(tmp, "out3")
+        os.makedirs(out3)
+        run(bundle, out3, "step_latency eight Qwen3-8B-FP8 ''", limit=400, batches="8,12")
+        if "--batch-sizes 8,12 " not in open(os.path.join(out3, "lathe_args")).read():
+            failures.append("step_latency did not pass BATCHES=8,12 as the batch sizes")
     return report("bundle_env_test", failures)
 
 
