@@ -305,8 +305,9 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
 // partial 0 + partial 1 + ... in index order as sum_partials_in_order does (the same adds, so the
 // same bytes), from partials laid out as the ring writes them (split j's at
 // p.partials + j * kMaxCols * p.n, column stride p.n; n % 4 == 0). A thread takes one quad of one
-// column at a time and requests up to 8 partials before adding: a share is at most 7 quads x 32
-// columns, so one or two quads a thread and, up to 8 splits, one L2 round trip each.
+// column at a time and requests up to 8 partials before adding: a share is about 32 / ksplit quads
+// of m <= 32 columns (at most 512 quads at ksplit >= 2), so at most two quads a thread of 256 and,
+// up to 8 splits, one L2 round trip each.
 template <int kSumThreads, int kMaxCols, typename Store>
 __device__ __forceinline__ void sum_partial_share(const Params& p, int row_base, int split, Store store) {
   constexpr int kQuadsPerCol = 128 / 4;

@@ -452,7 +452,7 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
       if (row < p.n) __stcg(part + static_cast<int64_t>(col) * p.n + row, sum);
     });
     __syncthreads();
-    if constexpr (!kStash && kMinCtas == 2) {  // at three CTAs per SM it made the :wg ring spill
+    if constexpr (!kStash && kMinCtas == 2) {  // gemv_launch takes it at two CTAs per SM only
       if (p.split_sum_all) {
         // Every split sums quads [q0, q1) of the block's 32 row quads (its share of the rows) over
         // all splits in index order: the adds of the path below, spread over the block's CTAs.
