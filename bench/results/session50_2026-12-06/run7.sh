@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 50, call 8 (bundle p50c-bundle: ':sa' with bounded waits): the GPU suites on the default,
+# Prepared in session 50, not run (no device time left): for branch wip/sa-bounded-waits (':sa' with
+# bounded waits; build the bundle with the branch checked out): the GPU suites on the default,
 # the GEMV tier tests with `auto:sa` as the fp8 and bf16 kernel under test, and Qwen3-8B-FP8 steps,
 # the default against its two-CTA shapes named without ':sa', alternated, two rounds.
 #   scripts/device-bundle.sh -j 2 --bundle p50c-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
