@@ -357,12 +357,18 @@ TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
     }
   }
   // Switched off (LATHE_GEMV_SPLIT_SUM=off) the last split sums alone: the same bytes.
-  cuda::set_gemv_split_sum(false);
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
   const std::vector<uint8_t> ref = single_rows(true, cuda::GemvVariant{});
   DeviceBuffer y(kRows * row_bytes);
   y.poison();
-  cuda::gemv_launch(16, problem(0, 16, y.get(), true), ws_, nullptr, cuda::gemv_variant_from_name("auto:sa"));
+  cuda::set_gemv_split_sum(false);
+  try {
+    cuda::gemv_launch(16, problem(0, 16, y.get(), true), ws_, nullptr,
+                      cuda::gemv_variant_from_name("auto:sa"));
+  } catch (...) {
+    cuda::set_gemv_split_sum(true);
+    throw;
+  }
   cuda::set_gemv_split_sum(true);
   const auto got = y.download<uint8_t>(16 * row_bytes);
   for (int r = 0; r < 16; ++r)

@@ -21,24 +21,23 @@ class GemvTestWorkspace {
   const cuda::GemvWorkspace& get() const { return ws_; }
 
   // Split slots left full (every launch must leave none: the next one's sum relies on it).
-  size_t full_split_slots() const {
-    std::vector<uint64_t> slots(ws_.split_slot_count);
-    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
-    LATHE_CUDA_CHECK(
-        cudaMemcpy(slots.data(), ws_.split_slots, slots.size() * sizeof(uint64_t), cudaMemcpyDeviceToHost));
-    return static_cast<size_t>(std::count_if(slots.begin(), slots.end(), [](uint64_t s) { return s != 0; }));
-  }
+  size_t full_split_slots() const { return nonzero_words(ws_.split_slots, ws_.split_slot_count); }
 
   // Split-K arrival counters left non-zero (every kernel must find them at 0).
   size_t nonzero_counters() const {
-    std::vector<int> counters(static_cast<size_t>(ws_.counter_count));
-    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
-    LATHE_CUDA_CHECK(
-        cudaMemcpy(counters.data(), ws_.counters, counters.size() * sizeof(int), cudaMemcpyDeviceToHost));
-    return static_cast<size_t>(std::count_if(counters.begin(), counters.end(), [](int c) { return c != 0; }));
+    return nonzero_words(ws_.counters, static_cast<size_t>(ws_.counter_count));
   }
 
  private:
+  // Words of device array `words` (count of them) that are not 0, after every launch has finished.
+  template <typename T>
+  static size_t nonzero_words(const T* words, size_t count) {
+    std::vector<T> host(count);
+    LATHE_CUDA_CHECK(cudaDeviceSynchronize());
+    LATHE_CUDA_CHECK(cudaMemcpy(host.data(), words, count * sizeof(T), cudaMemcpyDeviceToHost));
+    return static_cast<size_t>(std::count_if(host.begin(), host.end(), [](T w) { return w != 0; }));
+  }
+
   DeviceBuffer bytes_;
   cuda::GemvWorkspace ws_;
 };
