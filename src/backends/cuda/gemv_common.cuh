@@ -60,9 +60,12 @@ struct Params {
   // loop instead of at the start (gemv_launch: the 1-row tier).
   int release_after_loop = 0;
   // Register ring, 16- and 32-row tiers (GemvVariant::split_sum_all, ":sa"): 1 = every K split of a
-  // row block sums its own share of the block's rows once all splits have arrived (gemv_launch
-  // sets it only where the whole grid is resident at once), instead of the last split summing all.
+  // row block sums its own share of the block's rows once all splits have arrived, instead of the
+  // last split summing all (take_split_shares); how long a split waits for the others, and how long
+  // the last to arrive waits for the others to take their shares, in ns (gemv_split_sum_waits).
   int split_sum_all = 0;
+  uint32_t split_sum_wait_ns = 0;
+  uint32_t split_sum_grace_ns = 0;
   // The q|k|v epilogue (GemvProblem::rope; register-ring kernel, one CTA per row block = one
   // head): the QK-norm + RoPE + KV write of each block's head, q, k and v pointing into y.
   QkNormRopeArgs rope;
@@ -214,24 +217,62 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
   return old;
 }
 
-// The shared split-K sum's two counts on one counter (register ring, Params::split_sum_all): each
-// of a row block's `splits` CTAs adds 1 with release semantics once its partials are written, then
-// waits (acquire) until all have, so every CTA then sees every partial; each adds 1 again once past
-// the wait, and the one that brings the count to 2 * splits (every CTA past its wait) puts the
-// counter back to 0, as every kernel finds it. The counter word is 0 at kernel boundaries either way.
-__device__ __forceinline__ void arrive_release(int* counter) {
-  asm volatile("red.release.gpu.global.add.s32 [%0], 1;" ::"l"(counter) : "memory");
+// The shared split-K sum's bookkeeping (register ring, Params::split_sum_all), two words per row
+// block b: counters[b] counts arrivals (low 16 bits) and departures (high 16 bits), and
+// counters[kShareClaimsOffset + b] has bit j set once some CTA has taken share j (row quads
+// [j * 32 / ksplit, (j + 1) * 32 / ksplit)) to sum. Both are 0 at kernel boundaries: the last CTA
+// to depart puts them back. gemv_launch keeps such launches to blocks <= kShareClaimsOffset and
+// ksplit <= 32.
+//
+// A CTA arrives (acquire-release) once its partials are written. The last to arrive sees every
+// partial; it takes its own share, waits up to Params::split_sum_grace_ns for the other CTAs to take
+// theirs, and takes whatever is left. Every other CTA waits (acquire) up to
+// Params::split_sum_wait_ns for all arrivals, then takes its own share if it is still free; if the
+// wait runs out it leaves without one. So no CTA waits without bound on a CTA that may not be
+// resident yet (only the last one waits, and only on CTAs that have arrived), and every share is
+// summed exactly once whoever sums it: the adds are the same, and the bytes.
+inline constexpr int kShareClaimsOffset = kGemvCounterCount / 2;
+
+__device__ __forceinline__ uint64_t global_ns() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
 }
-__device__ __forceinline__ void wait_arrivals(const int* counter, int splits) {
-  for (;;) {
-    int seen;
-    asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(seen) : "l"(counter) : "memory");
-    if (seen >= splits) return;
-    __nanosleep(32);
+__device__ __forceinline__ int load_acquire(const int* word) {
+  int v;
+  asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(v) : "l"(word) : "memory");
+  return v;
+}
+
+// Called by one thread of the CTA of split `split` after the CTA barrier that follows its partial
+// writes; returns the shares (bit j: share j) this CTA sums.
+__device__ __forceinline__ uint32_t take_split_shares(const Params& p, int block, int split) {
+  int* const count = p.counters + block;
+  int* const claims = p.counters + kShareClaimsOffset + block;
+  const uint32_t all = p.ksplit == 32 ? ~0u : (1u << p.ksplit) - 1u;
+  const uint32_t own = 1u << split;
+  uint32_t taken = 0;
+  if ((arrive_acq_rel(count) & 0xffff) == p.ksplit - 1) {
+    taken = own & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(own)));
+    const uint64_t deadline = global_ns() + p.split_sum_grace_ns;
+    while (static_cast<uint32_t>(load_acquire(claims)) != all && global_ns() < deadline) __nanosleep(64);
+    taken |= all & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(all)));
+  } else {
+    const uint64_t deadline = global_ns() + p.split_sum_wait_ns;
+    for (;;) {
+      if ((load_acquire(count) & 0xffff) == p.ksplit) {
+        taken = own & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(own)));
+        break;
+      }
+      if (global_ns() >= deadline) break;
+      __nanosleep(32);
+    }
   }
-}
-__device__ __forceinline__ void depart(int* counter, int splits) {
-  if (atomicAdd(counter, 1) == 2 * splits - 1) *counter = 0;
+  if ((atomicAdd(count, 1 << 16) >> 16) == p.ksplit - 1) {  // the last to depart
+    *claims = 0;
+    *count = 0;
+  }
+  return taken;
 }
 
 __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {

@@ -158,6 +158,8 @@ int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed
 
 namespace {
 std::atomic<bool> g_split_sum{true};
+std::atomic<uint64_t> g_split_sum_waits{(uint64_t{GemvSplitSumWaits{}.grace_ns} << 32) |
+                                        GemvSplitSumWaits{}.wait_ns};
 }  // namespace
 
 void set_gemv_split_sum(bool on) {
@@ -166,6 +168,15 @@ void set_gemv_split_sum(bool on) {
 
 bool gemv_split_sum() {
   return g_split_sum.load(std::memory_order_relaxed);
+}
+
+void set_gemv_split_sum_waits(GemvSplitSumWaits waits) {
+  g_split_sum_waits.store((uint64_t{waits.grace_ns} << 32) | waits.wait_ns, std::memory_order_relaxed);
+}
+
+GemvSplitSumWaits gemv_split_sum_waits() {
+  const uint64_t packed = g_split_sum_waits.load(std::memory_order_relaxed);
+  return GemvSplitSumWaits{static_cast<uint32_t>(packed), static_cast<uint32_t>(packed >> 32)};
 }
 
 int gemv_ksplit(int64_t n, int64_t k) {

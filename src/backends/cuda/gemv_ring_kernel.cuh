@@ -454,16 +454,15 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
     __syncthreads();
     if constexpr (!kStash && kMinCtas == 2) {  // gemv_launch takes it at two CTAs per SM only
       if (p.split_sum_all) {
-        // Every split sums quads [q0, q1) of the block's 32 row quads (its share of the rows) over
-        // all splits in index order: the adds of the path below, spread over the block's CTAs.
-        if (threadIdx.x == 0) {
-          arrive_release(p.counters + blockIdx.x);
-          wait_arrivals(p.counters + blockIdx.x, p.ksplit);
-        }
+        // Each split sums the shares take_split_shares hands it (its own, unless a wait ran out)
+        // over all splits in index order: the adds of the path below, spread over the block's CTAs.
+        __shared__ uint32_t shares;
+        if (threadIdx.x == 0) shares = take_split_shares(p, blockIdx.x, blockIdx.y);
         __syncthreads();
-        if (threadIdx.x == 0) depart(p.counters + blockIdx.x, p.ksplit);
-        sum_partial_share<kThreads, kPartialCols>(p, row_first, blockIdx.y,
-                                                  [&](int row, int col, float sum) { store_output(p, row, col, sum); });
+        for (uint32_t left = shares; left != 0; left &= left - 1) {
+          sum_partial_share<kThreads, kPartialCols>(p, row_first, __ffs(left) - 1,
+                                                    [&](int row, int col, float sum) { store_output(p, row, col, sum); });
+        }
         return;
       }
     }
