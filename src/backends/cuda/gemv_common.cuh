@@ -341,25 +341,24 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
   }
 }
 
-// The 16- and 32-row tiers' shared split-K sum (Params::split_sum_all): split `split` of a
-// 128-row block sums row quads [split * 32 / ksplit, (split + 1) * 32 / ksplit) of every column,
-// partial 0 + partial 1 + ... in index order as sum_partials_in_order does (the same adds, so the
-// same bytes), from partials laid out as the ring writes them (split j's at
-// p.partials + j * kMaxCols * p.n, column stride p.n; n % 4 == 0). A thread takes one quad of one
-// column at a time and requests up to 8 partials before adding: a share is about 32 / ksplit quads
-// of m <= 32 columns (at most 512 quads at ksplit >= 2), so at most two quads a thread of 256 and,
-// up to 8 splits, one L2 round trip each.
+// The 16- and 32-row tiers' shared split-K sum (Params::split_sum_all): the shares in `shares`
+// (bit j: row quads [j * 32 / ksplit, (j + 1) * 32 / ksplit) of every column of a 128-row block;
+// quad q is in share ((q + 1) * ksplit - 1) / 32), each summed partial 0 + partial 1 + ... in index
+// order as sum_partials_in_order does (the same adds, so the same bytes), from partials laid out as
+// the ring writes them (split j's at p.partials + j * kMaxCols * p.n, column stride p.n;
+// n % 4 == 0). Threads stride over the block's 32 quads x m columns, skipping other shares' quads,
+// and request up to 8 partials before adding: with one share, at most two quads a thread of 256
+// and, up to 8 splits, one L2 round trip each.
 template <int kSumThreads, int kMaxCols, typename Store>
-__device__ __forceinline__ void sum_partial_share(const Params& p, int row_base, int split, Store store) {
+__device__ __forceinline__ void sum_partial_shares(const Params& p, int row_base, uint32_t shares, Store store) {
   constexpr int kQuadsPerCol = 128 / 4;
   constexpr int kBatch = 8;
-  const int q0 = split * kQuadsPerCol / p.ksplit;
-  const int quads = (split + 1) * kQuadsPerCol / p.ksplit - q0;
   const int64_t split_stride = static_cast<int64_t>(kMaxCols) * p.n;
-  for (int i = threadIdx.x; i < quads * p.m; i += kSumThreads) {
-    const int col = i / quads;
-    const int row = row_base + (q0 + i % quads) * 4;
-    if (row >= p.n) continue;
+  for (int i = threadIdx.x; i < kQuadsPerCol * p.m; i += kSumThreads) {
+    const int col = i / kQuadsPerCol;
+    const int quad = i % kQuadsPerCol;
+    const int row = row_base + quad * 4;
+    if (((shares >> (((quad + 1) * p.ksplit - 1) / kQuadsPerCol)) & 1u) == 0 || row >= p.n) continue;
     const float* src = p.partials + static_cast<int64_t>(col) * p.n + row;
     float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     for (int j0 = 0; j0 < p.ksplit; j0 += kBatch) {

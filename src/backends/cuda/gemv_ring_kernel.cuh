@@ -459,10 +459,8 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
         __shared__ uint32_t shares;
         if (threadIdx.x == 0) shares = take_split_shares(p, blockIdx.x, blockIdx.y);
         __syncthreads();
-        for (uint32_t left = shares; left != 0; left &= left - 1) {
-          sum_partial_share<kThreads, kPartialCols>(p, row_first, __ffs(left) - 1,
-                                                    [&](int row, int col, float sum) { store_output(p, row, col, sum); });
-        }
+        sum_partial_shares<kThreads, kPartialCols>(p, row_first, shares,
+                                                   [&](int row, int col, float sum) { store_output(p, row, col, sum); });
         return;
       }
     }
