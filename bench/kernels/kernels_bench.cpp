@@ -205,9 +205,11 @@ int main(int argc, char** argv) {
     }
     const DeviceInfo info = select_device(0);
     // As the backend launches on this device: chained (PDL) from sm_90 unless LATHE_CHAINED_LAUNCH
-    // is off, with the weights before the wait as LATHE_GEMV_EARLY_WEIGHTS says.
+    // is off, with the weights before the wait as LATHE_GEMV_EARLY_WEIGHTS says and the shared
+    // split-K sum (':sa') as LATHE_GEMV_SPLIT_SUM says.
     ops::cuda::configure_chained_launch(info.sm_major);
     ops::cuda::configure_gemv_early_weights();
+    ops::cuda::configure_gemv_split_sum();
     cudaStream_t stream;
     LATHE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
     std::string log = fmt::format("device: {}\nours: fp8 {}, bf16 {}\nchained launches: {}\n", describe(info), ours_fp8,
