@@ -343,11 +343,11 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                 static_cast<unsigned>(params.ksplit));
     // ":sa", built at two CTAs per SM: a block's splits wait (boundedly) for each other, so it is
     // taken only where every CTA of the grid can be resident at once (the launch bounds budget
-    // registers for two CTAs an SM, and their shared memory fits), within take_split_shares'
-    // bookkeeping limits (gemv_common.cuh), and while gemv_split_sum is on.
+    // registers for two CTAs an SM, and their shared memory fits), within the bookkeeping limits of
+    // its counters (kShareDecisionsOffset, gemv_common.cuh), and while gemv_split_sum is on.
     params.split_sum_all = v.split_sum_all && gemv_split_sum() && cfg.ctas_per_sm != 3 && tier >= 16 &&
-                                   epilogue == kEpiNone && params.ksplit > 1 && params.ksplit <= 32 &&
-                                   grid.x <= kShareClaimsOffset && problem.n % 4 == 0 &&
+                                   epilogue == kEpiNone && params.ksplit > 1 && params.ksplit <= 16 &&
+                                   grid.x <= kShareDecisionsOffset && problem.n % 4 == 0 &&
                                    int64_t{grid.x} * grid.y <= int64_t{2} * device_sm_count()
                                ? 1
                                : 0;

@@ -178,10 +178,11 @@ void set_gemv_split_sum(bool on);
 bool gemv_split_sum();
 // The shared split-K sum's waits (":sa", GemvVariant::split_sum_all), in ns: how long a split waits
 // for the block's other splits to arrive before leaving its share to the last one (default 20 us),
-// and how long the last to arrive waits for the others to take their shares before taking what is
-// left (default 5 us). Either outcome gives the same bytes; a run-out wait only costs time (it
-// happens where a block's CTAs are not all resident at once, which gemv_launch avoids where it can
-// tell). Process-wide; tests set 0 / 0 to make the last CTA sum every share.
+// and how long the last to arrive, its own share summed, waits for the others to say whether they
+// sum theirs before summing every share left or undecided (default 5 us). Any outcome gives the
+// same bytes; a run-out wait only costs time (it happens where a block's CTAs are not all resident
+// at once, which gemv_launch avoids where it can tell). Process-wide; tests set 0 / 0, so the last
+// CTA sums most shares.
 struct GemvSplitSumWaits {
   uint32_t wait_ns = 20000;
   uint32_t grace_ns = 5000;

@@ -61,8 +61,8 @@ struct Params {
   int release_after_loop = 0;
   // Register ring, 16- and 32-row tiers (GemvVariant::split_sum_all, ":sa"): 1 = every K split of a
   // row block sums its own share of the block's rows once all splits have arrived, instead of the
-  // last split summing all (take_split_shares); how long a split waits for the others, and how long
-  // the last to arrive waits for the others to take their shares, in ns (gemv_split_sum_waits).
+  // last split summing all (arrive_for_share); how long a split waits for the others, and how long
+  // the last to arrive waits for the others' decisions, in ns (gemv_split_sum_waits).
   int split_sum_all = 0;
   uint32_t split_sum_wait_ns = 0;
   uint32_t split_sum_grace_ns = 0;
@@ -219,19 +219,22 @@ __device__ __forceinline__ int arrive_acq_rel(int* counter) {
 
 // The shared split-K sum's bookkeeping (register ring, Params::split_sum_all), two words per row
 // block b: counters[b] counts arrivals (low 16 bits) and departures (high 16 bits), and
-// counters[kShareClaimsOffset + b] has bit j set once some CTA has taken share j (row quads
-// [j * 32 / ksplit, (j + 1) * 32 / ksplit)) to sum. Both are 0 at kernel boundaries: the last CTA
-// to depart puts them back. gemv_launch keeps such launches to blocks <= kShareClaimsOffset and
-// ksplit <= 32.
+// counters[kShareDecisionsOffset + b] holds each split's decision about its share (row quads
+// [j * 32 / ksplit, (j + 1) * 32 / ksplit) of split j): bit j once split j has decided, bit 16 + j
+// if it left the share to the last CTA to arrive. Both are 0 at kernel boundaries: the last CTA to
+// depart puts them back. gemv_launch keeps such launches to blocks <= kShareDecisionsOffset and
+// ksplit <= 16.
 //
-// A CTA arrives (acquire-release) once its partials are written. The last to arrive sees every
-// partial; it takes its own share, waits up to Params::split_sum_grace_ns for the other CTAs to take
-// theirs, and takes whatever is left. Every other CTA waits (acquire) up to
-// Params::split_sum_wait_ns for all arrivals, then takes its own share if it is still free; if the
-// wait runs out it leaves without one. So no CTA waits without bound on a CTA that may not be
-// resident yet (only the last one waits, and only on CTAs that have arrived), and every share is
-// summed exactly once whoever sums it: the adds are the same, and the bytes.
-inline constexpr int kShareClaimsOffset = kGemvCounterCount / 2;
+// Every CTA arrives (acquire-release) once its partials are written. The last to arrive sees every
+// partial and sums its own share at once. Every other CTA waits (acquire) up to
+// Params::split_sum_wait_ns for all arrivals: if they come, it decides to sum its own share, else it
+// leaves it. Its decision is a relaxed OR nobody waits on. The last CTA, its own share summed, waits
+// up to Params::split_sum_grace_ns for the others' decisions and then sums every share left or still
+// undecided. So no CTA waits without bound on a CTA that may not be resident (the last one waits
+// only on CTAs that have arrived), every share is summed, and a share summed twice (a decision
+// later than the grace) is written twice with the same bytes: whoever sums a share makes the same
+// adds in the same order.
+inline constexpr int kShareDecisionsOffset = kGemvCounterCount / 2;
 
 __device__ __forceinline__ uint64_t global_ns() {
   uint64_t t;
@@ -244,35 +247,54 @@ __device__ __forceinline__ int load_acquire(const int* word) {
   return v;
 }
 
-// Called by one thread of the CTA of split `split` after the CTA barrier that follows its partial
-// writes; returns the shares (bit j: share j) this CTA sums.
-__device__ __forceinline__ uint32_t take_split_shares(const Params& p, int block, int split) {
+// Called by one thread of split `split`'s CTA after the barrier that follows its partial writes:
+// arrives, and returns the shares (bit j: share j) the CTA sums first, with *last set for the last
+// CTA to arrive.
+__device__ __forceinline__ uint32_t arrive_for_share(const Params& p, int block, int split, bool* last) {
   int* const count = p.counters + block;
-  int* const claims = p.counters + kShareClaimsOffset + block;
-  const uint32_t all = p.ksplit == 32 ? ~0u : (1u << p.ksplit) - 1u;
   const uint32_t own = 1u << split;
-  uint32_t taken = 0;
-  if ((arrive_acq_rel(count) & 0xffff) == p.ksplit - 1) {
-    taken = own & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(own)));
-    const uint64_t deadline = global_ns() + p.split_sum_grace_ns;
-    while (static_cast<uint32_t>(load_acquire(claims)) != all && global_ns() < deadline) __nanosleep(64);
-    taken |= all & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(all)));
-  } else {
-    const uint64_t deadline = global_ns() + p.split_sum_wait_ns;
-    for (;;) {
-      if ((load_acquire(count) & 0xffff) == p.ksplit) {
-        taken = own & ~static_cast<uint32_t>(atomicOr(claims, static_cast<int>(own)));
-        break;
-      }
-      if (global_ns() >= deadline) break;
-      __nanosleep(32);
+  *last = (arrive_acq_rel(count) & 0xffff) == p.ksplit - 1;
+  if (*last) return own;
+  int* const decisions = p.counters + kShareDecisionsOffset + block;
+  const uint64_t deadline = global_ns() + p.split_sum_wait_ns;
+  for (;;) {
+    if ((load_acquire(count) & 0xffff) == p.ksplit) {
+      atomicOr(decisions, static_cast<int>(own));
+      return own;
     }
+    if (global_ns() >= deadline) {
+      atomicOr(decisions, static_cast<int>(own | own << 16));
+      return 0;
+    }
+    __nanosleep(32);
   }
-  if ((atomicAdd(count, 1 << 16) >> 16) == p.ksplit - 1) {  // the last to depart
-    *claims = 0;
+}
+
+// Called by one thread of the last CTA to arrive once its own share is summed: the other splits'
+// shares it sums too (left, or undecided after the grace).
+__device__ __forceinline__ uint32_t shares_left(const Params& p, int block, int split) {
+  const int* const decisions = p.counters + kShareDecisionsOffset + block;
+  const uint32_t others = ((1u << p.ksplit) - 1u) & ~(1u << split);
+  const uint64_t deadline = global_ns() + p.split_sum_grace_ns;
+  uint32_t seen = static_cast<uint32_t>(load_acquire(decisions));
+  while ((seen & others) != others && global_ns() < deadline) {
+    __nanosleep(32);
+    seen = static_cast<uint32_t>(load_acquire(decisions));
+  }
+  return (others & ~seen) | ((seen >> 16) & others);
+}
+
+// Called by one thread of every CTA after its last read of the block's two words; the last to
+// depart puts them back to 0. Release orders the CTA's decision before its departure, acquire the
+// others' before the reset.
+__device__ __forceinline__ void depart(const Params& p, int block) {
+  int* const count = p.counters + block;
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 65536;" : "=r"(old) : "l"(count) : "memory");
+  if ((old >> 16) == p.ksplit - 1) {
+    p.counters[kShareDecisionsOffset + block] = 0;
     *count = 0;
   }
-  return taken;
 }
 
 __device__ __forceinline__ float4 add_rn(const float4& a, const float4& b) {
