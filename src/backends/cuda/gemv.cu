@@ -344,16 +344,14 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     // ":sa", built at two CTAs per SM: a block's splits wait (boundedly) for each other, so it is
     // taken only where every CTA of the grid can be resident at once (the launch bounds budget
     // registers for two CTAs an SM, and their shared memory fits), within the bookkeeping limits of
-    // its counters (kShareDecisionsOffset, gemv_common.cuh), and while gemv_split_sum is on.
+    // its counters (kSplitDeparturesOffset, gemv_common.cuh), and while gemv_split_sum is on.
     params.split_sum_all = v.split_sum_all && gemv_split_sum() && cfg.ctas_per_sm != 3 && tier >= 16 &&
                                    epilogue == kEpiNone && params.ksplit > 1 && params.ksplit <= 16 &&
-                                   grid.x <= kShareDecisionsOffset && problem.n % 4 == 0 &&
+                                   grid.x <= kSplitDeparturesOffset && problem.n % 4 == 0 &&
                                    int64_t{grid.x} * grid.y <= int64_t{2} * device_sm_count()
                                ? 1
                                : 0;
-    const GemvSplitSumWaits waits = gemv_split_sum_waits();
-    params.split_sum_wait_ns = waits.wait_ns;
-    params.split_sum_grace_ns = waits.grace_ns;
+    params.split_sum_wait_ns = gemv_split_sum_wait_ns();
   }
   switch (tier) {
     case 1:

@@ -171,24 +171,19 @@ int gemv_early_weights();
 // the split-K sum (default on). Its splits wait for each other, which is fast only where every CTA
 // of the grid is resident at once: gemv_launch checks the grid against two CTAs per SM of the
 // device, but an MPS client limited to part of the SMs may have fewer than the device reports; the
-// waits are bounded (gemv_split_sum_waits), so there they cost time, and this switch (off: the last
+// waits are bounded (gemv_split_sum_wait_ns), so there they cost time, and this switch (off: the last
 // split sums alone, the same bytes) avoids it. Process-wide, set once at backend start
 // (LATHE_GEMV_SPLIT_SUM, ops/cuda/chained_launch_lever.cpp).
 void set_gemv_split_sum(bool on);
 bool gemv_split_sum();
-// The shared split-K sum's waits (":sa", GemvVariant::split_sum_all), in ns: how long a split waits
-// for the block's other splits to arrive before leaving its share to the last one (default 20 us),
-// and how long the last to arrive, its own share summed, waits for the others to say whether they
-// sum theirs before summing every share left or undecided (default 5 us). Any outcome gives the
-// same bytes; a run-out wait only costs time (it happens where a block's CTAs are not all resident
-// at once, which gemv_launch avoids where it can tell). Process-wide; tests set 0 / 0, so the last
-// CTA sums most shares.
-struct GemvSplitSumWaits {
-  uint32_t wait_ns = 20000;
-  uint32_t grace_ns = 5000;
-};
-void set_gemv_split_sum_waits(GemvSplitSumWaits waits);
-GemvSplitSumWaits gemv_split_sum_waits();
+// The shared split-K sum's wait (":sa", GemvVariant::split_sum_all), in ns: how long a split waits
+// for the block's other splits to arrive before leaving its share to the last one (default 20 us).
+// Either way gives the same bytes; a run-out wait only costs time (it happens where a block's CTAs
+// are not all resident at once, which gemv_launch avoids where it can tell). Process-wide; tests set
+// 0, so a split that finds the others not yet arrived leaves its share at once.
+inline constexpr uint32_t kGemvSplitSumWaitNs = 20000;
+void set_gemv_split_sum_wait_ns(uint32_t ns);
+uint32_t gemv_split_sum_wait_ns();
 // The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none, the
 // default since session 39), 64, 128 or 256 bytes (what sessions 9-38 ran). A benchmark lever
 // (lathe_bench_kernels --tma-l2-promotion); false for a size it does not know. Changes no

@@ -61,11 +61,10 @@ struct Params {
   int release_after_loop = 0;
   // Register ring, 16- and 32-row tiers (GemvVariant::split_sum_all, ":sa"): 1 = every K split of a
   // row block sums its own share of the block's rows once all splits have arrived, instead of the
-  // last split summing all (arrive_for_share); how long a split waits for the others, and how long
-  // the last to arrive waits for the others' decisions, in ns (gemv_split_sum_waits).
+  // last split summing all (arrive_for_share); how long a split waits for the others before
+  // leaving its share to the last, in ns (gemv_split_sum_wait_ns).
   int split_sum_all = 0;
   uint32_t split_sum_wait_ns = 0;
-  uint32_t split_sum_grace_ns = 0;
   // The q|k|v epilogue (GemvProblem::rope; register-ring kernel, one CTA per row block = one
   // head): the QK-norm + RoPE + KV write of each block's head, q, k and v pointing into y.
   QkNormRopeArgs rope;
@@ -205,36 +204,38 @@ __device__ __forceinline__ void accumulate_step(float (&acc)[kColGroups][4],
   }
 }
 
+// Adds value to *word at GPU scope with release and acquire semantics; returns the old value.
+__device__ __forceinline__ int add_acq_rel(int* word, int value) {
+  int old;
+  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], %2;" : "=r"(old) : "l"(word), "r"(value) : "memory");
+  return old;
+}
+
 // The split-K arrival: adds 1 to *counter at GPU scope with release and acquire semantics and
 // returns the old value. Called by one thread after a CTA barrier, it publishes the CTA's partial
 // writes (release is cumulative over what the barrier made it observe) and, for the last CTA to
 // arrive, makes every earlier CTA's partials visible to the threads that read them after the next
 // barrier (the barrier orders them after this acquire). It replaces a __threadfence (fence.sc.gpu)
 // on each side of a relaxed atomicAdd.
-__device__ __forceinline__ int arrive_acq_rel(int* counter) {
-  int old;
-  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 1;" : "=r"(old) : "l"(counter) : "memory");
-  return old;
-}
+__device__ __forceinline__ int arrive_acq_rel(int* counter) { return add_acq_rel(counter, 1); }
 
 // The shared split-K sum's bookkeeping (register ring, Params::split_sum_all), two words per row
-// block b: counters[b] counts arrivals (low 16 bits) and departures (high 16 bits), and
-// counters[kShareDecisionsOffset + b] holds each split's decision about its share (row quads
-// [j * 32 / ksplit, (j + 1) * 32 / ksplit) of split j): bit j once split j has decided, bit 16 + j
-// if it left the share to the last CTA to arrive. Both are 0 at kernel boundaries: the last CTA to
-// depart puts them back. gemv_launch keeps such launches to blocks <= kShareDecisionsOffset and
-// ksplit <= 16.
+// block b: counters[b] counts arrivals (bits 0-7) and has bit 8 + j set if split j left its share
+// (row quads [j * 32 / ksplit, (j + 1) * 32 / ksplit)) to the last CTA to arrive;
+// counters[kSplitDeparturesOffset + b] counts the CTAs done with counters[b]. Both are 0 at kernel
+// boundaries: the last CTA to depart puts them back. gemv_launch keeps such launches to
+// blocks <= kSplitDeparturesOffset and ksplit <= 16.
 //
 // Every CTA arrives (acquire-release) once its partials are written. The last to arrive sees every
-// partial and sums its own share at once. Every other CTA waits (acquire) up to
-// Params::split_sum_wait_ns for all arrivals: if they come, it decides to sum its own share, else it
-// leaves it. Its decision is a relaxed OR nobody waits on. The last CTA, its own share summed, waits
-// up to Params::split_sum_grace_ns for the others' decisions and then sums every share left or still
-// undecided. So no CTA waits without bound on a CTA that may not be resident (the last one waits
-// only on CTAs that have arrived), every share is summed, and a share summed twice (a decision
-// later than the grace) is written twice with the same bytes: whoever sums a share makes the same
-// adds in the same order.
-inline constexpr int kShareDecisionsOffset = kGemvCounterCount / 2;
+// partial, and in the value its arrival returns, every share left so far: it sums those and its
+// own. Every other CTA waits (acquire) up to Params::split_sum_wait_ns for all arrivals and then
+// sums its own share. If the wait runs out it sets its bit in the same word: if the value that
+// returns shows every CTA arrived, the last has already read the word and this CTA sums its share
+// after all; otherwise the last arrival comes later in the word's order and will see the bit. So
+// the common path costs no round trip more than the last split summing alone, no CTA waits without
+// bound on one that may not be resident, and every share is summed exactly once (the same adds in
+// the same order whoever sums it: the same bytes).
+inline constexpr int kSplitDeparturesOffset = kGemvCounterCount / 2;
 
 __device__ __forceinline__ uint64_t global_ns() {
   uint64_t t;
@@ -248,52 +249,28 @@ __device__ __forceinline__ int load_acquire(const int* word) {
 }
 
 // Called by one thread of split `split`'s CTA after the barrier that follows its partial writes:
-// arrives, and returns the shares (bit j: share j) the CTA sums first, with *last set for the last
-// CTA to arrive.
-__device__ __forceinline__ uint32_t arrive_for_share(const Params& p, int block, int split, bool* last) {
-  int* const count = p.counters + block;
-  const uint32_t own = 1u << split;
-  *last = (arrive_acq_rel(count) & 0xffff) == p.ksplit - 1;
-  if (*last) return own;
-  int* const decisions = p.counters + kShareDecisionsOffset + block;
+// arrives and returns the shares (bit j: share j) the CTA sums.
+__device__ __forceinline__ uint32_t arrive_for_shares(const Params& p, int block, int split) {
+  int* const word = p.counters + block;
+  const int own = 1 << split;
+  const int seen = arrive_acq_rel(word);
+  if ((seen & 0xff) == p.ksplit - 1) return static_cast<uint32_t>(own | seen >> 8);  // the last
   const uint64_t deadline = global_ns() + p.split_sum_wait_ns;
   for (;;) {
-    if ((load_acquire(count) & 0xffff) == p.ksplit) {
-      atomicOr(decisions, static_cast<int>(own));
-      return own;
-    }
-    if (global_ns() >= deadline) {
-      atomicOr(decisions, static_cast<int>(own | own << 16));
-      return 0;
-    }
+    if ((load_acquire(word) & 0xff) == p.ksplit) return static_cast<uint32_t>(own);
+    if (global_ns() >= deadline) break;
     __nanosleep(32);
   }
+  return (add_acq_rel(word, own << 8) & 0xff) == p.ksplit ? static_cast<uint32_t>(own) : 0u;
 }
 
-// Called by one thread of the last CTA to arrive once its own share is summed: the other splits'
-// shares it sums too (left, or undecided after the grace).
-__device__ __forceinline__ uint32_t shares_left(const Params& p, int block, int split) {
-  const int* const decisions = p.counters + kShareDecisionsOffset + block;
-  const uint32_t others = ((1u << p.ksplit) - 1u) & ~(1u << split);
-  const uint64_t deadline = global_ns() + p.split_sum_grace_ns;
-  uint32_t seen = static_cast<uint32_t>(load_acquire(decisions));
-  while ((seen & others) != others && global_ns() < deadline) {
-    __nanosleep(32);
-    seen = static_cast<uint32_t>(load_acquire(decisions));
-  }
-  return (others & ~seen) | ((seen >> 16) & others);
-}
-
-// Called by one thread of every CTA after its last read of the block's two words; the last to
-// depart puts them back to 0. Release orders the CTA's decision before its departure, acquire the
-// others' before the reset.
+// Called by one thread of every CTA after its last access to counters[block]; the last to depart
+// puts the block's two words back to 0 (acquire-release: after every other CTA's last access).
 __device__ __forceinline__ void depart(const Params& p, int block) {
-  int* const count = p.counters + block;
-  int old;
-  asm volatile("atom.acq_rel.gpu.global.add.s32 %0, [%1], 65536;" : "=r"(old) : "l"(count) : "memory");
-  if ((old >> 16) == p.ksplit - 1) {
-    p.counters[kShareDecisionsOffset + block] = 0;
-    *count = 0;
+  int* const departures = p.counters + kSplitDeparturesOffset + block;
+  if (add_acq_rel(departures, 1) == p.ksplit - 1) {
+    p.counters[block] = 0;
+    *departures = 0;
   }
 }
 

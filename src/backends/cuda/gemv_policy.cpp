@@ -158,8 +158,7 @@ int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed
 
 namespace {
 std::atomic<bool> g_split_sum{true};
-std::atomic<uint64_t> g_split_sum_waits{(uint64_t{GemvSplitSumWaits{}.grace_ns} << 32) |
-                                        GemvSplitSumWaits{}.wait_ns};
+std::atomic<uint32_t> g_split_sum_wait_ns{kGemvSplitSumWaitNs};
 }  // namespace
 
 void set_gemv_split_sum(bool on) {
@@ -170,13 +169,12 @@ bool gemv_split_sum() {
   return g_split_sum.load(std::memory_order_relaxed);
 }
 
-void set_gemv_split_sum_waits(GemvSplitSumWaits waits) {
-  g_split_sum_waits.store((uint64_t{waits.grace_ns} << 32) | waits.wait_ns, std::memory_order_relaxed);
+void set_gemv_split_sum_wait_ns(uint32_t ns) {
+  g_split_sum_wait_ns.store(ns, std::memory_order_relaxed);
 }
 
-GemvSplitSumWaits gemv_split_sum_waits() {
-  const uint64_t packed = g_split_sum_waits.load(std::memory_order_relaxed);
-  return GemvSplitSumWaits{static_cast<uint32_t>(packed), static_cast<uint32_t>(packed >> 32)};
+uint32_t gemv_split_sum_wait_ns() {
+  return g_split_sum_wait_ns.load(std::memory_order_relaxed);
 }
 
 int gemv_ksplit(int64_t n, int64_t k) {

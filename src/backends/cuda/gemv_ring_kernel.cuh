@@ -456,26 +456,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
       if (p.split_sum_all) {
         // Each split sums its own share over all splits in index order (the adds of the path
         // below, spread over the block's CTAs), the last to arrive also any share left to it.
-        __shared__ uint32_t first_shares, more_shares;
-        __shared__ bool last_of_block;
-        if (threadIdx.x == 0) {
-          bool last;
-          first_shares = arrive_for_share(p, blockIdx.x, blockIdx.y, &last);
-          last_of_block = last;
-        }
+        __shared__ uint32_t shares;
+        if (threadIdx.x == 0) shares = arrive_for_shares(p, blockIdx.x, blockIdx.y);
         __syncthreads();
-        const bool last = last_of_block;
-        if (threadIdx.x == 0 && !last) depart(p, blockIdx.x);
-        const auto store = [&](int row, int col, float sum) { store_output(p, row, col, sum); };
-        sum_partial_shares<kThreads, kPartialCols>(p, row_first, first_shares, store);
-        if (last) {
-          if (threadIdx.x == 0) {
-            more_shares = shares_left(p, blockIdx.x, blockIdx.y);
-            depart(p, blockIdx.x);
-          }
-          __syncthreads();
-          if (more_shares != 0) sum_partial_shares<kThreads, kPartialCols>(p, row_first, more_shares, store);
-        }
+        if (threadIdx.x == 0) depart(p, blockIdx.x);
+        sum_partial_shares<kThreads, kPartialCols>(p, row_first, shares,
+                                                   [&](int row, int col, float sum) { store_output(p, row, col, sum); });
         return;
       }
     }

@@ -328,17 +328,14 @@ TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
 // ":sa" (every K split sums a share of its block's rows) adds the same partials in the same order as
 // the last split alone, so every row of the 16- and 32-row tiers keeps the m = 1 bytes, with f32 and
 // bf16 outputs, at more than 8 splits too (ring:k12, where the shape allows it: the share's loads go
-// in batches of 8), and on the three-CTA ring, which ignores it; with no waits too (bf16 outputs),
-// where the last split to arrive sums the shares the others left or had not yet decided on, and with
-// no wait but a long grace, where it sums those left (gemv_split_sum_waits); and it leaves every
-// counter and share decision at 0.
+// in batches of 8), and on the three-CTA ring, which ignores it; with no wait too (bf16 outputs),
+// where a split that finds the others not yet arrived leaves its share to the last to arrive
+// (gemv_split_sum_wait_ns); and it leaves every counter at 0.
 TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
-  const cuda::GemvSplitSumWaits saved = cuda::gemv_split_sum_waits();
-  for (const auto& [f32, waits] : {std::pair{true, saved},
-                                   {false, cuda::GemvSplitSumWaits{0, 0}},
-                                   {true, cuda::GemvSplitSumWaits{0, 20000}}}) {
-    cuda::set_gemv_split_sum_waits(waits);
+  const uint32_t saved = cuda::gemv_split_sum_wait_ns();
+  for (const bool f32 : {true, false}) {
+    cuda::set_gemv_split_sum_wait_ns(f32 ? saved : 0);
     const size_t row_bytes = static_cast<size_t>(c.n) * (f32 ? 4 : 2);
     DeviceBuffer y(kRows * row_bytes);
     for (const char* name : {"auto", "ring:b3", "ring:k12"}) {
@@ -357,14 +354,13 @@ TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
         for (int r = 0; r < m; ++r) {
           ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
               << cuda::gemv_variant_name(sa) << " tier " << tier << " m=" << m << " row " << r
-              << (f32 ? " (f32 out" : " (bf16 out") << ", waits " << waits.wait_ns << " / " << waits.grace_ns
-              << " ns)";
+              << (f32 ? " (f32 out)" : " (bf16 out, no wait)");
         }
       }
       EXPECT_EQ(workspace_->nonzero_counters(), 0u) << cuda::gemv_variant_name(sa);
     }
   }
-  cuda::set_gemv_split_sum_waits(saved);
+  cuda::set_gemv_split_sum_wait_ns(saved);
   // Switched off (LATHE_GEMV_SPLIT_SUM=off) the last split sums alone: the same bytes.
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
   const std::vector<uint8_t> ref = single_rows(true, cuda::GemvVariant{});
