@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Session 51, call 3 (bundle p51c-bundle): ":sa" with bounded waits in its third form (a split whose
-# wait runs out marks its share in the arrival word; calls 1-2: two slower forms). The GPU suites on the default; the GEMV tier tests with `auto:sa` as the fp8
-# and bf16 kernel under test; decode steps of Qwen3-8B-FP8, Qwen3-8B and Qwen3-32B-FP8 with the
+# wait runs out marks its share in the arrival word; calls 1-2: two slower forms). The GPU suites
+# on the default; the GEMV tier tests with `auto:sa` as the fp8 and bf16 kernel under test; decode steps of Qwen3-8B-FP8, Qwen3-8B and Qwen3-32B-FP8 with the
 # default against LATHE_GEMV_SPLIT_SUM=off (the same kernels, the last split summing alone),
-# alternated, three rounds (arms start only under LIMIT seconds); the fp8 table with cuBLASLt FP8;
+# alternated, two rounds (arms start only under LIMIT seconds);
 # `auto` by kernel at 6-32 rows on the Qwen3-8B / 32B fp8 shapes with the shared sum on and off
 # (where ':sa' starts paying), two rounds.
 #   scripts/device-bundle.sh -j 2 --bundle p51c-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
