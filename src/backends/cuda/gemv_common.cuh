@@ -340,22 +340,25 @@ __device__ __forceinline__ void sum_partials_in_order(const Params& p, int row_b
   }
 }
 
-// The 16- and 32-row tiers' shared split-K sum (Params::split_sum_all): the shares in `shares`
-// (bit j: row quads [j * 32 / ksplit, (j + 1) * 32 / ksplit) of every column of a 128-row block;
-// quad q is in share ((q + 1) * ksplit - 1) / 32), each summed partial 0 + partial 1 + ... in index
-// order as sum_partials_in_order does (the same adds, so the same bytes), from partials laid out as
-// the ring writes them (split j's at p.partials + j * kMaxCols * p.n, column stride p.n;
-// n % 4 == 0). Threads stride over the block's 32 quads x m columns, skipping other shares' quads,
-// and request up to 8 partials before adding: with one share, at most two quads a thread of 256
-// and, up to 8 splits, one L2 round trip each.
+// The 16- and 32-row tiers' shared split-K sum (Params::split_sum_all): row quads [q0, q1) of
+// every column of a 128-row block that lie in the shares in `shares` (bit j: quads
+// [j * 32 / ksplit, (j + 1) * 32 / ksplit); quad q is in share ((q + 1) * ksplit - 1) / 32), each
+// summed partial 0 + partial 1 + ... in index order as sum_partials_in_order does (the same adds,
+// so the same bytes), from partials laid out as the ring writes them (split j's at
+// p.partials + j * kMaxCols * p.n, column stride p.n; n % 4 == 0). Threads take the range's
+// quads x m columns in turn and request up to 8 partials before adding: one share's quads x m is
+// at most 256 at m = 16 (any K split) and at m = 32 from 4 splits, so one quad a thread and, up to
+// 8 splits, one L2 round trip.
 template <int kSumThreads, int kMaxCols, typename Store>
-__device__ __forceinline__ void sum_partial_shares(const Params& p, int row_base, uint32_t shares, Store store) {
+__device__ __forceinline__ void sum_partial_shares(const Params& p, int row_base, int q0, int q1, uint32_t shares,
+                                                   Store store) {
   constexpr int kQuadsPerCol = 128 / 4;
   constexpr int kBatch = 8;
+  const int quads = q1 - q0;
   const int64_t split_stride = static_cast<int64_t>(kMaxCols) * p.n;
-  for (int i = threadIdx.x; i < kQuadsPerCol * p.m; i += kSumThreads) {
-    const int col = i / kQuadsPerCol;
-    const int quad = i % kQuadsPerCol;
+  for (int i = threadIdx.x; i < quads * p.m; i += kSumThreads) {
+    const int col = i / quads;
+    const int quad = q0 + i % quads;
     const int row = row_base + quad * 4;
     if (((shares >> (((quad + 1) * p.ksplit - 1) / kQuadsPerCol)) & 1u) == 0 || row >= p.n) continue;
     const float* src = p.partials + static_cast<int64_t>(col) * p.n + row;

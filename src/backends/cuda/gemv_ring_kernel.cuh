@@ -460,8 +460,14 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
         if (threadIdx.x == 0) shares = arrive_for_shares(p, blockIdx.x, blockIdx.y);
         __syncthreads();
         if (threadIdx.x == 0) depart(p, blockIdx.x);
-        sum_partial_shares<kThreads, kPartialCols>(p, row_first, shares,
-                                                   [&](int row, int col, float sum) { store_output(p, row, col, sum); });
+        const auto store = [&](int row, int col, float sum) { store_output(p, row, col, sum); };
+        const int split = static_cast<int>(blockIdx.y);
+        const uint32_t own = 1u << split;
+        if (shares & own) {  // its own share: quads [split * 32 / ksplit, (split + 1) * 32 / ksplit)
+          sum_partial_shares<kThreads, kPartialCols>(p, row_first, split * 32 / p.ksplit, (split + 1) * 32 / p.ksplit,
+                                                     own, store);
+        }
+        if (shares & ~own) sum_partial_shares<kThreads, kPartialCols>(p, row_first, 0, 32, shares & ~own, store);
         return;
       }
     }
