@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Session 51, call 4 (bundles p51d-bundle = branch wip/sa-bounded-waits with the share's quads only,
+# and p51main-bundle = main da40658, lathe and lathe_bench_kernels): bounded-wait ':sa' against
+# main's unbounded ':sa', each against LATHE_GEMV_SPLIT_SUM=off in the same process family, on one
+# machine. The branch's GPU suites and its `auto:sa` tier tests; Qwen3-8B-FP8 and Qwen3-32B-FP8 steps
+# (batch 1, 8, 16, 32) in four arms alternated, three rounds (arms start only under LIMIT seconds);
+# `auto` by kernel at 8-32 rows on the 8B / 32B fp8 shapes: the branch on and off, main on (main's
+# benchmark does not read the lever); the branch's fp8 table with cuBLASLt FP8.
+#   scripts/device-bundle.sh -j 2 --bundle p51d-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
+#   (on main) scripts/device-bundle.sh -j 2 --bundle p51main-bundle --targets "lathe lathe_bench_kernels" --xz
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p51d-bundle}"
+m=$(cd "${MAIN_BUNDLE:-p51main-bundle}" && pwd)
+scripts/bundle-unpack.sh "$m" || echo "unpack of $m failed"
+echo "main bundle $(cat "$m/COMMIT")" >>$S
+export BATCHES=1,8,16,32
+decode_suites
+gpu_suite gemv_sa gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:sa LATHE_GEMV_TEST_VARIANT_BF16=auto:sa \
+  GTEST_FILTER='*EveryRowOfEveryTier*:*SharedSplitSum*'
+# main_arm TAG MODEL [VAR=VALUE]: step_arm with main's bundle.
+main_arm() {
+  (b=$m; export LD_LIBRARY_PATH="$m/lib:/usr/local/cuda/lib64" ${3:+"$3"}; step_arm "$1" "$2" "")
+}
+for r in 1 2 3; do
+  for model in Qwen3-8B-FP8 Qwen3-32B-FP8; do
+    step_arm ${model}_sa_r$r $model ""
+    main_arm ${model}_main_r$r $model
+    (export LATHE_GEMV_SPLIT_SUM=off; step_arm ${model}_off_r$r $model "")
+    main_arm ${model}_main_off_r$r $model LATHE_GEMV_SPLIT_SUM=off
+  done
+done
+# rows TAG BENCH_DIR [VAR=VALUE]: `auto` by kernel at 8-32 rows, fp8, 8B and 32B shapes.
+rows() {
+  for model in qwen3-8b qwen3-32b; do
+    local f=$W/rows_${model}_$1.txt
+    env LD_LIBRARY_PATH="$2/lib:/usr/local/cuda/lib64" ${3:-} timeout 60 "$2/bin/lathe_bench_kernels" --variants \
+      --variant-list auto --only $model --dtype fp8 --widths 8,16,32 --no-peers >"$f" 2>&1
+    echo "== $model $1 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
+    grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
+  done
+}
+for r in 1 2; do
+  rows sa_r$r "$b"
+  rows main_r$r "$m"
+  rows off_r$r "$b" LATHE_GEMV_SPLIT_SUM=off
+done
+fp8_table
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
