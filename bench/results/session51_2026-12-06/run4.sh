@@ -8,6 +8,8 @@
 # benchmark does not read the lever); the branch's fp8 table with cuBLASLt FP8.
 #   scripts/device-bundle.sh -j 2 --bundle p51d-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
 #   (on main) scripts/device-bundle.sh -j 2 --bundle p51main-bundle --targets "lathe lathe_bench_kernels" --xz
+#   then p51main-bundle/lib pruned to liblathe_backend_cuda.so (every other library, and lathe
+#   itself, byte-identical to p51d-bundle's; the two bundles and the tree must fit 64 MiB)
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p51d-bundle}"
 m=$(cd "${MAIN_BUNDLE:-p51main-bundle}" && pwd)
@@ -19,7 +21,7 @@ gpu_suite gemv_sa gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:sa LATHE_G
   GTEST_FILTER='*EveryRowOfEveryTier*:*SharedSplitSum*'
 # main_arm TAG MODEL [VAR=VALUE]: step_arm with main's bundle.
 main_arm() {
-  (b=$m; export LD_LIBRARY_PATH="$m/lib:/usr/local/cuda/lib64" ${3:+"$3"}; step_arm "$1" "$2" "")
+  (export LD_LIBRARY_PATH="$m/lib:$b/lib:/usr/local/cuda/lib64" ${3:+"$3"}; b=$m; step_arm "$1" "$2" "")
 }
 for r in 1 2 3; do
   for model in Qwen3-8B-FP8 Qwen3-32B-FP8; do
@@ -33,7 +35,7 @@ done
 rows() {
   for model in qwen3-8b qwen3-32b; do
     local f=$W/rows_${model}_$1.txt
-    env LD_LIBRARY_PATH="$2/lib:/usr/local/cuda/lib64" ${3:-} timeout 60 "$2/bin/lathe_bench_kernels" --variants \
+    env LD_LIBRARY_PATH="$2/lib:$b/lib:/usr/local/cuda/lib64" ${3:-} timeout 60 "$2/bin/lathe_bench_kernels" --variants \
       --variant-list auto --only $model --dtype fp8 --widths 8,16,32 --no-peers >"$f" 2>&1
     echo "== $model $1 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
     grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
