@@ -1,37 +1,5 @@
 #!/usr/bin/env bash
-# Session 51, call 2 (bundle p51b-bundle): ':sa' with bounded waits in its decision form (call 1
-# ran the claim form, slower than the last split summing alone). The GPU suites on the default; the GEMV tier tests with `auto:sa` as the fp8
-# and bf16 kernel under test; decode steps of Qwen3-8B-FP8, Qwen3-8B and Qwen3-32B-FP8 with the
-# default against LATHE_GEMV_SPLIT_SUM=off (the same kernels, the last split summing alone),
-# alternated, three rounds (arms start only under LIMIT seconds); the fp8 table with cuBLASLt FP8;
-# `auto` by kernel at 6-32 rows on the Qwen3-8B / 32B fp8 shapes with the shared sum on and off
-# (where ':sa' starts paying), two rounds.
+# Session 51, call 2 (bundle p51b-bundle, 71923f8): ':sa' with bounded waits in its decision form
+# (call 1 ran the claim form, slower than the last split summing alone), through call 1's script.
 #   scripts/device-bundle.sh -j 2 --bundle p51b-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
-set -uo pipefail
-source scripts/bundle-env.sh "${BUNDLE:-p51b-bundle}"
-export BATCHES=1,8,16,32
-decode_suites
-gpu_suite gemv_sa gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:sa LATHE_GEMV_TEST_VARIANT_BF16=auto:sa \
-  GTEST_FILTER='*EveryRowOfEveryTier*:*SharedSplitSum*'
-for r in 1 2 3; do
-  for model in Qwen3-8B-FP8 Qwen3-8B Qwen3-32B-FP8; do
-    step_arm ${model}_sa_r$r $model ""
-    export LATHE_GEMV_SPLIT_SUM=off
-    step_arm ${model}_off_r$r $model ""
-    unset LATHE_GEMV_SPLIT_SUM
-  done
-done
-fp8_table
-for r in 1 2; do
-  for sum in on off; do
-    for model in qwen3-8b qwen3-32b; do
-      f=$W/rows_${model}_${sum}_r$r.txt
-      env LATHE_GEMV_SPLIT_SUM=$sum timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list auto \
-        --only $model --dtype fp8 --widths 6,8,12,16,24,32 --no-peers >"$f" 2>&1
-      echo "== $model split-sum $sum r$r rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
-      grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
-    done
-  done
-done
-tar -C $W -cJf $OUT/work.tar.xz .
-cat $S
+BUNDLE=${BUNDLE:-p51b-bundle} exec bash "$(dirname "$0")/run1.sh"
