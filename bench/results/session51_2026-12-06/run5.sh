@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Prepared in session 51, not run (the device time left could not start a machine): for branch
+# wip/sa-wait-by-width (':sa' launches of at most LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS rows, default 8,
+# do not wait: a split that finds the others not all arrived leaves its share to the last). The
+# GPU suites and the `auto:sa` tier tests; Qwen3-8B-FP8 and Qwen3-32B-FP8 steps at batch 1 / 6 / 8 /
+# 12 / 16 / 32 in three arms (the branch's default; NOWAIT_ROWS=0, main's waits at every width;
+# LATHE_GEMV_SPLIT_SUM=off), alternated, three rounds (arms start only under LIMIT seconds); `auto`
+# by kernel at 5-16 rows on the 8B / 32B fp8 shapes in the same three arms, two rounds.
+#   (on the branch) scripts/device-bundle.sh -j 2 --bundle p52-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p52-bundle}"
+export BATCHES=1,6,8,12,16,32
+decode_suites
+gpu_suite gemv_sa gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:sa LATHE_GEMV_TEST_VARIANT_BF16=auto:sa \
+  GTEST_FILTER='*EveryRowOfEveryTier*:*SharedSplitSum*'
+ARMS=("nowait8" "LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS=0" "LATHE_GEMV_SPLIT_SUM=off")
+TAGS=("nowait8" "wait" "off")
+for r in $(seq "${ROUNDS:-3}"); do
+  for model in Qwen3-8B-FP8 Qwen3-32B-FP8; do
+    for i in 0 1 2; do
+      (if [[ $i != 0 ]]; then export "${ARMS[$i]}"; fi; step_arm ${model}_${TAGS[$i]}_r$r $model "")
+    done
+  done
+done
+for r in 1 2; do
+  for i in 0 1 2; do
+    for model in qwen3-8b qwen3-32b; do
+      f=$W/rows_${model}_${TAGS[$i]}_r$r.txt
+      (if [[ $i != 0 ]]; then export "${ARMS[$i]}"; fi
+       timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list auto --only $model --dtype fp8 \
+         --widths 5,8,12,16 --no-peers >"$f" 2>&1)
+      echo "== $model ${TAGS[$i]} r$r $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
+      grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
+    done
+  done
+done
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
