@@ -351,7 +351,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
                                    int64_t{grid.x} * grid.y <= int64_t{2} * device_sm_count()
                                ? 1
                                : 0;
-    params.split_sum_wait_ns = gemv_split_sum_wait_ns();
+    params.split_sum_wait_ns = problem.m <= gemv_split_sum_nowait_rows() ? 0u : gemv_split_sum_wait_ns();
   }
   switch (tier) {
     case 1:

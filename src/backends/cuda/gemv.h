@@ -184,6 +184,15 @@ bool gemv_split_sum();
 inline constexpr uint32_t kGemvSplitSumWaitNs = 20000;
 void set_gemv_split_sum_wait_ns(uint32_t ns);
 uint32_t gemv_split_sum_wait_ns();
+// The widths (decode rows) up to which ':sa' launches do not wait at all (default 8): a split that
+// finds the block's other splits not all arrived leaves its share to the last to arrive, which
+// sums those with its own in one pass, about what the last split summing alone costs; the splits
+// arriving after every other still sum their own. Wider launches wait up to
+// gemv_split_sum_wait_ns. Process-wide, set once at backend start
+// (LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS, 0..32; ops/cuda/chained_launch_lever.cpp).
+inline constexpr int kGemvSplitSumNoWaitRows = 8;
+void set_gemv_split_sum_nowait_rows(int rows);
+int gemv_split_sum_nowait_rows();
 // The L2 promotion of the stream kernel's weight tensor copies (the `:tma` variants): 0 (none, the
 // default since session 39), 64, 128 or 256 bytes (what sessions 9-38 ran). A benchmark lever
 // (lathe_bench_kernels --tma-l2-promotion); false for a size it does not know. Changes no

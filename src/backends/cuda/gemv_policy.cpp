@@ -159,6 +159,7 @@ int gemv_early_weights() { return g_early_weights.load(std::memory_order_relaxed
 namespace {
 std::atomic<bool> g_split_sum{true};
 std::atomic<uint32_t> g_split_sum_wait_ns{kGemvSplitSumWaitNs};
+std::atomic<int> g_split_sum_nowait_rows{kGemvSplitSumNoWaitRows};
 }  // namespace
 
 void set_gemv_split_sum(bool on) {
@@ -175,6 +176,14 @@ void set_gemv_split_sum_wait_ns(uint32_t ns) {
 
 uint32_t gemv_split_sum_wait_ns() {
   return g_split_sum_wait_ns.load(std::memory_order_relaxed);
+}
+
+void set_gemv_split_sum_nowait_rows(int rows) {
+  g_split_sum_nowait_rows.store(rows, std::memory_order_relaxed);
+}
+
+int gemv_split_sum_nowait_rows() {
+  return g_split_sum_nowait_rows.load(std::memory_order_relaxed);
 }
 
 int gemv_ksplit(int64_t n, int64_t k) {

@@ -463,11 +463,12 @@ __global__ void __launch_bounds__(kThreads, kMinCtas) gemv_kernel(const __grid_c
         const auto store = [&](int row, int col, float sum) { store_output(p, row, col, sum); };
         const int split = static_cast<int>(blockIdx.y);
         const uint32_t own = 1u << split;
-        if (shares & own) {  // its own share: quads [split * 32 / ksplit, (split + 1) * 32 / ksplit)
+        if (shares == own) {  // its own share: quads [split * 32 / ksplit, (split + 1) * 32 / ksplit)
           sum_partial_shares<kThreads, kPartialCols>(p, row_first, split * 32 / p.ksplit, (split + 1) * 32 / p.ksplit,
                                                      own, store);
+        } else if (shares != 0) {  // the last to arrive, with shares left to it: one pass over them all
+          sum_partial_shares<kThreads, kPartialCols>(p, row_first, 0, 32, shares, store);
         }
-        if (shares & ~own) sum_partial_shares<kThreads, kPartialCols>(p, row_first, 0, 32, shares & ~own, store);
         return;
       }
     }

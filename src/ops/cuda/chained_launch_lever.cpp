@@ -96,8 +96,15 @@ void configure_gemv_shape_variants() {
 void configure_gemv_split_sum() {
   const std::optional<bool> env = env_lever("LATHE_GEMV_SPLIT_SUM", target::parse_on_off, "on/off");
   if (env) lathe::cuda::set_gemv_split_sum(*env);
-  spdlog::info("cuda backend: decode GEMV split-K sums shared by the splits (':sa' kernels): {}{}",
-               lathe::cuda::gemv_split_sum() ? "on" : "off", env_mark(env.has_value()));
+  // A row count in 0..32, the grammar of LATHE_FFN_GEMV_MAX_M.
+  const std::optional<int32_t> nowait =
+      env_lever("LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS", target::parse_gemv_max_m, "a row count in 0..32");
+  if (nowait) lathe::cuda::set_gemv_split_sum_nowait_rows(*nowait);
+  spdlog::info(
+      "cuda backend: decode GEMV split-K sums shared by the splits (':sa' kernels): {}{}, no wait up to {} "
+      "rows{}",
+      lathe::cuda::gemv_split_sum() ? "on" : "off", env_mark(env.has_value()),
+      lathe::cuda::gemv_split_sum_nowait_rows(), env_mark(nowait.has_value()));
 }
 
 void configure_gemv_levers() {

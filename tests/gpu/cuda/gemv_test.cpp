@@ -328,9 +328,10 @@ TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
 // ":sa" (every K split sums a share of its block's rows) adds the same partials in the same order as
 // the last split alone, so every row of the 16- and 32-row tiers keeps the m = 1 bytes, with f32 and
 // bf16 outputs, at more than 8 splits too (ring:k12, where the shape allows it: the share's loads go
-// in batches of 8), and on the three-CTA ring, which ignores it; with no wait too (bf16 outputs),
-// where a split that finds the others not yet arrived leaves its share to the last to arrive
-// (gemv_split_sum_wait_ns); and it leaves every counter at 0.
+// in batches of 8), and on the three-CTA ring, which ignores it; with no wait too (bf16 outputs at
+// every width, f32 at 5 rows: gemv_split_sum_nowait_rows), where a split that finds the others not
+// yet arrived leaves its share to the last to arrive (gemv_split_sum_wait_ns); and it leaves every
+// counter at 0.
 TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
   const uint32_t saved = cuda::gemv_split_sum_wait_ns();
