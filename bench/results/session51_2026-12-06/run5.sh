@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 51, call 5 (bundle p52-bundle, 92d9c42; run as `ROUNDS=2 ROW_ROUNDS=1 SUITES=short`): for branch
+# Session 51, call 5 (bundle p52-bundle, 92d9c42; run with ROUNDS=2 ROW_ROUNDS=1 SUITES=short
+# BATCHES=6,8,12,16 LIMIT=170): for branch
 # wip/sa-wait-by-width (':sa' launches of at most LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS rows, default 8,
 # do not wait: a split that finds the others not all arrived leaves its share to the last). The
 # GPU suites and the `auto:sa` tier tests; Qwen3-8B-FP8 and Qwen3-32B-FP8 steps at batch 1 / 6 / 8 /
@@ -11,7 +12,7 @@
 #   (on the branch) scripts/device-bundle.sh -j 2 --bundle p52-bundle --targets "lathe gpu_cuda_gemv_test gpu_cuda_op_test gpu_golden_qwen3 gpu_batch_invariance lathe_bench_kernels" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p52-bundle}"
-export BATCHES=1,6,8,12,16,32
+export BATCHES=${BATCHES:-1,6,8,12,16,32}
 [[ ${SUITES:-} == short ]] || decode_suites
 [[ ${SUITES:-} != short ]] || { gpu_suite golden gpu_golden_qwen3; gpu_suite invariance gpu_batch_invariance; }
 gpu_suite gemv_sa gpu_cuda_gemv_test LATHE_GEMV_TEST_VARIANT_FP8=auto:sa LATHE_GEMV_TEST_VARIANT_BF16=auto:sa \
