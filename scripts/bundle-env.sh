@@ -3,7 +3,8 @@
 # Unpacks the bundle (scripts/bundle-unpack.sh), points the loader at its libraries and the tests
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
-# script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table and variant_rows (below).
+# script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows and
+# auto_rows (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -65,6 +66,20 @@ variant_rows() {
   timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list "$2" --only "$1" --dtype fp8 --widths "$3" \
     --no-peers >"$f" 2>&1
   echo "== $1 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>"$S"
+  grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>"$S"
+}
+
+# auto_rows TAG MODEL WIDTHS [VAR=VALUE...]: `auto`'s fp8 kernel timings of the shapes matching
+# MODEL (e.g. qwen3-8b) at WIDTHS, no peers, under those variables (60 s at most), into
+# $W/rows_MODEL_TAG.txt; appends a header line and one line per shape and width (% of the read
+# ceiling last) to $S.
+auto_rows() {
+  local tag=$1 model=$2 widths=$3
+  shift 3
+  local f=$W/rows_${model}_$tag.txt
+  env "$@" timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list auto --only "$model" --dtype fp8 \
+    --widths "$widths" --no-peers >"$f" 2>&1
+  echo "== $model $tag rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>"$S"
   grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>"$S"
 }
 

@@ -26,11 +26,7 @@ done
 for r in 1 2; do
   for sum in on off; do
     for model in qwen3-8b qwen3-32b; do
-      f=$W/rows_${model}_${sum}_r$r.txt
-      env LATHE_GEMV_SPLIT_SUM=$sum timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list auto \
-        --only $model --dtype fp8 --widths 6,8,12,16,24,32 --no-peers >"$f" 2>&1
-      echo "== $model split-sum $sum r$r rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
-      grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
+      auto_rows ${sum}_r$r $model 6,8,12,16,24,32 LATHE_GEMV_SPLIT_SUM=$sum
     done
   done
 done

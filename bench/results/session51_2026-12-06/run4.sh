@@ -31,20 +31,13 @@ for r in 1 2 3; do
     main_arm ${model}_main_off_r$r $model LATHE_GEMV_SPLIT_SUM=off
   done
 done
-# rows TAG BENCH_DIR [VAR=VALUE]: `auto` by kernel at 8-32 rows, fp8, 8B and 32B shapes.
-rows() {
-  for model in qwen3-8b qwen3-32b; do
-    local f=$W/rows_${model}_$1.txt
-    env LD_LIBRARY_PATH="$2/lib:$b/lib:/usr/local/cuda/lib64" ${3:-} timeout 60 "$2/bin/lathe_bench_kernels" --variants \
-      --variant-list auto --only $model --dtype fp8 --widths 8,16,32 --no-peers >"$f" 2>&1
-    echo "== $model $1 rc=$? $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
-    grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
-  done
-}
+# `auto` by kernel at 8-32 rows, fp8, 8B and 32B shapes (auto_rows; main's benchmark from its bundle).
 for r in 1 2; do
-  rows sa_r$r "$b"
-  rows main_r$r "$m"
-  rows off_r$r "$b" LATHE_GEMV_SPLIT_SUM=off
+  for model in qwen3-8b qwen3-32b; do
+    auto_rows sa_r$r $model 8,16,32
+    (export LD_LIBRARY_PATH="$m/lib:$b/lib:/usr/local/cuda/lib64"; b=$m; auto_rows main_r$r $model 8,16,32)
+    auto_rows off_r$r $model 8,16,32 LATHE_GEMV_SPLIT_SUM=off
+  done
 done
 fp8_table
 tar -C $W -cJf $OUT/work.tar.xz .

@@ -29,12 +29,7 @@ done
 for r in $(seq "${ROW_ROUNDS:-2}"); do
   for i in 0 1 2; do
     for model in qwen3-8b qwen3-32b; do
-      f=$W/rows_${model}_${TAGS[$i]}_r$r.txt
-      (if [[ $i != 0 ]]; then export "${ARMS[$i]}"; fi
-       timeout 60 "$b/bin/lathe_bench_kernels" --variants --variant-list auto --only $model --dtype fp8 \
-         --widths 5,8,12,16 --no-peers >"$f" 2>&1)
-      echo "== $model ${TAGS[$i]} r$r $((SECONDS - t0))s $(grep -h 'read ceiling' "$f" | head -1 | cut -c1-40)" >>$S
-      grep -hE " v:" "$f" | awk '{print $1, $2, $6, $7, $8, $(NF-1), $NF}' >>$S
+      (if [[ $i != 0 ]]; then export "${ARMS[$i]}"; fi; auto_rows ${TAGS[$i]}_r$r $model 5,8,12,16)
     done
   done
 done

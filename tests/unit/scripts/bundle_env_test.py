@@ -4,7 +4,8 @@ replaced by shell scripts): decode_suites records each suite's verdict in the su
 leaves the table in $OUT and its summary in the summary file, variant_rows keeps the " v:" rows as
 shape, width, variant and % of the ceiling, step_latency records the batch times and passes
 BATCHES as the batch sizes (1,4,16,32 unset), and step_arm runs an arm only while the elapsed time is
-under LIMIT."""
+under LIMIT, and auto_rows passes its variables and widths to the benchmark and keeps its rows under
+a header naming the model and tag."""
 import os
 import subprocess
 import sys
@@ -14,6 +15,7 @@ from script_test_support import ROOT, report, write_executable
 
 GTEST = '#!/bin/sh\necho "[  PASSED  ] 3 tests."\n'
 KERNELS = """#!/bin/sh
+echo "split=$LATHE_GEMV_SPLIT_SUM $*" >>"$OUT/kernels_args"
 echo "read ceiling: best 3191 GB/s, median 3170 GB/s"
 echo "qwen3-32b    gate_up   51200  5120 fp8    16 v:auto                 1.0    2614  81.9%"
 echo "summary"
@@ -77,6 +79,16 @@ def main():
             failures.append("step_arm ran past LIMIT=0")
         if "--batch-sizes 1,4,16,32 " not in open(os.path.join(out, "lathe_args")).read():
             failures.append("step_latency without BATCHES did not ask for batch 1,4,16,32")
+
+        out4 = os.path.join(tmp, "out4")
+        os.makedirs(out4)
+        run(bundle, out4, "auto_rows off_r1 qwen3-32b 8,16 LATHE_GEMV_SPLIT_SUM=off", limit=400)
+        summary4 = open(os.path.join(out4, "summary.txt")).read()
+        if "== qwen3-32b off_r1 rc=0" not in summary4 or row not in summary4:
+            failures.append("auto_rows' header or row missing from the summary")
+        args4 = open(os.path.join(out4, "kernels_args")).read()
+        if not args4.startswith("split=off ") or "--only qwen3-32b" not in args4 or "--widths 8,16" not in args4:
+            failures.append(f"auto_rows did not pass its variable, model and widths: {args4!r}")
 
         out3 = os.path.join(tmp, "out3")
         os.makedirs(out3)
