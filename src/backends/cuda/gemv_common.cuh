@@ -61,7 +61,7 @@ struct Params {
   int release_after_loop = 0;
   // Register ring, 16- and 32-row tiers (GemvVariant::split_sum_all, ":sa"): 1 = every K split of a
   // row block sums its own share of the block's rows once all splits have arrived, instead of the
-  // last split summing all (arrive_for_share); how long a split waits for the others before
+  // last split summing all (arrive_for_shares); how long a split waits for the others before
   // leaving its share to the last, in ns (gemv_split_sum_wait_ns).
   int split_sum_all = 0;
   uint32_t split_sum_wait_ns = 0;
