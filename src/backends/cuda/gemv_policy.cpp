@@ -385,7 +385,8 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
   // weights, 1k context): H200 Qwen3-8B-FP8 -2.0 / -5.5%, Qwen3-8B -1.3 / -4.3%, Qwen3-32B-FP8 -0.4
   // / -2.2%; H100 Qwen3-8B-FP8 -2.1 / -3.4%, Qwen3-32B-FP8 level / -1.5% (batch 8: -1.0 / +0.7%).
   // By kernel the 32-row tier gains 0.2-7.3 points everywhere, the 16-row tier moves by -2.5..+4.6
-  // and loses up to 3.2 at 8 rows (docs/PERFORMANCE.md, "Session 50").
+  // and lost up to 3.2 at 8 rows (docs/PERFORMANCE.md, "Session 50"), most of which the splits' not
+  // waiting up to 8 rows took back (gemv_split_sum_nowait_rows, "Session 51").
   two.split_sum_all = true;
   GemvVariant three = auto_variant_for_wave(fp8, n, k, 3 * kRingWaveSms);
   if (three.kernel != GemvKernel::kRegisterRing ||

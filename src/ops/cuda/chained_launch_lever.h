@@ -27,8 +27,10 @@ void configure_gemv_shape_variants();
 
 // LATHE_GEMV_SPLIT_SUM (on/off grammar): whether the decode GEMV's ":sa" kernels (`auto` on the
 // two-CTA register ring) share the split-K sum among the splits (backends/cuda/gemv.h,
-// set_gemv_split_sum; default on). Off is the way out for a process whose grids may not all be
-// resident at once (an MPS client limited to part of the SMs). Logs the resolved value.
+// set_gemv_split_sum; default on). Their waits are bounded, so off only saves the waits' time where
+// a process's grids may not all be resident at once (an MPS client limited to part of the SMs).
+// LATHE_GEMV_SPLIT_SUM_NOWAIT_ROWS (a row count in 0..32, default 8): the widths at which those
+// splits do not wait at all (set_gemv_split_sum_nowait_rows). Logs the resolved values.
 void configure_gemv_split_sum();
 
 // The decode GEMV's three levers above, early weights first.
