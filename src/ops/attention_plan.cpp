@@ -8,9 +8,12 @@
 namespace lathe::ops {
 namespace {
 
-// THE slice count of a split launch: plan_attention and attention_workspace_bytes both use it.
-uint32_t split_slices_of(const AttentionConfig& config, const AttentionShape& shape, uint32_t splits) {
-  return decode_split_slices(config.levers.attn_decode_split_slices.value, config.levers.attn_decode_splitk.value,
+// THE slice count of a split launch over a KV cache of FP8 codes (fp8_kv) or not: plan_attention
+// and attention_workspace_bytes both use it.
+uint32_t split_slices_of(const AttentionConfig& config, const AttentionShape& shape, uint32_t splits,
+                         bool fp8_kv) {
+  return decode_split_slices(config.levers.attn_decode_split_slices.value.for_kv(fp8_kv),
+                             config.levers.attn_decode_splitk.value,
                              static_cast<uint32_t>(std::max(config.sm_count, 0)),
                              static_cast<uint32_t>(std::max(shape.num_kv_heads, 0)), splits,
                              static_cast<uint32_t>(std::max(config.max_decode_seqs, 1)));
@@ -60,7 +63,8 @@ AttentionPlan plan_attention(Phase phase, int32_t num_seqs, const AttentionShape
   if (splits > 1) {
     plan.arm = AttentionArm::kDecodeSplitK;
     plan.num_splits = static_cast<int32_t>(splits);
-    plan.split_slices = static_cast<int32_t>(split_slices_of(config, shape, splits));
+    plan.split_slices =
+        static_cast<int32_t>(split_slices_of(config, shape, splits, cache_shape.dtype == DType::kF8E4M3));
     plan.workspace_bytes = static_cast<size_t>(std::max(num_seqs, 0)) * static_cast<size_t>(shape.num_heads) * splits *
                            static_cast<size_t>(plan.split_slices) * workspace_record_bytes(shape.head_dim);
     if (config.levers.attn_decode_gqa_pack.value) {
@@ -87,8 +91,11 @@ size_t attention_workspace_bytes(const AttentionShape& shape, const AttentionCon
   // legacy is largest at the smallest reference batch, which is `rows` (ref >= max_decode_seqs).
   const uint32_t widest = decode_num_splits(policy, sm, heads, legacy_reference_seqs(1, rows));
   if (widest <= 1) return 0;
-  return workspace_slots(policy, sm, heads, rows, legacy_reference_seqs(1, rows)) *
-         split_slices_of(config, shape, widest) * workspace_record_bytes(shape.head_dim);
+  // The shape carries no KV dtype: room for the larger of the two dtypes' slice counts.
+  const uint32_t slices =
+      std::max(split_slices_of(config, shape, widest, false), split_slices_of(config, shape, widest, true));
+  return workspace_slots(policy, sm, heads, rows, legacy_reference_seqs(1, rows)) * slices *
+         workspace_record_bytes(shape.head_dim);
 }
 
 }  // namespace lathe::ops

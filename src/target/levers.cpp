@@ -69,8 +69,10 @@ std::optional<bool> parse_on_off(std::string_view spelling) {
   return std::nullopt;
 }
 
-std::optional<int32_t> parse_split_slices(std::string_view spelling) {
-  const std::string word = normalise(spelling);
+namespace {
+
+// One cap: "auto" -> 0, the off words -> 1, a count clamped to 1..kMaxSplitSlices.
+std::optional<int32_t> parse_slice_cap(const std::string& word) {
   if (word == "auto") return 0;
   if (word == "0" || word == "off" || word == "false" || word == "no") return 1;
   std::optional<uint64_t> count = parse_decimal(word);
@@ -78,8 +80,45 @@ std::optional<int32_t> parse_split_slices(std::string_view spelling) {
   return static_cast<int32_t>(std::min<uint64_t>(*count, kMaxSplitSlices));
 }
 
-std::string split_slices_label(int32_t slices) {
-  return slices <= 0 ? "auto" : std::to_string(std::min(slices, kMaxSplitSlices));
+std::string slice_cap_label(int32_t cap) {
+  return cap <= 0 ? "auto" : std::to_string(std::min(cap, kMaxSplitSlices));
+}
+
+}  // namespace
+
+std::optional<SplitSlices> parse_split_slices(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word.find(':') == std::string::npos) {
+    const std::optional<int32_t> cap = parse_slice_cap(word);
+    if (!cap) return std::nullopt;
+    return SplitSlices(*cap);
+  }
+  SplitSlices out(1);
+  bool seen_bf16 = false;
+  bool seen_fp8 = false;
+  size_t pos = 0;
+  while (pos <= word.size()) {
+    const size_t next = std::min(word.find(',', pos), word.size());
+    const std::string entry = normalise(std::string_view(word).substr(pos, next - pos));
+    pos = next + 1;
+    const size_t colon = entry.find(':');
+    if (colon == std::string::npos) return std::nullopt;
+    const std::string dtype = normalise(std::string_view(entry).substr(0, colon));
+    const std::optional<int32_t> cap = parse_slice_cap(normalise(std::string_view(entry).substr(colon + 1)));
+    bool& seen = dtype == "fp8" ? seen_fp8 : seen_bf16;
+    if (!cap || (dtype != "fp8" && dtype != "bf16") || seen) return std::nullopt;
+    seen = true;
+    (dtype == "fp8" ? out.fp8 : out.bf16) = *cap;
+  }
+  return out;
+}
+
+std::string split_slices_label(const SplitSlices& slices) {
+  if (slices.bf16 == slices.fp8) return slice_cap_label(slices.bf16);
+  std::string out;
+  if (slices.bf16 != 1) out = "bf16:" + slice_cap_label(slices.bf16);
+  if (slices.fp8 != 1) out += (out.empty() ? "fp8:" : ",fp8:") + slice_cap_label(slices.fp8);
+  return out;
 }
 
 std::optional<int32_t> parse_gemv_max_m(std::string_view spelling) {
@@ -149,18 +188,23 @@ Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optio
   return {declared, false};
 }
 
-Lever<int32_t> resolve_split_slices_lever(std::string_view declared, std::optional<std::string_view> env_raw,
-                                          std::string* note) {
+Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
+                                              std::optional<std::string_view> env_raw, std::string* note) {
   std::string why;
-  const std::optional<int32_t> parsed_declared = parse_split_slices(declared);
-  if (!parsed_declared) why = fmt::format("declared attn_decode_split_slices '{}' is not auto|off|<count>; using 1", declared);
-  Lever<int32_t> out{parsed_declared.value_or(1), false};
+  const std::optional<SplitSlices> parsed_declared = parse_split_slices(declared);
+  if (!parsed_declared) {
+    why = fmt::format(
+        "declared attn_decode_split_slices '{}' is not auto|off|<count>|bf16:<cap>,fp8:<cap>; using 1",
+        declared);
+  }
+  Lever<SplitSlices> out{parsed_declared.value_or(SplitSlices(1)), false};
   if (env_raw) {
-    if (std::optional<int32_t> parsed = parse_split_slices(*env_raw)) {
+    if (std::optional<SplitSlices> parsed = parse_split_slices(*env_raw)) {
       out = {*parsed, true};
     } else {
-      why += fmt::format("{}{}='{}' is not auto|off|<count>; keeping the declared {}", why.empty() ? "" : "; ",
-                         kEnvAttnDecodeSplitSlices, *env_raw, split_slices_label(out.value));
+      why += fmt::format("{}{}='{}' is not auto|off|<count>|bf16:<cap>,fp8:<cap>; keeping the declared {}",
+                         why.empty() ? "" : "; ", kEnvAttnDecodeSplitSlices, *env_raw,
+                         split_slices_label(out.value));
     }
   }
   if (note) *note = why;

@@ -50,11 +50,30 @@ std::optional<bool> parse_on_off(std::string_view spelling);
 // Cap on the slices of one split-K split (ops/splitk_policy.h: decode_split_slices).
 inline constexpr int32_t kMaxSplitSlices = 8;
 
-// attn_decode_split_slices: "auto" -> 0 (the policy's rule); "0" / "off" / "false" / "no" -> 1
-// (splits are not sliced); a decimal count -> that cap, clamped to 1..kMaxSplitSlices. Else nullopt.
-std::optional<int32_t> parse_split_slices(std::string_view spelling);
-// "auto" for 0, else the count in decimal (parse_split_slices maps it back).
-std::string split_slices_label(int32_t slices);
+// The slice caps of a serve, one per KV cache dtype: 0 = the policy's rule (auto), 1 = splits are
+// not sliced, N = at most N slices. A KV cache of FP8 codes takes `fp8`, every other one `bf16`.
+// An FP8 tile is bound by its per-position work more than by its bytes, so more CTAs per split pay
+// for it where they do not for BF16 (targets/h100.toml). A plain count converts to the same cap
+// for both.
+struct SplitSlices {
+  int32_t bf16 = 0;
+  int32_t fp8 = 0;
+  constexpr SplitSlices(int32_t both = 0) : bf16(both), fp8(both) {}  // NOLINT: a count is a cap for both
+  constexpr SplitSlices(int32_t bf16_cap, int32_t fp8_cap) : bf16(bf16_cap), fp8(fp8_cap) {}
+  constexpr int32_t for_kv(bool fp8_kv) const { return fp8_kv ? fp8 : bf16; }
+  bool operator==(const SplitSlices&) const = default;
+};
+
+// attn_decode_split_slices, one cap for both KV dtypes: "auto" -> 0 (the policy's rule); "0" /
+// "off" / "false" / "no" -> 1 (splits are not sliced); a decimal count -> that cap, clamped to
+// 1..kMaxSplitSlices. Or caps per dtype: a comma list of "bf16:<cap>" and "fp8:<cap>" (each at most
+// once), a dtype not named keeping whole splits (e.g. "fp8:2": FP8 caches up to 2 slices, BF16
+// none). Else nullopt.
+std::optional<SplitSlices> parse_split_slices(std::string_view spelling);
+// The cap's word ("auto" for 0, else the count in decimal) when both dtypes share it, else the
+// per-dtype list without the dtypes that keep whole splits, e.g. "fp8:2" (parse_split_slices maps
+// it back).
+std::string split_slices_label(const SplitSlices& slices);
 
 // Largest decode width the FFN GEMV tiers serve (ffn_gemv_max_m); wider decode rows take the GEMM.
 inline constexpr int32_t kMaxFfnGemvRows = 32;
@@ -100,9 +119,9 @@ struct Levers {
   // Arms the GQA-packed non-split decode kernel where its shape gate admits the model.
   // Env: LATHE_ATTN_DECODE_GQA_PACK.
   Lever<bool> attn_decode_gqa_pack{false, false};
-  // Cap on the slices a split-K split is cut into for narrow launches (0 = auto).
-  // Env: LATHE_ATTN_DECODE_SPLIT_SLICES.
-  Lever<int32_t> attn_decode_split_slices{0, false};
+  // Caps on the slices a split-K split is cut into for narrow launches, per KV cache dtype
+  // (0 = auto). Env: LATHE_ATTN_DECODE_SPLIT_SLICES.
+  Lever<SplitSlices> attn_decode_split_slices{0, false};
   // Lets the FFN GEMV take its batch16 tier (5 <= m <= 32). Env: LATHE_FFN_BATCH16.
   Lever<bool> ffn_batch16{true, false};
   // Widest decode row count the GEMV tiers serve; wider takes the GEMM. Env: LATHE_FFN_GEMV_MAX_M.
@@ -129,8 +148,9 @@ Lever<bool> resolve_on_off_lever(const char* env_name, bool declared, std::optio
                                  std::string* note = nullptr);
 // The slices declaration is a spelling (targets/*.toml); one that does not parse resolves to 1
 // (no slicing, the behaviour before the key existed), with a note.
-Lever<int32_t> resolve_split_slices_lever(std::string_view declared, std::optional<std::string_view> env_raw,
-                                          std::string* note = nullptr);
+Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
+                                              std::optional<std::string_view> env_raw,
+                                              std::string* note = nullptr);
 Lever<int32_t> resolve_gemv_max_m_lever(int32_t declared, std::optional<std::string_view> env_raw,
                                         std::string* note = nullptr);
 

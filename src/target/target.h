@@ -19,7 +19,7 @@
 //   [defaults]
 //   attn_decode_splitk = "auto"     # legacy | auto | off | <count>; unparseable -> legacy
 //   attn_decode_gqa_pack = false
-//   attn_decode_split_slices = "off" # auto | off | <count>; unparseable -> off
+//   attn_decode_split_slices = "off" # auto | off | <count> | bf16:<cap>,fp8:<cap>; unparseable -> off
 //   ffn_batch16 = true
 //   ffn_gemv_max_m = 32
 //

@@ -139,6 +139,38 @@ TEST(AttentionPlan, SlicesAreFixedPerServeAndTheWorkspaceCoversThem) {
             1);
 }
 
+// Per-dtype caps ("fp8:2"): a cache of FP8 codes takes its cap, a BF16 one keeps whole splits, and
+// the workspace (sized without the dtype) covers the larger at every width.
+TEST(AttentionPlan, SliceCapsFollowTheKvDtype) {
+  const AttentionShape k32B{64, 8, 128, 0.088f};
+  AttentionConfig config = config_with(SplitkPolicy::automatic(), true, 132, 1);
+  config.levers.attn_decode_split_slices = {target::SplitSlices(1, 2), false};
+  const AttentionPlan fp8 = plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config);
+  const AttentionPlan bf16 = plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kBF16), config);
+  EXPECT_EQ(fp8.num_splits, 5);
+  EXPECT_EQ(fp8.split_slices, 2);
+  EXPECT_EQ(bf16.split_slices, 1);
+  EXPECT_EQ(fp8.workspace_bytes, 2 * bf16.workspace_bytes);
+  EXPECT_LE(fp8.workspace_bytes, attention_workspace_bytes(k32B, config));
+  // The other way round too: the BF16 cap larger (auto: 3 for 8 x 5 pairs on one wave).
+  config.levers.attn_decode_split_slices = {target::SplitSlices(0, 1), false};
+  const size_t available = attention_workspace_bytes(k32B, config);
+  const AttentionPlan bf16_auto =
+      plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kBF16), config);
+  EXPECT_EQ(bf16_auto.split_slices, 3);
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 1);
+  EXPECT_LE(bf16_auto.workspace_bytes, available);
+  // "fp8:auto" (the h100 declaration): auto's rule for FP8 caches, so a single-sequence serve
+  // slices and a wider one does not, whatever its batch.
+  config.levers.attn_decode_split_slices = {target::SplitSlices(1, 0), false};
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 3);
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kBF16), config).split_slices, 1);
+  config.max_decode_seqs = 64;
+  for (int32_t seqs : {1, 2, 64})
+    EXPECT_EQ(
+        plan_attention(Phase::kDecode, seqs, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 1);
+}
+
 TEST(AttentionPlan, UnsupportedShapesAreErrorsNamingThem) {
   const AttentionConfig config = config_with(SplitkPolicy::automatic(), false);
   const AttentionShape odd{32, 8, 96, 0.1f};

@@ -181,9 +181,35 @@ TEST(LeverGrammar, SplitSlices) {
   EXPECT_EQ(split_slices_label(1), "1");
 }
 
+TEST(LeverGrammar, SplitSlicesPerKvDtype) {
+  // A dtype not named keeps whole splits; a plain count is both dtypes' cap.
+  EXPECT_EQ(parse_split_slices("fp8:2"), SplitSlices(1, 2));
+  EXPECT_EQ(parse_split_slices(" FP8 : Auto "), SplitSlices(1, 0));
+  EXPECT_EQ(parse_split_slices("bf16:3"), SplitSlices(3, 1));
+  EXPECT_EQ(parse_split_slices("bf16:auto, fp8:2"), SplitSlices(0, 2));
+  EXPECT_EQ(parse_split_slices("fp8:off,bf16:99"), SplitSlices(kMaxSplitSlices, 1));
+  EXPECT_EQ(parse_split_slices("3"), SplitSlices(3, 3));
+  for (const char* bad :
+       {"fp8:", "fp8:x", "f8:2", "fp8:2,fp8:3", "fp8:2,", ",fp8:2", "fp8:2,auto", "fp8=2", "bf16:1:2"}) {
+    EXPECT_FALSE(parse_split_slices(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(split_slices_label(SplitSlices(1, 2)), "fp8:2");
+  EXPECT_EQ(split_slices_label(SplitSlices(0, 2)), "bf16:auto,fp8:2");
+  EXPECT_EQ(split_slices_label(SplitSlices(4, 1)), "bf16:4");
+  EXPECT_EQ(split_slices_label(SplitSlices(2, 2)), "2");
+  for (int32_t bf16 = 0; bf16 <= kMaxSplitSlices; ++bf16) {
+    for (int32_t fp8 = 0; fp8 <= kMaxSplitSlices; ++fp8) {
+      const SplitSlices caps(bf16, fp8);
+      EXPECT_EQ(parse_split_slices(split_slices_label(caps)), caps) << split_slices_label(caps);
+    }
+  }
+  EXPECT_EQ(SplitSlices(1, 2).for_kv(true), 2);
+  EXPECT_EQ(SplitSlices(1, 2).for_kv(false), 1);
+}
+
 TEST(LeverResolution, SplitSlices) {
   std::string note;
-  Lever<int32_t> slices = resolve_split_slices_lever("auto", std::nullopt, &note);
+  Lever<SplitSlices> slices = resolve_split_slices_lever("auto", std::nullopt, &note);
   EXPECT_EQ(slices.value, 0);
   EXPECT_FALSE(slices.from_env);
   EXPECT_TRUE(note.empty());
@@ -199,6 +225,17 @@ TEST(LeverResolution, SplitSlices) {
   slices = resolve_split_slices_lever("fast", std::nullopt, &note);
   EXPECT_EQ(slices.value, 1);
   EXPECT_NE(note.find("attn_decode_split_slices"), std::string::npos);
+  // Per-dtype caps, declared (the h100 declaration) and from the environment.
+  slices = resolve_split_slices_lever("fp8:2", std::nullopt, &note);
+  EXPECT_EQ(slices.value, SplitSlices(1, 2));
+  EXPECT_TRUE(note.empty());
+  slices = resolve_split_slices_lever("fp8:2", "off", &note);
+  EXPECT_EQ(slices.value, SplitSlices(1, 1));
+  EXPECT_TRUE(slices.from_env);
+  slices = resolve_split_slices_lever("fp8:2", "fp8:", &note);
+  EXPECT_EQ(slices.value, SplitSlices(1, 2));
+  EXPECT_FALSE(slices.from_env);
+  EXPECT_NE(note.find("keeping the declared fp8:2"), std::string::npos) << note;
 }
 
 TEST(LeverFormat, MarksEnvironmentValues) {
@@ -213,6 +250,8 @@ TEST(LeverFormat, MarksEnvironmentValues) {
             "ffn_gemv_max_m=24");
   levers.attn_decode_split_slices = {3, true};
   EXPECT_NE(format_levers(levers).find("attn_decode_split_slices=3 (env)"), std::string::npos);
+  levers.attn_decode_split_slices = {SplitSlices(1, 2), false};
+  EXPECT_NE(format_levers(levers).find("attn_decode_split_slices=fp8:2 ffn_batch16"), std::string::npos);
 }
 
 }  // namespace
