@@ -2,7 +2,8 @@
 # Session 52, call 6 (the last device time; bundle p52f-bundle = main 23828af, the code of da79032):
 # on an H200, the figures the issues' targets are stated for (the fp8 table with cuBLASLt FP8,
 # decode steps, batch-1 slices of both KV dtypes) and the golden and invariance suites; on an
-# H100, the whole gpu_attention decode suite instead (run5.sh's, which found no machine).
+# H100, the whole gpu_attention decode suite instead (eight shards side by side, as sessions 42
+# and 44 ran it).
 #   scripts/device-bundle.sh -j 2 --bundle p52f-bundle --targets "lathe gpu_attention lathe_bench_kernels lathe_bench_attention gpu_golden_qwen3 gpu_batch_invariance" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p52f-bundle}"
