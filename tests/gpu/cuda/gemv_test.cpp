@@ -32,6 +32,20 @@ using cuda::GemvScale;
 using cuda::GemvWeight;
 using gpu_test::DeviceBuffer;
 
+// Puts a process-wide GEMV setting back when a test leaves, through a failed ASSERT too, so later
+// tests never run on what a failing one set.
+template <typename Restore>
+class RestoreOnExit {
+ public:
+  explicit RestoreOnExit(Restore restore) : restore_(std::move(restore)) {}
+  ~RestoreOnExit() { restore_(); }
+  RestoreOnExit(const RestoreOnExit&) = delete;
+  RestoreOnExit& operator=(const RestoreOnExit&) = delete;
+
+ private:
+  Restore restore_;
+};
+
 struct Case {
   int64_t n, k;
   bool fp8;
@@ -335,6 +349,11 @@ TEST_P(GemvTest, TensorCopyXRowsAreByteEqualToTheSingleRowKernel) {
 TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
   const Case& c = GetParam();
   const uint32_t saved = cuda::gemv_split_sum_wait_ns();
+  const bool saved_split_sum = cuda::gemv_split_sum();
+  const RestoreOnExit restore([saved, saved_split_sum] {
+    cuda::set_gemv_split_sum_wait_ns(saved);
+    cuda::set_gemv_split_sum(saved_split_sum);
+  });
   for (const bool f32 : {true, false}) {
     cuda::set_gemv_split_sum_wait_ns(f32 ? saved : 0);
     const size_t row_bytes = static_cast<size_t>(c.n) * (f32 ? 4 : 2);
@@ -368,14 +387,8 @@ TEST_P(GemvTest, SharedSplitSumRowsAreByteEqualToTheSingleRowKernel) {
   DeviceBuffer y(kRows * row_bytes);
   y.poison();
   cuda::set_gemv_split_sum(false);
-  try {
-    cuda::gemv_launch(16, problem(0, 16, y.get(), true), ws_, nullptr,
-                      cuda::gemv_variant_from_name("auto:sa"));
-  } catch (...) {
-    cuda::set_gemv_split_sum(true);
-    throw;
-  }
-  cuda::set_gemv_split_sum(true);
+  cuda::gemv_launch(16, problem(0, 16, y.get(), true), ws_, nullptr, cuda::gemv_variant_from_name("auto:sa"));
+  cuda::set_gemv_split_sum(saved_split_sum);
   const auto got = y.download<uint8_t>(16 * row_bytes);
   for (int r = 0; r < 16; ++r)
     ASSERT_EQ(std::memcmp(got.data() + r * row_bytes, ref.data() + r * row_bytes, row_bytes), 0)
@@ -390,6 +403,7 @@ TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
   const Case& c = GetParam();
   const size_t row_bytes = static_cast<size_t>(c.n) * 4;
   const int saved = cuda::gemv_early_weights();
+  const RestoreOnExit restore([saved] { cuda::set_gemv_early_weights(saved); });
   for (const cuda::GemvVariant& v :
        {variant_under_test(c.fp8), cuda::GemvVariant{0, false, cuda::GemvKernel::kRingBalanced, 0}}) {
     std::vector<uint8_t> ref;
@@ -424,7 +438,6 @@ TEST_P(GemvTest, EarlyWeightDepthsGiveTheSameBytes) {
           << cuda::gemv_variant_name(v) << " per-launch early -1, row " << r;
     }
   }
-  cuda::set_gemv_early_weights(saved);
 }
 
 TEST_P(GemvTest, MatchesFloat64Reference) {
