@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 53, call 1 (bundle p53-bundle = main 370203e: session 52's code plus the GEMV test's
+# restore-on-exit): (1) batch-1 split slices swept over the split's length: the three serve
+# geometries, both KV dtypes, contexts 2k-64k, 1/2/3/4/6 slices with the slice floor lowered to 64
+# positions (LATHE_ATTN_MIN_KV_PER_SLICE) so every pinned count is used as asked, two processes;
+# (2) the decode suites (the GEMV test's restore-on-exit runs here first); (3) the fp8 table with
+# cuBLASLt FP8 and the decode steps; (4) on an H200 only, the issue-5 targets tables (serve kernels
+# under auto+pack and auto+pack+slices, SDPA in the same call).
+#   scripts/device-bundle.sh -j 2 --bundle p53-bundle --targets "lathe gpu_attention lathe_bench_kernels lathe_bench_attention gpu_golden_qwen3 gpu_batch_invariance gpu_cuda_gemv_test gpu_cuda_op_test" --xz
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p53-bundle}"
+for r in 1 2; do
+  mkdir -p $W/sweep_r$r
+  LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 $b/bin/lathe_bench_attention --out $W/sweep_r$r --kernels serve \
+    --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
+    >$W/sweep_r$r/bench.txt 2>&1
+  echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
+done
+decode_suites
+fp8_table
+export BATCHES=1,4,8,16,32
+for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && (( SECONDS - t0 < 300 )); then
+  mkdir -p $W/serve
+  timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
+    >$W/serve/bench.txt 2>&1
+  echo "== serve rc=$? $((SECONDS - t0))s" >>$S
+  PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out $W/sdpa.csv >$W/sdpa.log 2>&1
+  echo "== sdpa rc=$? $((SECONDS - t0))s" >>$S
+  for kv in bf16 fp8; do
+    python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
+      --b1-policy auto+pack+slices --kv $kv >$W/targets_${kv}.txt 2>&1
+    echo "== targets $kv auto+pack (batch 1: auto+pack+slices)" >>$S
+    tail -3 $W/targets_${kv}.txt >>$S
+  done
+fi
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
