@@ -4,7 +4,7 @@
 # geometries, both KV dtypes, contexts 2k-64k, 1/2/3/4/6 slices with the slice floor lowered to 64
 # positions (LATHE_ATTN_MIN_KV_PER_SLICE) so every pinned count is used as asked, two processes;
 # (2) the decode suites (the GEMV test's restore-on-exit runs here first); (3) the fp8 table with
-# cuBLASLt FP8 and the decode steps; (4) on an H200 only, the issue-5 targets tables (serve kernels
+# cuBLASLt FP8 and the decode steps (H200 only: session 52 ran them on an H100); (4) on an H200 only, the issue-5 targets tables (serve kernels
 # under auto+pack and auto+pack+slices, SDPA in the same call).
 #   scripts/device-bundle.sh -j 2 --bundle p53-bundle --targets "lathe gpu_attention lathe_bench_kernels lathe_bench_attention gpu_golden_qwen3 gpu_batch_invariance gpu_cuda_gemv_test gpu_cuda_op_test" --xz
 set -uo pipefail
@@ -17,10 +17,13 @@ for r in 1 2; do
   echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
 done
 decode_suites
-fp8_table
-export BATCHES=1,4,8,16,32
-for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && (( SECONDS - t0 < 300 )); then
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
+if (( h200 )); then
+  fp8_table
+  export BATCHES=1,4,8,16,32
+  for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
+fi
+if (( h200 )) && (( SECONDS - t0 < 300 )); then
   mkdir -p $W/serve
   timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
     >$W/serve/bench.txt 2>&1
