@@ -46,12 +46,13 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
   if (policy.kind == SplitkPolicy::Kind::kLegacy || splits <= 1) return 1;
   const uint32_t cap = static_cast<uint32_t>(kMaxSplitSlices);
   if (slices_lever > 0) return std::min(static_cast<uint32_t>(slices_lever), cap);
+  const uint32_t most = slices_lever < 0 ? std::min(static_cast<uint32_t>(-slices_lever), cap) : cap;
   const uint64_t ctas =
       static_cast<uint64_t>(split_slice_waves(max_decode_seqs)) * std::max<uint32_t>(sm_count, 1);
   const uint64_t pairs =
       static_cast<uint64_t>(std::max<uint32_t>(num_kv_heads, 1)) * splits * std::max<uint32_t>(max_decode_seqs, 1);
   if (2 * pairs > std::max<uint32_t>(sm_count, 1)) return 1;
-  return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / pairs, 1, cap));
+  return static_cast<uint32_t>(std::clamp<uint64_t>(ctas / pairs, 1, most));
 }
 
 int32_t decode_splitk_kernel(uint32_t max_decode_seqs) {

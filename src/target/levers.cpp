@@ -71,9 +71,16 @@ std::optional<bool> parse_on_off(std::string_view spelling) {
 
 namespace {
 
-// One cap: "auto" -> 0, the off words -> 1, a count clamped to 1..kMaxSplitSlices.
+// One cap: "auto" -> 0, "auto:N" -> auto_slices_at_most(N), the off words -> 1, a count clamped to
+// 1..kMaxSplitSlices.
 std::optional<int32_t> parse_slice_cap(const std::string& word) {
   if (word == "auto") return 0;
+  if (const size_t colon = word.find(':'); colon != std::string::npos) {
+    if (normalise(std::string_view(word).substr(0, colon)) != "auto") return std::nullopt;
+    const std::optional<uint64_t> most = parse_decimal(normalise(std::string_view(word).substr(colon + 1)));
+    if (!most || *most < 1) return std::nullopt;
+    return auto_slices_at_most(static_cast<int32_t>(std::min<uint64_t>(*most, kMaxSplitSlices)));
+  }
   if (word == "0" || word == "off" || word == "false" || word == "no") return 1;
   std::optional<uint64_t> count = parse_decimal(word);
   if (!count || *count > UINT32_MAX) return std::nullopt;
@@ -81,14 +88,25 @@ std::optional<int32_t> parse_slice_cap(const std::string& word) {
 }
 
 std::string slice_cap_label(int32_t cap) {
-  return cap <= 0 ? "auto" : std::to_string(std::min(cap, kMaxSplitSlices));
+  if (cap == 0) return "auto";
+  if (cap < 0) return "auto:" + std::to_string(-cap);
+  return std::to_string(std::min(cap, kMaxSplitSlices));
+}
+
+// Whether a lowered spelling names caps per dtype ("bf16:..." / "fp8:..." entries) rather than one
+// cap for both (which may itself hold a colon: "auto:2").
+bool names_kv_dtypes(const std::string& word) {
+  const size_t colon = word.find(':');
+  if (colon == std::string::npos) return false;
+  const std::string first = normalise(std::string_view(word).substr(0, colon));
+  return first == "bf16" || first == "fp8";
 }
 
 }  // namespace
 
 std::optional<SplitSlices> parse_split_slices(std::string_view spelling) {
   const std::string word = normalise(spelling);
-  if (word.find(':') == std::string::npos) {
+  if (!names_kv_dtypes(word)) {
     const std::optional<int32_t> cap = parse_slice_cap(word);
     if (!cap) return std::nullopt;
     return SplitSlices(*cap);
@@ -194,7 +212,8 @@ Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
   const std::optional<SplitSlices> parsed_declared = parse_split_slices(declared);
   if (!parsed_declared) {
     why = fmt::format(
-        "declared attn_decode_split_slices '{}' is not auto|off|<count>|bf16:<cap>,fp8:<cap>; using 1",
+        "declared attn_decode_split_slices '{}' is not auto|auto:<n>|off|<count>|bf16:<cap>,fp8:<cap>; using "
+        "1",
         declared);
   }
   Lever<SplitSlices> out{parsed_declared.value_or(SplitSlices(1)), false};
@@ -202,9 +221,9 @@ Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
     if (std::optional<SplitSlices> parsed = parse_split_slices(*env_raw)) {
       out = {*parsed, true};
     } else {
-      why += fmt::format("{}{}='{}' is not auto|off|<count>|bf16:<cap>,fp8:<cap>; keeping the declared {}",
-                         why.empty() ? "" : "; ", kEnvAttnDecodeSplitSlices, *env_raw,
-                         split_slices_label(out.value));
+      why += fmt::format(
+          "{}{}='{}' is not auto|auto:<n>|off|<count>|bf16:<cap>,fp8:<cap>; keeping the declared {}",
+          why.empty() ? "" : "; ", kEnvAttnDecodeSplitSlices, *env_raw, split_slices_label(out.value));
     }
   }
   if (note) *note = why;

@@ -50,8 +50,15 @@ std::optional<bool> parse_on_off(std::string_view spelling);
 // Cap on the slices of one split-K split (ops/splitk_policy.h: decode_split_slices).
 inline constexpr int32_t kMaxSplitSlices = 8;
 
-// The slice caps of a serve, one per KV cache dtype: 0 = the policy's rule (auto), 1 = splits are
-// not sliced, N = at most N slices. A KV cache of FP8 codes takes `fp8`, every other one `bf16`.
+// One slice cap: 0 = the policy's rule (auto), -N (N in 2..kMaxSplitSlices - 1) = the policy's rule
+// but at most N slices ("auto:N": a part whose slices pay, but not as many as fill the SMs), 1 =
+// splits are not sliced, N = at most N slices whatever the shape (pinned).
+constexpr int32_t auto_slices_at_most(int32_t most) {
+  return most <= 1 ? 1 : (most >= kMaxSplitSlices ? 0 : -most);
+}
+
+// The slice caps of a serve, one per KV cache dtype (each as above). A KV cache of FP8 codes takes
+// `fp8`, every other one `bf16`.
 // An FP8 tile is bound by its per-position work more than by its bytes, so more CTAs per split pay
 // for it where they do not for BF16 (targets/h100.toml). A plain count converts to the same cap
 // for both.
@@ -64,15 +71,15 @@ struct SplitSlices {
   bool operator==(const SplitSlices&) const = default;
 };
 
-// attn_decode_split_slices, one cap for both KV dtypes: "auto" -> 0 (the policy's rule); "0" /
-// "off" / "false" / "no" -> 1 (splits are not sliced); a decimal count -> that cap, clamped to
-// 1..kMaxSplitSlices. Or caps per dtype: a comma list of "bf16:<cap>" and "fp8:<cap>" (each at most
-// once), a dtype not named keeping whole splits (e.g. "fp8:2": FP8 caches up to 2 slices, BF16
-// none). Else nullopt.
+// attn_decode_split_slices, one cap for both KV dtypes: "auto" -> 0 (the policy's rule); "auto:N"
+// (N >= 1 in decimal) -> auto_slices_at_most(N); "0" / "off" / "false" / "no" -> 1 (splits are not
+// sliced); a decimal count -> that cap, clamped to 1..kMaxSplitSlices. Or caps per dtype: a comma
+// list of "bf16:<cap>" and "fp8:<cap>" (each at most once), a dtype not named keeping whole splits
+// (e.g. "fp8:auto:2": FP8 caches slice by auto's rule, at most 2, BF16 caches not). Else nullopt.
 std::optional<SplitSlices> parse_split_slices(std::string_view spelling);
-// The cap's word ("auto" for 0, else the count in decimal) when both dtypes share it, else the
-// per-dtype list without the dtypes that keep whole splits, e.g. "fp8:2" (parse_split_slices maps
-// it back).
+// The cap's word ("auto" for 0, "auto:N" for -N, else the count in decimal) when both dtypes share
+// it, else the per-dtype list without the dtypes that keep whole splits, e.g. "fp8:auto:2"
+// (parse_split_slices maps it back).
 std::string split_slices_label(const SplitSlices& slices);
 
 // Largest decode width the FFN GEMV tiers serve (ffn_gemv_max_m); wider decode rows take the GEMM.

@@ -157,7 +157,7 @@ TargetDecl parse_target(std::string_view toml_text, const std::string& id, const
   decl.defaults.attn_decode_splitk = defaults.count_spelling("attn_decode_splitk", "\"legacy\", \"auto\", \"off\"");
   decl.defaults.attn_decode_gqa_pack = defaults.boolean("attn_decode_gqa_pack");
   decl.defaults.attn_decode_split_slices =
-      defaults.count_spelling("attn_decode_split_slices", "\"auto\", \"off\", \"fp8:2\"");
+      defaults.count_spelling("attn_decode_split_slices", "\"auto\", \"off\", \"fp8:auto:2\"");
   decl.defaults.ffn_batch16 = defaults.boolean("ffn_batch16");
   decl.defaults.ffn_gemv_max_m = static_cast<int32_t>(defaults.integer("ffn_gemv_max_m", 0, kMaxFfnGemvRows));
   return decl;

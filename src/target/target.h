@@ -19,8 +19,8 @@
 //   [defaults]
 //   attn_decode_splitk = "auto"     # legacy | auto | off | <count>; unparseable -> legacy
 //   attn_decode_gqa_pack = false
-//   attn_decode_split_slices = "off" # auto | off | <count> | bf16:<cap>,fp8:<cap>; unparseable -> off
-//   ffn_batch16 = true
+//   attn_decode_split_slices = "off" # auto | auto:<n> | off | <n> | bf16:<cap>,fp8:<cap>
+//   ffn_batch16 = true               # (split slices: unparseable -> off)
 //   ffn_gemv_max_m = 32
 //
 // Where the declarations come from: $LATHE_TARGETS_DIR if set (it must exist), else the source

@@ -160,15 +160,28 @@ TEST(AttentionPlan, SliceCapsFollowTheKvDtype) {
   EXPECT_EQ(bf16_auto.split_slices, 3);
   EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 1);
   EXPECT_LE(bf16_auto.workspace_bytes, available);
-  // "fp8:auto" (the h100 declaration): auto's rule for FP8 caches, so a single-sequence serve
-  // slices and a wider one does not, whatever its batch.
+  // "fp8:auto": auto's rule for FP8 caches, so a single-sequence serve slices and a wider one does
+  // not, whatever its batch.
   config.levers.attn_decode_split_slices = {target::SplitSlices(1, 0), false};
   EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 3);
   EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kBF16), config).split_slices, 1);
+  // "fp8:auto:2" (the h100 declaration): the same serves slice, two slices at most; the workspace
+  // it sizes holds them.
+  config.levers.attn_decode_split_slices = {target::SplitSlices(1, -2), false};
+  const AttentionPlan fp8_at_most_2 =
+      plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kF8E4M3), config);
+  EXPECT_EQ(fp8_at_most_2.split_slices, 2);
+  EXPECT_LE(fp8_at_most_2.workspace_bytes, attention_workspace_bytes(k32B, config));
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k32B, cache_for(k32B, DType::kBF16), config).split_slices, 1);
+  EXPECT_EQ(plan_attention(Phase::kDecode, 1, k8B, cache_for(k8B, DType::kF8E4M3), config).split_slices, 1);
   config.max_decode_seqs = 64;
-  for (int32_t seqs : {1, 2, 64})
-    EXPECT_EQ(
-        plan_attention(Phase::kDecode, seqs, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices, 1);
+  for (const target::SplitSlices caps : {target::SplitSlices(1, 0), target::SplitSlices(1, -2)}) {
+    config.levers.attn_decode_split_slices = {caps, false};
+    for (int32_t seqs : {1, 2, 64})
+      EXPECT_EQ(
+          plan_attention(Phase::kDecode, seqs, k32B, cache_for(k32B, DType::kF8E4M3), config).split_slices,
+          1);
+  }
 }
 
 TEST(AttentionPlan, UnsupportedShapesAreErrorsNamingThem) {

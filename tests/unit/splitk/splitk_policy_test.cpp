@@ -161,6 +161,22 @@ TEST(SplitSlices, AutoFillsTheGeometrysSlotsWhereTheWidestBatchLeavesHalfTheSmsI
   EXPECT_EQ(decode_split_slices(1, kAuto, 132, 8, 9, 1), 1u);
 }
 
+// "auto:N" (a negative lever) slices where auto does, never more than N; where auto keeps whole
+// splits it does too (a wide serve, 72 pairs, legacy, one split).
+TEST(SplitSlices, AutoAtMostNSlicesWhereAutoDoesAndNoMore) {
+  EXPECT_EQ(decode_split_slices(-2, kAuto, 132, 4, 11, 1), 2u);  // 24/4/256: auto gives 3
+  EXPECT_EQ(decode_split_slices(-2, kAuto, 132, 8, 5, 1), 2u);   // 64/8/128: auto gives 3
+  EXPECT_EQ(decode_split_slices(-3, kAuto, 132, 8, 5, 1), 3u);
+  EXPECT_EQ(decode_split_slices(-7, kAuto, 132, 8, 5, 1), 3u);   // auto's own count is lower
+  EXPECT_EQ(decode_split_slices(-4, kAuto, 132, 2, 11, 2), 4u);  // auto gives 6
+  EXPECT_EQ(decode_split_slices(-7, kAuto, 148, 1, 16, 1), 7u);
+  EXPECT_EQ(decode_split_slices(-2, kAuto, 132, 8, 9, 1), 1u);  // 72 pairs
+  EXPECT_EQ(decode_split_slices(-2, kAuto, 132, 8, 5, 2), 1u);  // 80 pairs
+  EXPECT_EQ(decode_split_slices(-2, kAuto, 132, 8, 1, 1), 1u);
+  EXPECT_EQ(decode_split_slices(-2, kLegacy, 132, 8, 5, 1), 1u);
+  EXPECT_EQ(decode_split_slices(-2, SplitkPolicy::pinned_to(4), 132, 8, 4, 1), 2u);
+}
+
 // The split-K kernel geometry is a function of the serve's widest decode batch alone: single (26)
 // for one sequence, narrow (16) up to kSplitkNarrowMaxSeqs sequences, wide (25) beyond, and it
 // never moves with anything else.

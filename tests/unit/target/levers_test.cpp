@@ -207,6 +207,38 @@ TEST(LeverGrammar, SplitSlicesPerKvDtype) {
   EXPECT_EQ(SplitSlices(1, 2).for_kv(false), 1);
 }
 
+// "auto:N": auto's rule with at most N slices, for a part whose slices pay but not as many as fill
+// its SMs; 1 is whole splits and kMaxSplitSlices or more is plain auto. It goes alone or per dtype
+// and keeps its spelling through the label.
+TEST(LeverGrammar, SplitSlicesAutoAtMost) {
+  EXPECT_EQ(parse_split_slices("auto:2"), SplitSlices(-2));
+  EXPECT_EQ(parse_split_slices(" Auto : 3 "), SplitSlices(-3));
+  EXPECT_EQ(parse_split_slices("auto:1"), SplitSlices(1));
+  EXPECT_EQ(parse_split_slices("auto:8"), SplitSlices(0));
+  EXPECT_EQ(parse_split_slices("auto:99"), SplitSlices(0));
+  EXPECT_EQ(parse_split_slices("fp8:auto:2"), SplitSlices(1, -2));
+  EXPECT_EQ(parse_split_slices("bf16:auto:3, fp8:auto"), SplitSlices(-3, 0));
+  for (const char* bad : {"auto:", "auto:0", "auto:x", "auto:2:3", "auto:-2", "auto:2,fp8:3",
+                          "fp8:auto:", "fp8:auto:0", "fp8:2:auto", "max:2"}) {
+    EXPECT_FALSE(parse_split_slices(bad).has_value()) << bad;
+  }
+  EXPECT_EQ(split_slices_label(SplitSlices(-2)), "auto:2");
+  EXPECT_EQ(split_slices_label(SplitSlices(1, -2)), "fp8:auto:2");
+  EXPECT_EQ(split_slices_label(SplitSlices(-3, 4)), "bf16:auto:3,fp8:4");
+  for (int32_t most = 1; most <= kMaxSplitSlices + 1; ++most) {
+    const int32_t cap = auto_slices_at_most(most);
+    EXPECT_EQ(cap, most == 1 ? 1 : (most >= kMaxSplitSlices ? 0 : -most)) << most;
+    EXPECT_EQ(parse_split_slices("auto:" + std::to_string(most)), SplitSlices(cap)) << most;
+  }
+  for (int32_t bf16 = -(kMaxSplitSlices - 1); bf16 <= kMaxSplitSlices; ++bf16) {
+    for (int32_t fp8 = -(kMaxSplitSlices - 1); fp8 <= kMaxSplitSlices; ++fp8) {
+      if (bf16 == -1 || fp8 == -1) continue;  // not a cap: auto at most 1 is 1
+      const SplitSlices caps(bf16, fp8);
+      EXPECT_EQ(parse_split_slices(split_slices_label(caps)), caps) << split_slices_label(caps);
+    }
+  }
+}
+
 TEST(LeverResolution, SplitSlices) {
   std::string note;
   Lever<SplitSlices> slices = resolve_split_slices_lever("auto", std::nullopt, &note);
