@@ -209,10 +209,10 @@ TEST(BootLine, ReportsDeclarationsAndMarksTheEnvironment) {
             "attn_decode_split_slices=1 (env) ffn_batch16=off (env) ffn_gemv_max_m=32");
   ASSERT_EQ(resolved.notes.size(), 1u);
   EXPECT_NE(resolved.notes[0].find("LATHE_FFN_GEMV_MAX_M"), std::string::npos);
-  // The h100 declaration slices FP8 KV caches only.
+  // The h100 declaration slices FP8 KV caches only, by auto's rule but into two slices at most.
   resolved = resolve_target(targets, std::string("h100"), std::nullopt, env_of({}));
-  EXPECT_EQ(resolved.levers.attn_decode_split_slices.value, SplitSlices(1, 0));
-  EXPECT_NE(boot_line(resolved).find("attn_decode_split_slices=fp8:auto "), std::string::npos)
+  EXPECT_EQ(resolved.levers.attn_decode_split_slices.value, SplitSlices(1, -2));
+  EXPECT_NE(boot_line(resolved).find("attn_decode_split_slices=fp8:auto:2 "), std::string::npos)
       << boot_line(resolved);
 }
 
