@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Session 53, call 3 (bundle p53b-bundle = main 85a2c0e): the issue-5 targets tables of the serve
+# kernels with SDPA in the same call, under what each part declares at batch 1. On an H200 (which
+# declares "auto" for both dtypes) also call 1's batch-1 slice sweep (does "auto:2" pay there
+# too?), the fp8 table with cuBLASLt FP8 and the decode steps. On an H100 (declares "fp8:auto:2")
+# the batch-1 rows are whole splits for BF16 and 2 slices for FP8.
+#   scripts/device-bundle.sh -j 2 --bundle p53b-bundle --targets "lathe gpu_attention lathe_bench_attention lathe_bench_kernels gpu_golden_qwen3 gpu_batch_invariance" --xz
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p53b-bundle}"
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
+if (( h200 )); then
+  for r in 1 2; do
+    mkdir -p $W/sweep_r$r
+    LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 $b/bin/lathe_bench_attention --out $W/sweep_r$r --kernels serve \
+      --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
+      >$W/sweep_r$r/bench.txt 2>&1
+    echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
+  done
+  slices=()
+  b1_bf16=auto+pack+slices
+  b1_fp8=auto+pack+slices
+else
+  slices=(--slices 2)
+  b1_bf16=auto+pack
+  b1_fp8=auto+pack+slices2
+fi
+mkdir -p $W/serve
+timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
+  "${slices[@]}" >$W/serve/bench.txt 2>&1
+echo "== serve rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/serve/bench.txt | head -1 | cut -c1-60)" >>$S
+PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out $W/sdpa.csv >$W/sdpa.log 2>&1
+echo "== sdpa rc=$? $((SECONDS - t0))s" >>$S
+for kv in bf16 fp8; do
+  b1=b1_$kv
+  python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
+    --b1-policy ${!b1} --kv $kv >$W/targets_${kv}.txt 2>&1
+  echo "== targets $kv auto+pack (batch 1: ${!b1})" >>$S
+  tail -3 $W/targets_${kv}.txt >>$S
+done
+if (( h200 )); then
+  fp8_table
+  export BATCHES=1,4,8,16,32
+  for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
+fi
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
