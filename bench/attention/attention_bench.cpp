@@ -34,8 +34,10 @@
 //   --policies: comma list of the policy labels below to measure (default: all). Every label
 //              runs without split slices except "auto+pack+slices": the slice cap auto gives a
 //              single-sequence serve, pinned at every batch width.
-//   --slices: comma list of slice caps (1..8); "auto+pack+slices" is then measured once per cap,
-//             labelled e.g. "auto+pack+slices3", instead of at auto's cap.
+//   --slices: comma list of slice caps, each a pinned count (1..8) or "auto:N" (auto's cap, at
+//             most N: the attn_decode_split_slices grammar); "auto+pack+slices" is then measured
+//             once per cap, labelled e.g. "auto+pack+slices3" or "auto+pack+slicesauto:2", instead
+//             of at auto's cap.
 //   --kv-l2-promotion: the L2 promotion of the tensor-copy geometries' K/V copies, none (the
 //             default), 64, 128 or 256 bytes (the LATHE_ATTN_KV_L2_PROMOTION grammar).
 //   --v-offset: bytes (a multiple of 1024, < 1 GiB) by which the V pool starts after the start of
@@ -51,6 +53,7 @@
 #include <fstream>
 #include <map>
 #include <numeric>
+#include <optional>
 #include <random>
 #include <string>
 #include <tuple>
@@ -71,6 +74,7 @@
 #include "ops/cuda/chained_launch_lever.h"
 #include "ops/kv_cache.h"
 #include "ops/splitk_policy.h"
+#include "target/levers.h"
 
 namespace {
 
@@ -92,7 +96,8 @@ struct Variant {
   target::SplitkPolicy policy;
   bool pack;
   // attn_decode_split_slices: 1 = off (every label without "+slices"); 0 = the cap auto gives a
-  // single-sequence serve (3, 6, 6 for the three shapes on 132 SMs), pinned at every batch width.
+  // single-sequence serve (3 for 24/4/256 and 64/8/128 on 132 SMs, 1 for 32/8/128's 72 pairs),
+  // -N = that cap but at most N (auto:N), pinned at every batch width.
   int32_t slices = 1;
 };
 
@@ -145,6 +150,25 @@ bool parse_ints(const char* list, const char* flag, int max, std::vector<int32_t
   return true;
 }
 
+// --slices: a comma list of slice caps, each a count in 1..kMaxSplitSlices or "auto:N"
+// (target::parse_split_slices' one-cap spellings but plain "auto", which the unlisted arm is),
+// appended to `out` as levers (auto:N negative); false with a message at the first that is not one.
+bool parse_slice_caps(const char* list, std::vector<int32_t>& out) {
+  for (const std::string& item : bench::split_list(list)) {
+    const std::optional<target::SplitSlices> caps = target::parse_split_slices(item);
+    const bool pinned =
+        caps && caps->bf16 == caps->fp8 && caps->bf16 >= 1 && item == std::to_string(caps->bf16);
+    const bool at_most = caps && caps->bf16 == caps->fp8 && item.starts_with("auto:");
+    if (!pinned && !at_most) {
+      std::fprintf(stderr, "error: --slices: %s is not a count in 1..%d or auto:N\n", item.c_str(),
+                   target::kMaxSplitSlices);
+      return false;
+    }
+    out.push_back(caps->bf16);
+  }
+  return true;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -191,8 +215,7 @@ int main(int argc, char** argv) {
         !parse_ints(argv[++i], "--contexts", 65536, context_filter)) {
       return 2;
     }
-    if (!std::strcmp(argv[i], "--slices") && i + 1 < argc &&
-        !parse_ints(argv[++i], "--slices", target::kMaxSplitSlices, slice_caps)) {
+    if (!std::strcmp(argv[i], "--slices") && i + 1 < argc && !parse_slice_caps(argv[++i], slice_caps)) {
       return 2;
     }
     if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
@@ -303,7 +326,7 @@ int main(int argc, char** argv) {
       }
       for (int32_t cap : slice_caps) {
         Variant pinned = v;
-        pinned.label += std::to_string(cap);
+        pinned.label += target::split_slices_label(cap);
         pinned.slices = cap;
         variants.push_back(pinned);
       }
@@ -376,11 +399,12 @@ int main(int argc, char** argv) {
               config.sm_count = kSmCount;
               config.max_decode_seqs = 16;  // the legacy reference batch; the pool bounds the rest
               int32_t slices = variant.slices;
-              if (slices == 0) {
+              if (slices <= 0) {  // auto's cap (at most N for auto:N) for a single-sequence serve
                 config.levers.attn_decode_split_slices = {1, false};
                 const int32_t splits = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config).num_splits;
-                slices = static_cast<int32_t>(ops::decode_split_slices(
-                    0, variant.policy, kSmCount, static_cast<uint32_t>(shape.kv_heads), static_cast<uint32_t>(splits), 1));
+                slices = static_cast<int32_t>(ops::decode_split_slices(slices, variant.policy, kSmCount,
+                                                                       static_cast<uint32_t>(shape.kv_heads),
+                                                                       static_cast<uint32_t>(splits), 1));
               }
               config.levers.attn_decode_split_slices = {slices, false};
               const ops::AttentionPlan plan = ops::plan_attention(ops::Phase::kDecode, batch, attn, cache, config);
