@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
-# Session 53, call 3 (bundle p53b-bundle = main 85a2c0e): the issue-5 targets tables of the serve
-# kernels with SDPA in the same call, under what each part declares at batch 1. On an H200 (which
+# Session 53, call 3 (bundle p53c-bundle: the code of main de64891, whose bench's --slices takes
+# auto:N): the issue-5 targets tables of the serve kernels with SDPA in the same call, under what
+# each part declares at batch 1. On an H200 (which
 # declares "auto" for both dtypes) also call 1's batch-1 slice sweep (does "auto:2" pay there
 # too?), the fp8 table with cuBLASLt FP8 and the decode steps. On an H100 (declares "fp8:auto:2")
 # the batch-1 rows are whole splits for BF16 and 2 slices for FP8.
-#   scripts/device-bundle.sh -j 2 --bundle p53b-bundle --targets "lathe gpu_attention lathe_bench_attention lathe_bench_kernels gpu_golden_qwen3 gpu_batch_invariance" --xz
+#   scripts/device-bundle.sh -j 2 --bundle p53c-bundle --targets "lathe gpu_attention lathe_bench_attention lathe_bench_kernels gpu_golden_qwen3 gpu_batch_invariance" --xz
 set -uo pipefail
-source scripts/bundle-env.sh "${BUNDLE:-p53b-bundle}"
+source scripts/bundle-env.sh "${BUNDLE:-p53c-bundle}"
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
 if (( h200 )); then
   for r in 1 2; do
@@ -16,13 +17,13 @@ if (( h200 )); then
       >$W/sweep_r$r/bench.txt 2>&1
     echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
   done
-  slices=()
-  b1_bf16=auto+pack+slices
-  b1_fp8=auto+pack+slices
+  slices=(--slices auto:8,auto:2)  # auto's cap (the declaration) and at most 2
+  b1_bf16=auto+pack+slicesauto
+  b1_fp8=auto+pack+slicesauto
 else
-  slices=(--slices 2)
+  slices=(--slices auto:2)  # the declaration: auto's cap at most 2 (FP8), none (BF16)
   b1_bf16=auto+pack
-  b1_fp8=auto+pack+slices2
+  b1_fp8=auto+pack+slicesauto:2
 fi
 mkdir -p $W/serve
 timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
@@ -36,6 +37,12 @@ for kv in bf16 fp8; do
     --b1-policy ${!b1} --kv $kv >$W/targets_${kv}.txt 2>&1
   echo "== targets $kv auto+pack (batch 1: ${!b1})" >>$S
   tail -3 $W/targets_${kv}.txt >>$S
+  if (( h200 )); then
+    python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
+      --b1-policy auto+pack+slicesauto:2 --kv $kv >$W/targets_${kv}_auto2.txt 2>&1
+    echo "== targets $kv auto+pack (batch 1: auto+pack+slicesauto:2)" >>$S
+    tail -3 $W/targets_${kv}_auto2.txt | head -1 >>$S
+  fi
 done
 if (( h200 )); then
   fp8_table
