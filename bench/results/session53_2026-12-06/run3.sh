@@ -5,7 +5,7 @@
 # declares "auto" for both dtypes) also call 1's batch-1 slice sweep (does "auto:2" pay there
 # too?), the fp8 table with cuBLASLt FP8 and the decode steps. On an H100 (declares "fp8:auto:2")
 # the batch-1 rows are whole splits for BF16 and 2 slices for FP8.
-#   scripts/device-bundle.sh -j 2 --bundle p53c-bundle --targets "lathe gpu_attention lathe_bench_attention lathe_bench_kernels gpu_golden_qwen3 gpu_batch_invariance" --xz
+#   scripts/device-bundle.sh -j 2 --bundle p53c-bundle --targets "lathe lathe_bench_attention lathe_bench_kernels" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p53c-bundle}"
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
