@@ -10,13 +10,7 @@ set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p53c-bundle}"
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
 if (( h200 )); then
-  for r in 1 2; do
-    mkdir -p $W/sweep_r$r
-    LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 $b/bin/lathe_bench_attention --out $W/sweep_r$r --kernels serve \
-      --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
-      >$W/sweep_r$r/bench.txt 2>&1
-    echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
-  done
+  slice_sweep  # call 1's sweep (scripts/bundle-env.sh)
   slices=(--slices auto:8,auto:2)  # auto's cap (the declaration) and at most 2
   b1_bf16=auto+pack+slicesauto
   b1_fp8=auto+pack+slicesauto
