@@ -4,7 +4,7 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows, slice_sweep and fp8kv_step (below).
+# auto_rows and slice_sweep (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -102,17 +102,4 @@ slice_sweep() {
       >"$W/sweep_r$r/bench.txt" 2>&1
     echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$W/sweep_r$r/bench.txt" | head -1 | cut -c1-60)" >>"$S"
   done
-}
-
-# fp8kv_step TAG MODEL_CONFIG CONTEXT [VAR=VALUE...]: one batch-1 `lathe bench latency` of
-# configs/MODEL_CONFIG with an FP8 KV cache (dummy weights, CONTEXT tokens, 32 generated; 100 s at
-# most) under those variables, its output in $W/fp8kv_TAG.txt; appends the step time and the
-# slice lever the boot line reports to $S.
-fp8kv_step() {
-  local tag=$1 model=$2 len=$3
-  shift 3
-  local f=$W/fp8kv_$tag.txt
-  env "$@" timeout 100 "$b/bin/lathe" bench latency "configs/$model" --load-format dummy --device cuda \
-    --kv-cache-dtype fp8 --input-len "$len" --batch-sizes 1 --output-len 32 >"$f" 2>&1
-  echo "fp8kv $tag rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$f") $(grep -o 'attn_decode_split_slices=[^ ]*\( (env)\)\?' "$f" | head -1) $((SECONDS - t0))s" >>"$S"
 }
