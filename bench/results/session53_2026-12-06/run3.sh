@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
 # Session 53, call 3 (bundle p53c-bundle: the code of main de64891, whose bench's --slices takes
 # auto:N): the issue-5 targets tables of the serve kernels with SDPA in the same call, under what
-# each part declares at batch 1. On an H200 (which
-# declares "auto" for both dtypes) also call 1's batch-1 slice sweep (does "auto:2" pay there
-# too?), the fp8 table with cuBLASLt FP8 and the decode steps. On an H100 (declares "fp8:auto:2")
-# the batch-1 rows are whole splits for BF16 and 2 slices for FP8.
+# each part declares at batch 1. On an H200 (which declares "auto" for both dtypes) also call 1's
+# batch-1 slice sweep (does "auto:2" pay there too?), the tables with "auto:2" at batch 1, the fp8
+# table with cuBLASLt FP8 and the decode steps. On an H100 (declares "fp8:auto:2") the batch-1
+# rows are whole splits for BF16 and auto's slices at most 2 for FP8.
 #   scripts/device-bundle.sh -j 2 --bundle p53c-bundle --targets "lathe lathe_bench_attention lathe_bench_kernels" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p53c-bundle}"
