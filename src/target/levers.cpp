@@ -212,8 +212,7 @@ Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
   const std::optional<SplitSlices> parsed_declared = parse_split_slices(declared);
   if (!parsed_declared) {
     why = fmt::format(
-        "declared attn_decode_split_slices '{}' is not auto|auto:<n>|off|<count>|bf16:<cap>,fp8:<cap>; using "
-        "1",
+        "declared attn_decode_split_slices '{}' is not auto|auto:<n>|off|<n>|bf16:<cap>,fp8:<cap>; using 1",
         declared);
   }
   Lever<SplitSlices> out{parsed_declared.value_or(SplitSlices(1)), false};
@@ -222,7 +221,7 @@ Lever<SplitSlices> resolve_split_slices_lever(std::string_view declared,
       out = {*parsed, true};
     } else {
       why += fmt::format(
-          "{}{}='{}' is not auto|auto:<n>|off|<count>|bf16:<cap>,fp8:<cap>; keeping the declared {}",
+          "{}{}='{}' is not auto|auto:<n>|off|<n>|bf16:<cap>,fp8:<cap>; keeping the declared {}",
           why.empty() ? "" : "; ", kEnvAttnDecodeSplitSlices, *env_raw, split_slices_label(out.value));
     }
   }
