@@ -98,8 +98,8 @@ size_t workspace_record_bytes(int32_t head_dim);
 inline constexpr int32_t kMinKvPerSlice = 256;
 
 // Slices per split: 0 = auto (above), -N = auto but at most N (target::auto_slices_at_most),
-// N >= 1 = at most N (clamped to kMaxSplitSlices; 1 = off) whatever the batch. The legacy policy never slices
-// (it is kept as it was), nor does a launch without splits.
+// N >= 1 = at most N (clamped to kMaxSplitSlices; 1 = off) whatever the batch. The legacy policy
+// never slices (it is kept as it was), nor does a launch without splits.
 uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, uint32_t sm_count,
                              uint32_t num_kv_heads, uint32_t splits, uint32_t max_decode_seqs);
 
