@@ -9,13 +9,7 @@
 #   scripts/device-bundle.sh -j 2 --bundle p53-bundle --targets "lathe gpu_attention lathe_bench_kernels lathe_bench_attention gpu_golden_qwen3 gpu_batch_invariance gpu_cuda_gemv_test gpu_cuda_op_test" --xz
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p53-bundle}"
-for r in 1 2; do
-  mkdir -p $W/sweep_r$r
-  LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 $b/bin/lathe_bench_attention --out $W/sweep_r$r --kernels serve \
-    --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
-    >$W/sweep_r$r/bench.txt 2>&1
-  echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
-done
+slice_sweep  # the batch-1 slice sweep (scripts/bundle-env.sh)
 decode_suites
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
 if (( h200 )); then

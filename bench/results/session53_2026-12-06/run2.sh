@@ -11,13 +11,7 @@ source scripts/bundle-env.sh "${BUNDLE:-p53b-bundle}"
 echo "info: $($b/bin/lathe info 2>&1 | grep 'target defaults')" >>$S
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1 || h200=0
 if (( h200 )); then
-  for r in 1 2; do
-    mkdir -p $W/sweep_r$r
-    LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 $b/bin/lathe_bench_attention --out $W/sweep_r$r --kernels serve \
-      --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
-      >$W/sweep_r$r/bench.txt 2>&1
-    echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/sweep_r$r/bench.txt | head -1 | cut -c1-60)" >>$S
-  done
+  slice_sweep  # the batch-1 slice sweep (scripts/bundle-env.sh)
   fp8_table
   export BATCHES=1,4,8,16,32
   for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
