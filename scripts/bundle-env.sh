@@ -4,7 +4,7 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows and slice_sweep (below).
+# auto_rows, slice_sweep and issue5_tables (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -101,5 +101,28 @@ slice_sweep() {
       --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
       >"$W/sweep_r$r/bench.txt" 2>&1
     echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$W/sweep_r$r/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+  done
+}
+
+# issue5_tables B1_BF16 B1_FP8 [BENCH_ARGS...]: the issue-5 targets tables: the serve kernels under
+# auto+pack and auto+pack+slices (BENCH_ARGS added, e.g. --slices auto:2; 200 s at most) into
+# $W/serve, PyTorch SDPA in the same call into $W/sdpa.csv (90 s at most), and
+# bench/attention/targets.py per KV dtype with batch 1 from the policy B1_<dtype> into
+# $W/targets_<dtype>.txt; appends each step's verdict and the three counts per dtype to $S.
+issue5_tables() {
+  local b1_bf16=$1 b1_fp8=$2 kv b1
+  shift 2
+  mkdir -p "$W/serve"
+  timeout 200 "$b/bin/lathe_bench_attention" --out "$W/serve" --kernels serve --policies auto+pack,auto+pack+slices \
+    "$@" >"$W/serve/bench.txt" 2>&1
+  echo "== serve rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$W/serve/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+  PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out "$W/sdpa.csv" >"$W/sdpa.log" 2>&1
+  echo "== sdpa rc=$? $((SECONDS - t0))s" >>"$S"
+  for kv in bf16 fp8; do
+    b1=b1_$kv
+    python3 bench/attention/targets.py "$W/serve/attention_bench.csv" "$W/sdpa.csv" --policy auto+pack \
+      --b1-policy "${!b1}" --kv $kv >"$W/targets_$kv.txt" 2>&1
+    echo "== targets $kv auto+pack (batch 1: ${!b1})" >>"$S"
+    tail -3 "$W/targets_$kv.txt" >>"$S"
   done
 }

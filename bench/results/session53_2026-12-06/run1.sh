@@ -18,18 +18,7 @@ if (( h200 )); then
   for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
 fi
 if (( h200 )) && (( SECONDS - t0 < 300 )); then
-  mkdir -p $W/serve
-  timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
-    >$W/serve/bench.txt 2>&1
-  echo "== serve rc=$? $((SECONDS - t0))s" >>$S
-  PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out $W/sdpa.csv >$W/sdpa.log 2>&1
-  echo "== sdpa rc=$? $((SECONDS - t0))s" >>$S
-  for kv in bf16 fp8; do
-    python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
-      --b1-policy auto+pack+slices --kv $kv >$W/targets_${kv}.txt 2>&1
-    echo "== targets $kv auto+pack (batch 1: auto+pack+slices)" >>$S
-    tail -3 $W/targets_${kv}.txt >>$S
-  done
+  issue5_tables auto+pack+slices auto+pack+slices  # scripts/bundle-env.sh
 fi
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S

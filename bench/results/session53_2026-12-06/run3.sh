@@ -19,26 +19,14 @@ else
   b1_bf16=auto+pack
   b1_fp8=auto+pack+slicesauto:2
 fi
-mkdir -p $W/serve
-timeout 200 $b/bin/lathe_bench_attention --out $W/serve --kernels serve --policies auto+pack,auto+pack+slices \
-  "${slices[@]}" >$W/serve/bench.txt 2>&1
-echo "== serve rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' $W/serve/bench.txt | head -1 | cut -c1-60)" >>$S
-PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out $W/sdpa.csv >$W/sdpa.log 2>&1
-echo "== sdpa rc=$? $((SECONDS - t0))s" >>$S
-for kv in bf16 fp8; do
-  b1=b1_$kv
-  python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
-    --b1-policy ${!b1} --kv $kv >$W/targets_${kv}.txt 2>&1
-  echo "== targets $kv auto+pack (batch 1: ${!b1})" >>$S
-  tail -3 $W/targets_${kv}.txt >>$S
-  if (( h200 )); then
+issue5_tables $b1_bf16 $b1_fp8 "${slices[@]}"  # scripts/bundle-env.sh
+if (( h200 )); then
+  for kv in bf16 fp8; do
     python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
       --b1-policy auto+pack+slicesauto:2 --kv $kv >$W/targets_${kv}_auto2.txt 2>&1
     echo "== targets $kv auto+pack (batch 1: auto+pack+slicesauto:2)" >>$S
     tail -3 $W/targets_${kv}_auto2.txt | head -1 >>$S
-  fi
-done
-if (( h200 )); then
+  done
   fp8_table
   export BATCHES=1,4,8,16,32
   for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done
