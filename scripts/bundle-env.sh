@@ -4,7 +4,7 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows, slice_sweep and issue5_tables (below).
+# auto_rows, slice_sweep, floor_sweep, slice_floor_ab and issue5_tables (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -124,5 +124,39 @@ issue5_tables() {
       --b1-policy "${!b1}" --kv $kv >"$W/targets_$kv.txt" 2>&1
     echo "== targets $kv auto+pack (batch 1: ${!b1})" >>"$S"
     tail -3 "$W/targets_$kv.txt" >>"$S"
+  done
+}
+
+# floor_sweep: the split-K length floor (LATHE_ATTN_MIN_KV_PER_SPLIT) crossed with the split rule
+# (LATHE_ATTN_SPLIT_RULE) on the serve kernels of wide serves: auto+pack, batch 4 / 16 / 64, 1k-4k,
+# both KV dtypes, one process per (floor, rule) (90 s at most each), into $W/floor_<floor>_<rule>;
+# appends each run's verdict, elapsed seconds and read ceiling to $S. Where the floor is above
+# ceil(len / splits) it sets how many splits a short sequence uses (ops/splitk_policy.h).
+floor_sweep() {
+  local fr floor rule d
+  for fr in 128:seed 256:seed 256:even 512:even; do
+    floor=${fr%:*} rule=${fr#*:} d=$W/floor_${floor}_$rule
+    mkdir -p "$d"
+    LATHE_ATTN_MIN_KV_PER_SPLIT=$floor LATHE_ATTN_SPLIT_RULE=$rule timeout 90 "$b/bin/lathe_bench_attention" --out "$d" \
+      --kernels serve --policies auto+pack --batches 4,16,64 --contexts 1024,2048,4096 >"$d/bench.txt" 2>&1
+    echo "== floor $floor $rule rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$d/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+  done
+}
+
+# slice_floor_ab SLICES: FP8 KV at batch 1 under auto+pack+slices with slice caps SLICES (e.g.
+# auto:2), 1k-16k, with the slice floor (LATHE_ATTN_MIN_KV_PER_SLICE) at 256 (the default) and at
+# 128, in that order and again (four processes, 60 s at most each), into $W/slicefloor_<floor>_r<n>;
+# appends each run's verdict, elapsed seconds and read ceiling to $S.
+slice_floor_ab() {
+  local r floor d
+  for r in 1 2; do
+    for floor in 256 128; do
+      d=$W/slicefloor_${floor}_r$r
+      mkdir -p "$d"
+      LATHE_ATTN_MIN_KV_PER_SLICE=$floor timeout 60 "$b/bin/lathe_bench_attention" --out "$d" --kernels serve \
+        --policies auto+pack+slices --slices "$1" --dtypes fp8 --batches 1 --contexts 1024,2048,4096,8192,16384 \
+        >"$d/bench.txt" 2>&1
+      echo "== slice floor $floor r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$d/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+    done
   done
 }
