@@ -199,7 +199,11 @@ int cp_async_geometry(int variant) {
 // CTA on each SM (then 5's second CTA slot would stay empty anyway). 5 and 10 give the same bytes,
 // so choosing by the launch's width keeps every sequence's bytes independent of its co-batch.
 // Variant 16: the same choice between the tensor-copy geometries 13 and 15 (equal bytes).
-int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs) {
+// Variant 27: 14 for FP8 KV at head dim 128 with 8 query heads a CTA (a packed group of 8, e.g.
+// 64/8/128), else 25. A function of the KV dtype and the shapes alone, so a serve keeps one
+// geometry, and one set of bytes, for every sequence of a model.
+int resolve_variant(int variant, const SplitParams& sp, int32_t num_seqs, bool fp8_kv, int32_t head_dim) {
+  if (variant == 27) return fp8_kv && head_dim == 128 && sp.rows_per_cta == 8 ? 14 : 25;
   if (variant == 11 || variant == 16) {
     const int64_t ctas =
         static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * sp.slices * num_seqs;
@@ -316,7 +320,8 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.block_shift = 0;
     while ((1 << sp.block_shift) < kv.block_size) ++sp.block_shift;
   }
-  int variant = sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs);
+  int variant =
+      sk::resolve_variant(splitk_kernel_variant(), sp, rows.num_seqs, kv.dtype == KvDType::kFP8E4M3, kv.head_dim);
   if (variant == 12) {
     sp.slice_ctas = sk::looped_slice_ctas(sp, rows.num_seqs);
     if (sp.slice_ctas == sp.slices) variant = 5;  // one CTA per slice: no loop needed
