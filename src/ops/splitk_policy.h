@@ -152,16 +152,16 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // time: slower on 64/8/128 at batch 16 from 4k); the Qwen3-8B-FP8 decode step 1.0-1.6% shorter at
 // batches 1, 16 and 64. 23 (21's six warps of 32) measured level with 26 on BF16 and up to 22%
 // slower on FP8. The narrow serves keep 16 (no position-row form of it).
-// Session 54 (2026-12-06, H100, "Session 54" there): the wide serves take 27, which is 25 except
-// with FP8 KV at head dim 128 and 8 query heads a CTA (64/8/128, Qwen3-32B), where it runs the
-// head-row 14: there 14 was 3 / 7.5 / 7.4 points faster at batch 16 and 4k / 16k / 64k, 4.5 / 2 / 0
-// slower at batch 64 (session 37 saw the batch-16 side on the H200), and the Qwen3-32B-FP8 step
-// with an FP8 cache 5.1% shorter at batch 16, 16k (28.15 -> 26.72 ms) and 0.8% longer at batch 64,
-// 4k (31.03 -> 31.28). The other shapes and BF16 KV keep 25 (32/8/128 with FP8 KV: 14 4 points
-// slower at batch 16, 4k, 1.5 faster from 16k).
+// Session 54 (2026-12-06, H100, "Session 54" there): the opt-in 27 is 25 except with FP8 KV at
+// head dim 128 and 8 query heads a CTA (64/8/128, Qwen3-32B), where it runs the head-row 14. That
+// trades short contexts for long ones: on 64/8/128 FP8 14 is 3 / 7.7 / 7.6 points faster at batch
+// 16 and 4k / 16k / 64k but 10.7 slower at batch 64 and 1k (2-2.4 slower at 4k-16k), and the
+// Qwen3-32B-FP8 step with an FP8 cache is 5.1% shorter at batch 16, 16k and 0.8% longer at batch
+// 64, 4k. No single geometry serves both, so the wide serves keep 25; a serve of long contexts
+// with an FP8 cache can set LATHE_ATTN_SPLITK_KERNEL=27.
 inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
-inline constexpr int32_t kSplitkKernelWide = 27;
+inline constexpr int32_t kSplitkKernelWide = 25;
 inline constexpr uint32_t kSplitkNarrowMaxSeqs = 2;
 
 // CTAs per SM the auto slice rule fills for a serve of max_decode_seqs sequences: 1 for the

@@ -94,7 +94,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // tensor-copy variants 13, 14, 18, 19, 24 and 25 fall back to their cp.async twins, and so to 5's
 // or 6's bytes, on shapes they do not serve, 20, 21, 23 and 26 to 4), so a serve keeps one for its
 // whole life: the one its configuration picks (ops/splitk_policy.h: decode_splitk_kernel, 26, 16
-// or 27), or LATHE_ATTN_SPLITK_KERNEL (0..27), applied by ops/cuda (chained_launch_lever.cpp)
+// or 25), or LATHE_ATTN_SPLITK_KERNEL (0..27), applied by ops/cuda (chained_launch_lever.cpp)
 // through set_splitk_kernel_variant, which benchmarks and tests also call (false for a variant
 // that does not exist); 16 until then. A captured graph keeps the variant its launches were
 // captured with.

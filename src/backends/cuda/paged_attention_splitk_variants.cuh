@@ -52,7 +52,7 @@ namespace lathe::cuda::attn::splitk {
 //  26: 20 with positions as the MMA rows: 12 x 2 x 16 at one CTA per SM, HD 128 (HD 256: 23), its
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
-//      paged_attention_splitk.cu): the wide serves' geometry since session 54
+//      paged_attention_splitk.cu): opt-in, for wide serves of long contexts with an FP8 cache
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;

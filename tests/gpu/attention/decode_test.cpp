@@ -48,10 +48,11 @@ constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 // The wide geometry on a persistent grid: 14's bytes (its CTAs share out the launch's units).
 constexpr int kPersistentWide = 22;
 // The position-row geometries the serves do not take (23: 21's six warps of 32 positions; 24: the
-// wide one per split, which 25 runs on the persistent grid; 25 was the wide serves' geometry until
-// session 54 and is what their 27 runs on most shapes), and the single-sequence serve geometry of
-// sessions 12-36 (21; its wide one was 22), opt-in since.
-constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kPositionRowsPersistent = 25, kFormerSingle = 21;
+// wide one per split, which 25, the wide serves', runs on the persistent grid), the single-sequence
+// serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since, and the opt-in 27 (14
+// with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25).
+constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21,
+              kFp8GroupsOfEightHeadRows = 27;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -61,10 +62,9 @@ template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v :
-       {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyWide,
-        kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide, kPositionRowsPersistent, kFormerSingle,
-        kPersistentWide}) {
+  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
+                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide,
+                      kFormerSingle, kPersistentWide, kFp8GroupsOfEightHeadRows}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -246,7 +246,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25) against 24.
+// the MMA rows (25, the wide serves') against 24.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -260,7 +260,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
              {std::pair{5, std::vector<int>{10, 11, 12}},
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
-              std::pair{kPositionRowsWide, std::vector<int>{kPositionRowsPersistent}}}) {
+              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
@@ -277,15 +277,16 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   cuda::set_splitk_kernel_variant(saved);
 }
 
-// The wide serves' geometry (27) runs the head-row 14 with an FP8 cache at head dim 128 and 8
-// query heads a CTA (packed 64/8/128), else 25 (24's bytes): its output bytes are those of the
+// The opt-in 27 runs the head-row 14 with an FP8 cache at head dim 128 and 8 query heads a CTA
+// (packed 64/8/128), else the wide serves' 25 (24's bytes): its output bytes are those of the
 // geometry it picks, for both cache dtypes, packed or not, on the shape where it switches and on
 // one where it does not (32/8/128: 4 query heads a CTA).
-TEST(DecodeWideServe, RunsTheHeadRowGeometryForFp8GroupsOfEight) {
+TEST(DecodeWideServe, Variant27RunsTheHeadRowGeometryForFp8GroupsOfEight) {
   const int saved = cuda::splitk_kernel_variant();
   for (const Geometry geo : {Geometry{64, 8, 128}, Geometry{32, 8, 128}}) {
     for (const DType dtype : {DType::kBF16, DType::kF8E4M3}) {
-      PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 700}), 5454);
+      PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 700}),
+                  5454);
       const Step step = c.full_step();
       for (const bool pack : {false, true}) {
         const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), pack);
@@ -293,7 +294,7 @@ TEST(DecodeWideServe, RunsTheHeadRowGeometryForFp8GroupsOfEight) {
         ASSERT_TRUE(cuda::set_splitk_kernel_variant(head_rows ? kTensorCopyWide : kPositionRowsWide));
         const std::vector<uint16_t> expected = c.run(ops::Phase::kDecode, step, config);
         ASSERT_FALSE(any_nan(expected));
-        ASSERT_TRUE(cuda::set_splitk_kernel_variant(ops::kSplitkKernelWide));
+        ASSERT_TRUE(cuda::set_splitk_kernel_variant(kFp8GroupsOfEightHeadRows));
         EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), expected)
             << geo.heads << "/" << geo.kv_heads << "/" << geo.head_dim << " " << dtype_label(dtype)
             << (pack ? " packed" : "") << ": expected the bytes of " << (head_rows ? "14" : "24");

@@ -183,7 +183,7 @@ TEST(SplitSlices, AutoAtMostNSlicesWhereAutoDoesAndNoMore) {
 TEST(SplitkKernel, NarrowOnlyForServesThatNeverBatchWide) {
   EXPECT_EQ(kSplitkKernelSingle, 26);
   EXPECT_EQ(kSplitkKernelNarrow, 16);
-  EXPECT_EQ(kSplitkKernelWide, 27);
+  EXPECT_EQ(kSplitkKernelWide, 25);
   EXPECT_EQ(decode_splitk_kernel(0), kSplitkKernelSingle);
   EXPECT_EQ(decode_splitk_kernel(1), kSplitkKernelSingle);
   EXPECT_EQ(decode_splitk_kernel(2), kSplitkKernelNarrow);
