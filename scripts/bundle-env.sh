@@ -4,7 +4,7 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows, slice_sweep, floor_sweep, slice_floor_ab and issue5_tables (below).
+# auto_rows, slice_sweep, floor_sweep, slice_floor_ab, issue5_tables and auto2_targets (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -158,5 +158,18 @@ slice_floor_ab() {
         >"$d/bench.txt" 2>&1
       echo "== slice floor $floor r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$d/bench.txt" | head -1 | cut -c1-60)" >>"$S"
     done
+  done
+}
+
+# auto2_targets: after issue5_tables, bench/attention/targets.py again per KV dtype with batch 1
+# from auto+pack+slicesauto:2 (auto's slices, at most 2) into $W/targets_<dtype>_auto2.txt;
+# appends the batch-1 count per dtype to $S.
+auto2_targets() {
+  local kv
+  for kv in bf16 fp8; do
+    python3 bench/attention/targets.py "$W/serve/attention_bench.csv" "$W/sdpa.csv" --policy auto+pack \
+      --b1-policy auto+pack+slicesauto:2 --kv $kv >"$W/targets_${kv}_auto2.txt" 2>&1
+    echo "== targets $kv auto+pack (batch 1: auto+pack+slicesauto:2)" >>"$S"
+    tail -3 "$W/targets_${kv}_auto2.txt" | head -1 >>"$S"
   done
 }

@@ -21,12 +21,7 @@ else
 fi
 issue5_tables $b1_bf16 $b1_fp8 "${slices[@]}"  # scripts/bundle-env.sh
 if (( h200 )); then
-  for kv in bf16 fp8; do
-    python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
-      --b1-policy auto+pack+slicesauto:2 --kv $kv >$W/targets_${kv}_auto2.txt 2>&1
-    echo "== targets $kv auto+pack (batch 1: auto+pack+slicesauto:2)" >>$S
-    tail -3 $W/targets_${kv}_auto2.txt | head -1 >>$S
-  done
+  auto2_targets  # scripts/bundle-env.sh
   fp8_table
   export BATCHES=1,4,8,16,32
   for model in Qwen3-8B-FP8 Qwen3-32B-FP8 Qwen3-8B; do step_arm $model $model ""; done

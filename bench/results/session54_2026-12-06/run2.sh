@@ -17,12 +17,7 @@ done
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
   slice_sweep
   issue5_tables auto+pack+slicesauto auto+pack+slicesauto --slices auto:8,auto:2
-  for kv in bf16 fp8; do
-    python3 bench/attention/targets.py $W/serve/attention_bench.csv $W/sdpa.csv --policy auto+pack \
-      --b1-policy auto+pack+slicesauto:2 --kv $kv >$W/targets_${kv}_auto2.txt 2>&1
-    echo "== targets $kv auto+pack (batch 1: auto+pack+slicesauto:2)" >>$S
-    tail -3 $W/targets_${kv}_auto2.txt | head -1 >>$S
-  done
+  auto2_targets  # scripts/bundle-env.sh
   floor_sweep
   slice_floor_ab auto:8
   fp8_table
