@@ -4,7 +4,8 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows, slice_sweep, floor_sweep, slice_floor_ab, issue5_tables and auto2_targets (below).
+# auto_rows, attn_bench, slice_sweep, issue5_tables, floor_sweep, slice_floor_ab and auto2_targets
+# (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -89,6 +90,18 @@ step_arm() {
   (( SECONDS - t0 < ${LIMIT:-400} )) && step_latency "$@"
 }
 
+# attn_bench TAG DIR SECONDS BENCH_ARGS...: one lathe_bench_attention process (at most SECONDS,
+# under the caller's environment prefix, e.g. LATHE_ATTN_MIN_KV_PER_SPLIT=256 attn_bench ...) writing
+# into DIR (created), its output in DIR/bench.txt; appends "== TAG", its verdict, the elapsed seconds
+# and the read ceiling to $S.
+attn_bench() {
+  local tag=$1 dir=$2 seconds=$3
+  shift 3
+  mkdir -p "$dir"
+  timeout "$seconds" "$b/bin/lathe_bench_attention" --out "$dir" "$@" >"$dir/bench.txt" 2>&1
+  echo "== $tag rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$dir/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+}
+
 # slice_sweep: the batch-1 split slices of the three serve geometries, both KV dtypes, pinned caps
 # 1 / 2 / 3 / 4 / 6 at 2k-64k, with the slice floor lowered to 64 positions so that each pinned
 # count is what runs, in two processes (150 s at most each), into $W/sweep_r1 and $W/sweep_r2;
@@ -96,11 +109,8 @@ step_arm() {
 slice_sweep() {
   local r
   for r in 1 2; do
-    mkdir -p "$W/sweep_r$r"
-    LATHE_ATTN_MIN_KV_PER_SLICE=64 timeout 150 "$b/bin/lathe_bench_attention" --out "$W/sweep_r$r" --kernels serve \
-      --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536 \
-      >"$W/sweep_r$r/bench.txt" 2>&1
-    echo "== sweep r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$W/sweep_r$r/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+    LATHE_ATTN_MIN_KV_PER_SLICE=64 attn_bench "sweep r$r" "$W/sweep_r$r" 150 --kernels serve \
+      --policies auto+pack+slices --slices 1,2,3,4,6 --batches 1 --contexts 2048,4096,8192,16384,32768,65536
   done
 }
 
@@ -112,10 +122,7 @@ slice_sweep() {
 issue5_tables() {
   local b1_bf16=$1 b1_fp8=$2 kv b1
   shift 2
-  mkdir -p "$W/serve"
-  timeout 200 "$b/bin/lathe_bench_attention" --out "$W/serve" --kernels serve --policies auto+pack,auto+pack+slices \
-    "$@" >"$W/serve/bench.txt" 2>&1
-  echo "== serve rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$W/serve/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+  attn_bench serve "$W/serve" 200 --kernels serve --policies auto+pack,auto+pack+slices "$@"
   PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out "$W/sdpa.csv" >"$W/sdpa.log" 2>&1
   echo "== sdpa rc=$? $((SECONDS - t0))s" >>"$S"
   for kv in bf16 fp8; do
@@ -133,13 +140,11 @@ issue5_tables() {
 # appends each run's verdict, elapsed seconds and read ceiling to $S. Where the floor is above
 # ceil(len / splits) it sets how many splits a short sequence uses (ops/splitk_policy.h).
 floor_sweep() {
-  local fr floor rule d
+  local fr floor rule
   for fr in 128:seed 256:seed 256:even 512:even; do
-    floor=${fr%:*} rule=${fr#*:} d=$W/floor_${floor}_$rule
-    mkdir -p "$d"
-    LATHE_ATTN_MIN_KV_PER_SPLIT=$floor LATHE_ATTN_SPLIT_RULE=$rule timeout 90 "$b/bin/lathe_bench_attention" --out "$d" \
-      --kernels serve --policies auto+pack --batches 4,16,64 --contexts 1024,2048,4096 >"$d/bench.txt" 2>&1
-    echo "== floor $floor $rule rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$d/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+    floor=${fr%:*} rule=${fr#*:}
+    LATHE_ATTN_MIN_KV_PER_SPLIT=$floor LATHE_ATTN_SPLIT_RULE=$rule attn_bench "floor $floor $rule" \
+      "$W/floor_${floor}_$rule" 90 --kernels serve --policies auto+pack --batches 4,16,64 --contexts 1024,2048,4096
   done
 }
 
@@ -148,15 +153,12 @@ floor_sweep() {
 # 128, in that order and again (four processes, 60 s at most each), into $W/slicefloor_<floor>_r<n>;
 # appends each run's verdict, elapsed seconds and read ceiling to $S.
 slice_floor_ab() {
-  local r floor d
+  local r floor
   for r in 1 2; do
     for floor in 256 128; do
-      d=$W/slicefloor_${floor}_r$r
-      mkdir -p "$d"
-      LATHE_ATTN_MIN_KV_PER_SLICE=$floor timeout 60 "$b/bin/lathe_bench_attention" --out "$d" --kernels serve \
-        --policies auto+pack+slices --slices "$1" --dtypes fp8 --batches 1 --contexts 1024,2048,4096,8192,16384 \
-        >"$d/bench.txt" 2>&1
-      echo "== slice floor $floor r$r rc=$? $((SECONDS - t0))s $(grep -h 'ceiling' "$d/bench.txt" | head -1 | cut -c1-60)" >>"$S"
+      LATHE_ATTN_MIN_KV_PER_SLICE=$floor attn_bench "slice floor $floor r$r" "$W/slicefloor_${floor}_r$r" 60 \
+        --kernels serve --policies auto+pack+slices --slices "$1" --dtypes fp8 --batches 1 \
+        --contexts 1024,2048,4096,8192,16384
     done
   done
 }
