@@ -5,7 +5,9 @@ leaves the table in $OUT and its summary in the summary file, variant_rows keeps
 shape, width, variant and % of the ceiling, step_latency records the batch times and passes
 BATCHES as the batch sizes (1,4,16,32 unset), and step_arm runs an arm only while the elapsed time is
 under LIMIT, and auto_rows passes its variables and widths to the benchmark and keeps its rows under
-a header naming the model and tag."""
+a header naming the model and tag; floor_sweep and slice_floor_ab (through attn_bench) run one
+attention benchmark per arm under that arm's variables, into its own directory, with one summary
+line each."""
 import os
 import subprocess
 import sys
@@ -20,6 +22,10 @@ echo "read ceiling: best 3191 GB/s, median 3170 GB/s"
 echo "qwen3-32b    gate_up   51200  5120 fp8    16 v:auto                 1.0    2614  81.9%"
 echo "summary"
 echo "qwen3-32b gate_up fp8 ours m=1 93.0%"
+"""
+ATTENTION = """#!/bin/sh
+echo "floor=$LATHE_ATTN_MIN_KV_PER_SPLIT rule=$LATHE_ATTN_SPLIT_RULE slice=$LATHE_ATTN_MIN_KV_PER_SLICE $*" >>"$OUT/attention_args"
+echo "read ceiling: 3190 GB/s (best of 10, 4 GiB)"
 """
 LATHE = ('#!/bin/sh\necho "$@" >>"$OUT/lathe_args"\n'
          'echo "batch p50 p90 mean"\necho "1 a b 12.900"\necho "4 a b 13.950"\n')
@@ -46,6 +52,7 @@ def main():
             write_executable(os.path.join(bundle, "bin", name), GTEST)
         write_executable(os.path.join(bundle, "bin", "lathe_bench_kernels"), KERNELS)
         write_executable(os.path.join(bundle, "bin", "lathe"), LATHE)
+        write_executable(os.path.join(bundle, "bin", "lathe_bench_attention"), ATTENTION)
 
         out = os.path.join(tmp, "out")
         os.makedirs(out)
@@ -95,6 +102,27 @@ def main():
         run(bundle, out3, "step_latency eight Qwen3-8B-FP8 ''", limit=400, batches="8,12")
         if "--batch-sizes 8,12 " not in open(os.path.join(out3, "lathe_args")).read():
             failures.append("step_latency did not pass BATCHES=8,12 as the batch sizes")
+
+        out5 = os.path.join(tmp, "out5")
+        os.makedirs(out5)
+        run(bundle, out5, "floor_sweep\nslice_floor_ab auto:2", limit=400)
+        summary5 = open(os.path.join(out5, "summary.txt")).read()
+        args5 = open(os.path.join(out5, "attention_args")).read().splitlines()
+        ceiling = "read ceiling: 3190 GB/s"
+        for tag, dirname, variables in (("floor 128 seed", "floor_128_seed", "floor=128 rule=seed slice= "),
+                                        ("floor 512 even", "floor_512_even", "floor=512 rule=even slice= "),
+                                        ("slice floor 256 r1", "slicefloor_256_r1", "floor= rule= slice=256 "),
+                                        ("slice floor 128 r2", "slicefloor_128_r2", "floor= rule= slice=128 ")):
+            if not any(line.startswith(f"== {tag} rc=0 ") and ceiling in line for line in summary5.splitlines()):
+                failures.append(f"no summary line with the ceiling for {tag}")
+            line = next((a for a in args5 if f"--out {os.path.join(out5, 'work', dirname)} " in a), "")
+            if not line.startswith(variables):
+                failures.append(f"{tag} did not run under {variables.strip()}: {line!r}")
+            if not os.path.exists(os.path.join(out5, "work", dirname, "bench.txt")):
+                failures.append(f"{tag} left no bench.txt in its directory")
+        slice_runs = [a for a in args5 if a.startswith("floor= ")]
+        if len(args5) != 8 or len(slice_runs) != 4 or not all("--slices auto:2 --dtypes fp8" in a for a in slice_runs):
+            failures.append(f"expected 4 floor and 4 slice-floor runs, the latter with --slices auto:2: {args5!r}")
     return report("bundle_env_test", failures)
 
 
