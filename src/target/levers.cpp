@@ -168,6 +168,15 @@ std::optional<int32_t> parse_kv_l2_promotion(std::string_view spelling) {
   return static_cast<int32_t>(*value);
 }
 
+std::optional<int32_t> parse_attn_ctas_per_sm(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "auto") return -1;
+  if (word == "off") return 0;
+  const std::optional<uint64_t> value = parse_decimal(word);
+  if (!value || *value > kMaxAttnCtasPerSm) return std::nullopt;
+  return static_cast<int32_t>(*value);
+}
+
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   const std::string word = normalise(spelling);
   if (word == "seed") return AttnSplitRule::kSeed;

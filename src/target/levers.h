@@ -111,6 +111,12 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 // bytes, "0" / "none" / "off" -> 0, or "64", "128", "256"; else nullopt.
 std::optional<int32_t> parse_kv_l2_promotion(std::string_view spelling);
 
+// LATHE_ATTN_CTAS_PER_SM (backends/cuda/paged_attention.h set_splitk_ctas_per_sm): "auto" -> -1
+// (the wave-fill choice per launch), "off" / "0" -> 0 (as many as fit), or a cap "1".."8"; else
+// nullopt.
+inline constexpr int32_t kMaxAttnCtasPerSm = 8;
+std::optional<int32_t> parse_attn_ctas_per_sm(std::string_view spelling);
+
 // One resolved lever: its value and whether the value came from the environment (the boot line
 // marks those "(env)").
 template <typename T>

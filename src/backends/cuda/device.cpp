@@ -53,6 +53,23 @@ int device_sm_count() {
   }();
   return count;
 }
+SharedMemoryLimits device_shared_memory_limits() {
+  static const SharedMemoryLimits limits = [] {
+    SharedMemoryLimits l;
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess ||
+        cudaDeviceGetAttribute(&l.per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&l.reserved_per_cta, cudaDevAttrReservedSharedMemoryPerBlock, device) !=
+            cudaSuccess ||
+        cudaDeviceGetAttribute(&l.max_per_cta, cudaDevAttrMaxSharedMemoryPerBlockOptin, device) !=
+            cudaSuccess) {
+      return SharedMemoryLimits{};
+    }
+    return l;
+  }();
+  return limits;
+}
 
 bool device_has_wgmma() {
 #if defined(LATHE_BUILT_SM90A)

@@ -4,6 +4,8 @@
 #include <cstddef>
 #include <string>
 
+#include "backends/cuda/wave_fill.h"
+
 namespace lathe::cuda {
 
 struct DeviceInfo {
@@ -33,5 +35,9 @@ bool device_has_wgmma();
 // The current device's multiprocessor count (132 when the query fails), read once per process: a
 // host attribute query, no stream work, so callable while a stream is being captured.
 int device_sm_count();
+
+// The current device's shared memory limits (wave_fill.h), read once per process like
+// device_sm_count (all zero when the query fails, which makes shared_memory_for_cap a no-op).
+SharedMemoryLimits device_shared_memory_limits();
 
 }  // namespace lathe::cuda

@@ -114,6 +114,19 @@ int splitk_kv_l2_promotion();
 int splitk_kernel_variant();
 bool set_splitk_kernel_variant(int variant);
 
+// How many CTAs of a split-K launch one SM may hold (backends/cuda/wave_fill.h): as many as the
+// kernel's registers and shared memory allow (kSplitkCtasPerSmOff), the wave-fill choice for the
+// launch's grid (kSplitkCtasPerSmAuto), or at most a pinned 1..kSplitkMaxCtasPerSm, enforced by the
+// dynamic shared memory the launch asks for. Process-wide, set at backend start
+// (LATHE_ATTN_CTAS_PER_SM, ops/cuda/chained_launch_lever.cpp); false for a value outside those. It
+// changes where and with whom a CTA runs, never its bytes (tested). The persistent grid (22, 25)
+// and the cluster variants keep their own occupancy.
+inline constexpr int kSplitkCtasPerSmAuto = -1;
+inline constexpr int kSplitkCtasPerSmOff = 0;
+inline constexpr int kSplitkMaxCtasPerSm = 8;
+bool set_splitk_ctas_per_sm(int setting);
+int splitk_ctas_per_sm();
+
 // How a sequence's length is cut into splits (split_length.h): the seed's rule unless set at
 // backend start (LATHE_ATTN_SPLIT_RULE=even, opt-in for measurement; ops/cuda/
 // chained_launch_lever.cpp). Like the variant, a serve keeps one rule for its whole life: set it

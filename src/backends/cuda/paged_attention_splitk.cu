@@ -232,13 +232,38 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
   return 1;
 }
 
+// The least share of its wave slots a grid must fill more at fewer CTAs per SM for the wave-fill
+// choice to take them (wave_fill.h): below it the fuller last wave is not worth the warps.
+constexpr double kWaveFillMinGain = 0.1;
+
+std::atomic<int> g_ctas_per_sm{kSplitkCtasPerSmOff};
+
 std::atomic<int>& variant_slot() {
   static std::atomic<int> slot{kDefaultVariant};
   return slot;
 }
 
 }  // namespace
+
+int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas) {
+  const int setting = g_ctas_per_sm.load(std::memory_order_relaxed);
+  int cap = resident;
+  if (setting == kSplitkCtasPerSmAuto) {
+    cap = wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, kWaveFillMinGain);
+  } else if (setting > 0) {
+    cap = std::min(setting, resident);
+  }
+  return cap < resident ? shared_memory_for_cap(kernel_bytes, cap, device_shared_memory_limits()) : kernel_bytes;
+}
+
 }  // namespace attn::splitk
+
+bool set_splitk_ctas_per_sm(int setting) {
+  if (setting < kSplitkCtasPerSmAuto || setting > kSplitkMaxCtasPerSm) return false;
+  attn::splitk::g_ctas_per_sm.store(setting, std::memory_order_relaxed);
+  return true;
+}
+int splitk_ctas_per_sm() { return attn::splitk::g_ctas_per_sm.load(std::memory_order_relaxed); }
 
 int splitk_kernel_variant() { return attn::splitk::variant_slot().load(std::memory_order_relaxed); }
 

@@ -62,6 +62,7 @@
 // (paged_attention_splitk_tile.cuh: kAlignedTiles), so a box never crosses a block. Rows past
 // the sequence's end are read (they are in its last block) and their V rows zeroed after the
 // wait, so stale values there cannot turn a zero weight into NaN.
+#include <algorithm>
 #include <cooperative_groups.h>
 #include <cuda.h>
 #include <cuda_bf16.h>
@@ -455,18 +456,34 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   }
 }
 
+// The dynamic shared memory a per-split launch of `ctas` CTAs asks for: `kernel_bytes`, or more
+// where splitk_ctas_per_sm() (paged_attention.h) holds the kernel below the `resident` CTAs per SM
+// it would otherwise get (paged_attention_splitk.cu).
+int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas);
+
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
   using L = SplitLayout<Kv, HD, Cfg>;
+  auto* kernel = paged_decode_splitk_mma<Kv, HD, Cfg>;
   // The shared-memory opt-in is a per-function attribute: set once per process (single device),
-  // on the first launch, which callers make outside graph capture.
-  static const cudaError_t opt_in = cudaFuncSetAttribute(paged_decode_splitk_mma<Kv, HD, Cfg>,
-                                                         cudaFuncAttributeMaxDynamicSharedMemorySize, L::kBytes);
+  // on the first launch, which callers make outside graph capture. It allows up to the device's
+  // opt-in limit, so that a launch may pad its request to cap the CTAs per SM; then the CTAs per
+  // SM the kernel's own request allows.
+  static const cudaError_t opt_in = cudaFuncSetAttribute(
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      std::max(L::kBytes, device_shared_memory_limits().max_per_cta));
   if (opt_in != cudaSuccess) return opt_in;
+  static const int resident = [&] {
+    int n = 0;
+    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, L::kBytes) == cudaSuccess && n > 0
+               ? n
+               : Cfg::kCtasPerSm;
+  }();
   const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slice_ctas, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
-    return launch_chained_status(paged_decode_splitk_mma<Kv, HD, Cfg>, grid, dim3(Cfg::kThreads), L::kBytes, stream,
-                                 sp);
+    const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y * grid.z;
+    return launch_chained_status(kernel, grid, dim3(Cfg::kThreads), splitk_launch_smem(L::kBytes, resident, ctas),
+                                 stream, sp);
   } else {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;

@@ -50,7 +50,27 @@ __global__ void fill_kernel(void* data, size_t count, int kind, uint64_t seed) {
   }
 }
 
+// Does nothing: its occupancy is limited by shared memory and threads only.
+__global__ void occupancy_probe_kernel() {}
+
 }  // namespace
+
+int probe_resident_ctas(int threads_per_cta, int dynamic_smem_bytes) {
+  static const cudaError_t opt_in = [] {
+    int device = 0, optin = 0;
+    cudaError_t status = cudaGetDevice(&device);
+    if (status == cudaSuccess)
+      status = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+    if (status == cudaSuccess)
+      status = cudaFuncSetAttribute(occupancy_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+    return status;
+  }();
+  LATHE_CUDA_CHECK(opt_in);
+  int resident = 0;
+  LATHE_CUDA_CHECK(
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, occupancy_probe_kernel, threads_per_cta, dynamic_smem_bytes));
+  return resident;
+}
 
 void read_probe(const void* data, size_t bytes, unsigned* sink, cudaStream_t stream) {
   int sms = 0, device = 0;

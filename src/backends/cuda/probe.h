@@ -18,4 +18,10 @@ enum class FillKind { kFp8E4M3, kBf16Unit, kF32Unit };
 // (never the NaN codes), or bf16/f32 uniform in [-1, 1).
 void fill_random(void* data, size_t count, FillKind kind, uint64_t seed, cudaStream_t stream);
 
+// How many CTAs of `threads_per_cta` threads and `dynamic_smem_bytes` of dynamic shared memory the
+// driver's occupancy calculator puts on one SM for a kernel with no other limit (few registers, no
+// static shared memory): what a shared-memory request alone allows (wave_fill.h). Throws
+// lathe::Error when the query fails (e.g. more than the opt-in limit).
+int probe_resident_ctas(int threads_per_cta, int dynamic_smem_bytes);
+
 }  // namespace lathe::cuda

@@ -46,6 +46,21 @@ void configure_attention_kv_l2_promotion() {
                env_mark(env.has_value()));
 }
 
+static_assert(target::kMaxAttnCtasPerSm == lathe::cuda::kSplitkMaxCtasPerSm,
+              "the lever grammar and the split-K launcher accept the same caps");
+
+void configure_attention_ctas_per_sm() {
+  const std::optional<int32_t> env =
+      env_lever("LATHE_ATTN_CTAS_PER_SM", target::parse_attn_ctas_per_sm, "auto/off/<cap 1..8>");
+  if (env) lathe::cuda::set_splitk_ctas_per_sm(*env);
+  const int setting = lathe::cuda::splitk_ctas_per_sm();
+  spdlog::info("cuda backend: split-K attention CTAs per SM: {}{}",
+               setting == lathe::cuda::kSplitkCtasPerSmAuto  ? std::string("auto (the fullest waves)")
+               : setting == lathe::cuda::kSplitkCtasPerSmOff ? std::string("as many as fit")
+                                                             : "at most " + std::to_string(setting),
+               env_mark(env.has_value()));
+}
+
 }  // namespace
 
 void configure_chained_launch(int sm_major) {
@@ -119,6 +134,7 @@ void configure_attention_early_kv() {
   spdlog::info("cuda backend: split-K attention K/V tiles before the chained-launch wait: {}{}",
                lathe::cuda::splitk_early_kv() ? "on" : "off", env_mark(env.has_value()));
   configure_attention_kv_l2_promotion();
+  configure_attention_ctas_per_sm();
 }
 
 void configure_prefill_attention() {

@@ -277,6 +277,37 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   cuda::set_splitk_kernel_variant(saved);
 }
 
+// How many CTAs an SM may hold (cuda::set_splitk_ctas_per_sm: a cap through a padded shared
+// memory request, or the wave-fill choice per launch) changes where and beside whom a CTA runs,
+// never its bytes: the outputs under every cap and `auto` equal those with as many as fit, for the
+// wide serves' geometries (position rows, head rows, and their cp.async twin).
+TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
+              decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 4242);
+  const int saved = cuda::splitk_kernel_variant();
+  const int saved_cap = cuda::splitk_ctas_per_sm();
+  const Step step = c.full_step();
+  for (const bool pack : {false, true}) {
+    const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), pack);
+    for (const int variant : {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide}) {
+      ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+      ASSERT_TRUE(cuda::set_splitk_ctas_per_sm(cuda::kSplitkCtasPerSmOff));
+      const std::vector<uint16_t> expected = c.run(ops::Phase::kDecode, step, config);
+      ASSERT_FALSE(any_nan(expected));
+      for (const int cap : {1, 2, 3, cuda::kSplitkCtasPerSmAuto}) {
+        ASSERT_TRUE(cuda::set_splitk_ctas_per_sm(cap));
+        EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), expected)
+            << "variant " << variant << " cap " << cap << (pack ? " packed" : "");
+      }
+    }
+  }
+  EXPECT_FALSE(cuda::set_splitk_ctas_per_sm(cuda::kSplitkMaxCtasPerSm + 1));
+  EXPECT_FALSE(cuda::set_splitk_ctas_per_sm(cuda::kSplitkCtasPerSmAuto - 1));
+  cuda::set_splitk_ctas_per_sm(saved_cap);
+  cuda::set_splitk_kernel_variant(saved);
+}
+
 // The opt-in 27 runs the head-row 14 with an FP8 cache at head dim 128 and 8 query heads a CTA
 // (packed 64/8/128), else the wide serves' 25 (24's bytes): its output bytes are those of the
 // geometry it picks, for both cache dtypes, packed or not, on the shape where it switches and on

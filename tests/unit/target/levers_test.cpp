@@ -95,6 +95,19 @@ TEST(LeverGrammar, KvL2Promotion) {
   }
 }
 
+TEST(LeverGrammar, AttnCtasPerSm) {
+  EXPECT_EQ(parse_attn_ctas_per_sm("auto"), -1);
+  EXPECT_EQ(parse_attn_ctas_per_sm(" AUTO "), -1);
+  EXPECT_EQ(parse_attn_ctas_per_sm("off"), 0);
+  EXPECT_EQ(parse_attn_ctas_per_sm("0"), 0);
+  EXPECT_EQ(parse_attn_ctas_per_sm("1"), 1);
+  EXPECT_EQ(parse_attn_ctas_per_sm("3"), 3);
+  EXPECT_EQ(parse_attn_ctas_per_sm("8"), kMaxAttnCtasPerSm);
+  for (const char* bad : {"", "9", "-1", "on", "3.0", "2 3", "autos"}) {
+    EXPECT_FALSE(parse_attn_ctas_per_sm(bad).has_value()) << bad;
+  }
+}
+
 TEST(LeverGrammar, AttnSplitRule) {
   EXPECT_EQ(parse_attn_split_rule("seed"), AttnSplitRule::kSeed);
   EXPECT_EQ(parse_attn_split_rule(" EVEN "), AttnSplitRule::kEven);

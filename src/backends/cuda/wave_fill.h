@@ -1,0 +1,72 @@
+#pragma once
+// How many CTAs of a launch an SM may hold: the split-K decode kernel's occupancy cap (pure
+// functions, tested on the host in tests/unit/cuda_host/wave_fill_test.cpp; applied by
+// paged_attention_splitk.cuh launch_main).
+//
+// A grid of C equal CTAs on S SMs holding k each runs in ceil(C / (k S)) waves; when the last wave
+// is only partly filled its few CTAs run alone, each with only its own copies in flight, and the
+// launch takes a whole wave's time for a fraction of the bytes. E.g. 640 CTAs (64/8/128, batch 16,
+// 5 splits) of a kernel whose registers allow 4 CTAs per SM: 528 run, then 112 alone; at 3 per SM
+// 396 then 244. Capping k trades warps per SM for a fuller last wave. Which SM runs a CTA, and with
+// how many others, changes when its bytes arrive, never its bytes, so the cap may follow the live
+// batch (the grid) without touching the determinism invariant.
+#include <cstdint>
+
+namespace lathe::cuda {
+
+// The fraction of the wave slots a grid of `ctas` fills at `per_sm` CTAs per SM on `sm_count`
+// SMs: ctas / (waves x per_sm x sm_count), waves = ceil(ctas / (per_sm x sm_count)).
+inline double wave_fill(int64_t ctas, int sm_count, int per_sm) {
+  const int64_t slots = static_cast<int64_t>(per_sm) * sm_count;
+  if (ctas <= 0 || slots <= 0) return 0.0;
+  const int64_t waves = (ctas + slots - 1) / slots;
+  return static_cast<double>(ctas) / static_cast<double>(waves * slots);
+}
+
+// The CTAs per SM to allow a grid of `ctas` whose kernel fits `resident` per SM: `resident` when
+// one wave holds the grid (nothing to even out), else the count in [ceil(resident / 2), resident]
+// whose waves the grid fills best (the larger count on a tie, and unless it fills at least
+// `min_gain` more of its slots than `resident` does). Half the resident CTAs is the floor: fewer
+// warps per SM keep too few copies in flight to read at full speed.
+inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, double min_gain) {
+  if (resident <= 1 || sm_count <= 0 || ctas <= static_cast<int64_t>(resident) * sm_count) return resident;
+  const double at_resident = wave_fill(ctas, sm_count, resident);
+  int best = resident;
+  double best_fill = at_resident;
+  for (int k = resident - 1; k >= (resident + 1) / 2; --k) {
+    const double fill = wave_fill(ctas, sm_count, k);
+    if (fill > best_fill && fill >= at_resident + min_gain) {
+      best = k;
+      best_fill = fill;
+    }
+  }
+  return best;
+}
+
+// Shared memory limits of the device (cudaDevAttr*: per SM, reserved by the system per CTA, and
+// the most one CTA may opt into).
+struct SharedMemoryLimits {
+  int per_sm = 0;
+  int reserved_per_cta = 0;
+  int max_per_cta = 0;
+};
+
+// The dynamic shared memory a launch asks for so that at most `cap` of its CTAs fit one SM: the
+// kernel's own `kernel_bytes` when those already keep it at `cap` or fewer, else the least size,
+// in 128-byte units, at which cap + 1 CTAs no longer fit while cap still do. Returns kernel_bytes
+// when no size in the opt-in limit does that (the cap cannot be applied through shared memory).
+inline int shared_memory_for_cap(int kernel_bytes, int cap, const SharedMemoryLimits& limits) {
+  if (cap < 1 || limits.per_sm <= 0) return kernel_bytes;
+  const int per_cta = limits.reserved_per_cta;
+  if (static_cast<int64_t>(cap + 1) * (kernel_bytes + per_cta) > limits.per_sm) return kernel_bytes;
+  // Smallest s with (cap + 1) (s + reserved) > per_sm, rounded up to the allocation unit.
+  int bytes = limits.per_sm / (cap + 1) - per_cta + 1;
+  bytes = (bytes + 127) / 128 * 128;
+  if (bytes < kernel_bytes) bytes = kernel_bytes;
+  if (bytes > limits.max_per_cta || static_cast<int64_t>(cap) * (bytes + per_cta) > limits.per_sm) {
+    return kernel_bytes;
+  }
+  return bytes;
+}
+
+}  // namespace lathe::cuda

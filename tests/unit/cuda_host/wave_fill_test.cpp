@@ -1,0 +1,101 @@
+// The split-K launcher's occupancy cap (backends/cuda/wave_fill.h), on the host: the wave fill of a
+// grid, the CTAs per SM chosen for it, and the shared memory request that enforces a cap under the
+// H100's / H200's limits (228 KiB an SM, 1 KiB reserved a CTA, 227 KiB opt-in). The driver's own
+// answer for those requests is checked on the GPU (tests/gpu/cuda/wave_fill_test.cpp).
+#include <gtest/gtest.h>
+
+#include <cstdint>
+
+#include "backends/cuda/wave_fill.h"
+
+namespace {
+
+using lathe::cuda::shared_memory_for_cap;
+using lathe::cuda::SharedMemoryLimits;
+using lathe::cuda::wave_fill;
+using lathe::cuda::wave_fill_ctas_per_sm;
+
+constexpr int kSms = 132;
+constexpr SharedMemoryLimits kHopper{233472, 1024, 232448};
+
+TEST(WaveFill, IsTheShareOfTheSlotsOfEveryWave) {
+  EXPECT_DOUBLE_EQ(wave_fill(528, kSms, 4), 1.0);
+  EXPECT_DOUBLE_EQ(wave_fill(640, kSms, 4), 640.0 / 1056.0);  // 528 + 112
+  EXPECT_DOUBLE_EQ(wave_fill(640, kSms, 3), 640.0 / 792.0);   // 396 + 244
+  EXPECT_DOUBLE_EQ(wave_fill(1, kSms, 3), 1.0 / 396.0);
+  EXPECT_DOUBLE_EQ(wave_fill(0, kSms, 3), 0.0);
+  EXPECT_DOUBLE_EQ(wave_fill(10, 0, 3), 0.0);
+}
+
+// The grids the wide serves launch on the head-dim-128 shapes and 24/4/256 (kv heads x splits x
+// sequences), at the residency ptxas's registers give the FP8 position-row kernel (4 at head dim
+// 128, 5 at 256).
+TEST(WaveFill, CapsTheGridsWhoseLastWaveIsNearlyEmpty) {
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 5 * 16, kSms, 4, 0.1), 3);   // 64/8/128 batch 16: 0.61 -> 0.81
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 9 * 16, kSms, 4, 0.1), 3);   // 32/8/128 batch 16: 0.73 -> 0.97
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 16, kSms, 5, 0.1), 3);  // 24/4/256 batch 16: 0.53 -> 0.89
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 5 * 64, kSms, 4, 0.1), 4);   // 64/8/128 batch 64: 0.97 already
+  // 24/4/256 batch 64: 4 per SM fills 0.89 against 0.85, less than the gain asked.
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 64, kSms, 5, 0.1), 5);
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 64, kSms, 5, 0.0), 4);
+}
+
+TEST(WaveFill, KeepsTheResidencyWhenOneWaveHoldsTheGrid) {
+  for (const int resident : {1, 2, 3, 4, 5, 8}) {
+    for (int64_t ctas = 1; ctas <= int64_t{resident} * kSms; ++ctas) {
+      ASSERT_EQ(wave_fill_ctas_per_sm(ctas, kSms, resident, 0.0), resident) << ctas << " CTAs";
+    }
+  }
+}
+
+// Over every grid up to 40 waves: the choice stays in [ceil(resident / 2), resident], takes fewer
+// CTAs only for at least the gain asked, and past one wave fills its waves at least as well as any
+// count in that range that makes the gain.
+TEST(WaveFill, ChoosesWithinHalfTheResidencyAndNeverFillsWorse) {
+  for (const double gain : {0.0, 0.1}) {
+    for (int resident = 1; resident <= 6; ++resident) {
+      for (int64_t ctas = 1; ctas <= int64_t{40} * kSms; ++ctas) {
+        const int k = wave_fill_ctas_per_sm(ctas, kSms, resident, gain);
+        ASSERT_LE(k, resident);
+        ASSERT_GE(k, (resident + 1) / 2);
+        const double at_resident = wave_fill(ctas, kSms, resident);
+        if (k != resident) {
+          ASSERT_GE(wave_fill(ctas, kSms, k), at_resident + gain) << ctas << " " << resident;
+        }
+        if (ctas <= int64_t{resident} * kSms) continue;  // one wave: the residency is kept (above)
+        for (int other = (resident + 1) / 2; other <= resident; ++other) {
+          if (wave_fill(ctas, kSms, other) >= at_resident + gain) {
+            ASSERT_LE(wave_fill(ctas, kSms, other), wave_fill(ctas, kSms, k)) << ctas << " " << resident;
+          }
+        }
+      }
+    }
+  }
+}
+
+// The padded request admits `cap` CTAs an SM and not cap + 1, in whole 128-byte units, never less
+// than the kernel's own bytes, within the opt-in limit.
+TEST(WaveFill, SharedMemoryRequestAdmitsExactlyTheCap) {
+  for (const int kernel_bytes : {0, 4096, 38784, 43520, 71680}) {
+    for (int cap = 1; cap <= 8; ++cap) {
+      const int bytes = shared_memory_for_cap(kernel_bytes, cap, kHopper);
+      const int64_t per_cta = int64_t{bytes} + kHopper.reserved_per_cta;
+      if (int64_t{cap + 1} * (kernel_bytes + kHopper.reserved_per_cta) > kHopper.per_sm) {
+        EXPECT_EQ(bytes, kernel_bytes) << "the kernel alone keeps it at " << cap << " or fewer";
+        continue;
+      }
+      EXPECT_GE(bytes, kernel_bytes);
+      EXPECT_EQ(bytes % 128, 0);
+      EXPECT_LE(bytes, kHopper.max_per_cta);
+      EXPECT_LE(cap * per_cta, kHopper.per_sm) << kernel_bytes << " cap " << cap;
+      EXPECT_GT((cap + 1) * per_cta, kHopper.per_sm) << kernel_bytes << " cap " << cap;
+    }
+  }
+}
+
+TEST(WaveFill, SharedMemoryRequestIsTheKernelsWithoutLimitsOrCap) {
+  EXPECT_EQ(shared_memory_for_cap(38784, 3, SharedMemoryLimits{}), 38784);
+  EXPECT_EQ(shared_memory_for_cap(38784, 0, kHopper), 38784);
+}
+
+}  // namespace
