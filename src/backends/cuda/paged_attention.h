@@ -119,9 +119,8 @@ bool set_splitk_kernel_variant(int variant);
 // launch's grid (kSplitkCtasPerSmAuto), or at most a pinned 1..kSplitkMaxCtasPerSm, enforced by the
 // dynamic shared memory the launch asks for. Process-wide, set at backend start
 // (LATHE_ATTN_CTAS_PER_SM, ops/cuda/chained_launch_lever.cpp); false for a value outside those. It
-// changes where and with whom a CTA runs, never its bytes (tested). The cluster variants keep
-// their own occupancy; the persistent grid (22, 25) too, but under auto it gives every CTA the
-// same number of units (paged_attention_splitk_persistent.cuh launch_persistent).
+// changes where and with whom a CTA runs, never its bytes (tested). The persistent grid (22, 25)
+// and the cluster variants keep their own occupancy.
 inline constexpr int kSplitkCtasPerSmAuto = -1;
 inline constexpr int kSplitkCtasPerSmOff = 0;
 inline constexpr int kSplitkMaxCtasPerSm = 8;

@@ -301,10 +301,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 
 // Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1):
 // min(units, CTAs per SM x SMs) CTAs, more only when a CTA would get more than kMaxUnitsPerCta
-// units; under splitk_ctas_per_sm() == auto (wave_fill.h's aim) as few fewer as give every CTA the
-// same number of units (640 units on 396 slots: 320 CTAs of 2 rather than 244 of 2 and 152 of 1,
-// so no CTA idles while others finish their last unit). Which CTA runs a unit never changes its
-// bytes.
+// units.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
@@ -314,10 +311,6 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
   int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(Cfg::kCtasPerSm) * sm_count);
   ctas = std::max<int64_t>(ctas, (units + kMaxUnitsPerCta - 1) / kMaxUnitsPerCta);
-  if (splitk_ctas_per_sm() == kSplitkCtasPerSmAuto && ctas > 0) {
-    const int64_t rounds = (units + ctas - 1) / ctas;
-    ctas = (units + rounds - 1) / rounds;
-  }
   sp.num_seqs = num_seqs;
   return launch_chained_status(paged_decode_splitk_persistent<Kv, HD, Cfg>, dim3(static_cast<unsigned>(ctas)),
                                dim3(Cfg::kThreads), PL::kBytes, stream, sp);
