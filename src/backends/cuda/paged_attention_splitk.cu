@@ -237,7 +237,13 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
 // choice to take them (wave_fill.h): below it the fuller last wave is not worth the warps.
 constexpr double kWaveFillMinGain = 0.1;
 
-std::atomic<int> g_ctas_per_sm{kSplitkCtasPerSmOff};
+// Default auto. Session 55 (H100, call 1, the serve kernels at batch 4-64 under each pinned cap):
+// with an FP8 cache at batch 16 the fuller waves took 64/8/128 from 70.6 / 81.7 / 87.4% of the read
+// ceiling to 77.3 / 90.5 / 95.1 at 4k / 16k / 64k and 24/4/256 from 67.6 / 82.1 / 88.1 to 74.0 /
+// 89.1 / 94.9 (1k, whose empty splits the grid counts, 3 points slower on two shapes); at batch 4
+// at most 2 per SM took 24/4/256 and 64/8/128 at 16k from 57.0 / 61.9 to 80.6 / 80.5%; batch 64
+// unchanged. docs/PERFORMANCE.md, "Session 55".
+std::atomic<int> g_ctas_per_sm{kSplitkCtasPerSmAuto};
 
 std::atomic<int>& variant_slot() {
   static std::atomic<int> slot{kDefaultVariant};

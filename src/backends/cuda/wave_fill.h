@@ -10,6 +10,12 @@
 // 396 then 244. Capping k trades warps per SM for a fuller last wave. Which SM runs a CTA, and with
 // how many others, changes when its bytes arrive, never its bytes, so the cap may follow the live
 // batch (the grid) without touching the determinism invariant.
+//
+// A grid that fits one wave has the opposite problem: the block scheduler packs CTAs onto SMs up to
+// their residency rather than spreading them, so 176 CTAs of a kernel that fits 5 per SM may run on
+// ~36 SMs and leave the rest idle (measured: 24/4/256 with an FP8 cache at batch 4, 57% of the read
+// ceiling at 16k as it is, 81% with at most 2 per SM). There the cap is the fewest CTAs per SM that
+// still hold the grid in one wave, ceil(C / S), which spreads it over every SM.
 #include <cstdint>
 
 namespace lathe::cuda {
@@ -23,13 +29,17 @@ inline double wave_fill(int64_t ctas, int sm_count, int per_sm) {
   return static_cast<double>(ctas) / static_cast<double>(waves * slots);
 }
 
-// The CTAs per SM to allow a grid of `ctas` whose kernel fits `resident` per SM: `resident` when
-// one wave holds the grid (nothing to even out), else the count in [ceil(resident / 2), resident]
-// whose waves the grid fills best (the larger count on a tie, and unless it fills at least
-// `min_gain` more of its slots than `resident` does). Half the resident CTAs is the floor: fewer
-// warps per SM keep too few copies in flight to read at full speed.
+// The CTAs per SM to allow a grid of `ctas` whose kernel fits `resident` per SM: when one wave at
+// `resident` holds the grid, ceil(ctas / sm_count) (at least 1), so that it spreads over the SMs;
+// else the count in [ceil(resident / 2), resident] whose waves the grid fills best (the larger
+// count on a tie, and unless it fills at least `min_gain` more of its slots than `resident` does).
+// Half the resident CTAs is the floor there: fewer warps per SM keep too few copies in flight to
+// read at full speed.
 inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, double min_gain) {
-  if (resident <= 1 || sm_count <= 0 || ctas <= static_cast<int64_t>(resident) * sm_count) return resident;
+  if (resident <= 1 || sm_count <= 0) return resident;
+  if (ctas <= static_cast<int64_t>(resident) * sm_count) {
+    return ctas <= sm_count ? 1 : static_cast<int>((ctas + sm_count - 1) / sm_count);
+  }
   const double at_resident = wave_fill(ctas, sm_count, resident);
   int best = resident;
   double best_fill = at_resident;

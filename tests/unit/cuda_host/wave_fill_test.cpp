@@ -40,21 +40,29 @@ TEST(WaveFill, CapsTheGridsWhoseLastWaveIsNearlyEmpty) {
   EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 64, kSms, 5, 0.0), 4);
 }
 
-TEST(WaveFill, KeepsTheResidencyWhenOneWaveHoldsTheGrid) {
-  for (const int resident : {1, 2, 3, 4, 5, 8}) {
+// A grid that one wave holds is spread: the fewest CTAs per SM that still hold it in one wave.
+TEST(WaveFill, SpreadsAGridThatOneWaveHolds) {
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 4, kSms, 5, 0.1), 2);  // 24/4/256 batch 4: 176 CTAs
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 5 * 4, kSms, 4, 0.1), 2);   // 64/8/128 batch 4: 160
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 9 * 4, kSms, 4, 0.1), 3);   // 32/8/128 batch 4: 288
+  for (const int resident : {2, 3, 4, 5, 8}) {
     for (int64_t ctas = 1; ctas <= int64_t{resident} * kSms; ++ctas) {
-      ASSERT_EQ(wave_fill_ctas_per_sm(ctas, kSms, resident, 0.0), resident) << ctas << " CTAs";
+      const int k = wave_fill_ctas_per_sm(ctas, kSms, resident, 0.0);
+      ASSERT_LE(k, resident);
+      ASSERT_GE(int64_t{k} * kSms, ctas) << ctas << " CTAs: still one wave";
+      ASSERT_LT(int64_t{k - 1} * kSms, ctas) << ctas << " CTAs: the fewest per SM";
     }
   }
+  EXPECT_EQ(wave_fill_ctas_per_sm(1000, kSms, 1, 0.0), 1);
 }
 
-// Over every grid up to 40 waves: the choice stays in [ceil(resident / 2), resident], takes fewer
-// CTAs only for at least the gain asked, and past one wave fills its waves at least as well as any
-// count in that range that makes the gain.
+// Over every grid of more than one wave, up to 40: the choice stays in [ceil(resident / 2),
+// resident], takes fewer CTAs only for at least the gain asked, and fills its waves at least as
+// well as any count in that range that makes the gain.
 TEST(WaveFill, ChoosesWithinHalfTheResidencyAndNeverFillsWorse) {
   for (const double gain : {0.0, 0.1}) {
     for (int resident = 1; resident <= 6; ++resident) {
-      for (int64_t ctas = 1; ctas <= int64_t{40} * kSms; ++ctas) {
+      for (int64_t ctas = int64_t{resident} * kSms + 1; ctas <= int64_t{40} * kSms; ++ctas) {
         const int k = wave_fill_ctas_per_sm(ctas, kSms, resident, gain);
         ASSERT_LE(k, resident);
         ASSERT_GE(k, (resident + 1) / 2);
@@ -62,7 +70,6 @@ TEST(WaveFill, ChoosesWithinHalfTheResidencyAndNeverFillsWorse) {
         if (k != resident) {
           ASSERT_GE(wave_fill(ctas, kSms, k), at_resident + gain) << ctas << " " << resident;
         }
-        if (ctas <= int64_t{resident} * kSms) continue;  // one wave: the residency is kept (above)
         for (int other = (resident + 1) / 2; other <= resident; ++other) {
           if (wave_fill(ctas, kSms, other) >= at_resident + gain) {
             ASSERT_LE(wave_fill(ctas, kSms, other), wave_fill(ctas, kSms, k)) << ctas << " " << resident;
