@@ -178,7 +178,6 @@ int cp_async_geometry(int variant) {
     case 22:
     case 24:
     case 25:
-    case 28:
       return 6;
     case 15:
       return 10;

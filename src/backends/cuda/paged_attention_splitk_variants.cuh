@@ -53,9 +53,6 @@ namespace lathe::cuda::attn::splitk {
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
 //      paged_attention_splitk.cu): opt-in, for wide serves of long contexts with an FP8 cache
-//  28: 24 with deeper stages, as 17 is to 14 (BF16: 3 stages at 2 CTAs per SM; FP8: 4 at 24's
-//      CTAs per SM): 24's bytes, twice or three times the copies in flight per warp, for grids
-//      too small to fill the SMs with 24's (other shapes: 6)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -82,7 +79,6 @@ struct Variants {
   using V23 = SplitCfg<6, 2, (HD == 256 ? 16 : 32), 1, true, 1, false, true, true>;
   using V24 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true, true>;
   using V26 = SplitCfg<12, 2, 16, 1, true, 1, false, true, true>;
-  using V28 = SplitCfg<V6::kWarps, kFp8 ? 4 : 3, 16, kFp8 ? V6::kCtasPerSm : 2, true, 1, false, true, true>;
 };
 
 // Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
@@ -146,14 +142,12 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 24:
     case 25:
     case 26:
-    case 28:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant >= 23) {  // positions as the MMA rows
           if constexpr (HD == 128) {
             if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
           }
-          if (variant == 28) return launch_main<Kv, HD, typename V::V28>(sp, num_seqs, stream);
           if (variant == 23 || variant == 26) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
           }

@@ -50,10 +50,9 @@ constexpr int kPersistentWide = 22;
 // The position-row geometries the serves do not take (23: 21's six warps of 32 positions; 24: the
 // wide one per split, which 25, the wide serves', runs on the persistent grid), the single-sequence
 // serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since, and the opt-in 27 (14
-// with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25), and 24 with deeper stages
-// (28, 24's bytes).
+// with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25).
 constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21,
-              kFp8GroupsOfEightHeadRows = 27, kPositionRowsDeep = 28;
+              kFp8GroupsOfEightHeadRows = 27;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -247,7 +246,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25, the wide serves') and 24 with deeper stages (28) against 24.
+// the MMA rows (25, the wide serves') against 24.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -261,7 +260,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
              {std::pair{5, std::vector<int>{10, 11, 12}},
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
-              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide, kPositionRowsDeep}}}) {
+              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
