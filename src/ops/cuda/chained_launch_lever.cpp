@@ -55,7 +55,7 @@ void configure_attention_ctas_per_sm() {
   if (env) lathe::cuda::set_splitk_ctas_per_sm(*env);
   const int setting = lathe::cuda::splitk_ctas_per_sm();
   spdlog::info("cuda backend: split-K attention CTAs per SM: {}{}",
-               setting == lathe::cuda::kSplitkCtasPerSmAuto  ? std::string("auto (the fullest waves)")
+               setting == lathe::cuda::kSplitkCtasPerSmAuto  ? std::string("auto (one wave spread over the SMs, several filled)")
                : setting == lathe::cuda::kSplitkCtasPerSmOff ? std::string("as many as fit")
                                                              : "at most " + std::to_string(setting),
                env_mark(env.has_value()));

@@ -40,7 +40,8 @@ void configure_gemv_levers();
 // tiles before its chained-launch wait (backends/cuda/paged_attention.h). Logs the resolved value.
 // Also LATHE_ATTN_KV_L2_PROMOTION (none | 0 | 64 | 128 | 256): the L2 promotion of the split-K
 // tensor copies' K/V requests (default none; a measurement lever), and LATHE_ATTN_CTAS_PER_SM
-// (auto | off | 0 | 1..8): how many split-K CTAs an SM may hold (set_splitk_ctas_per_sm). Logs
+// (auto | off | 0 | 1..8): how many split-K CTAs an SM may hold (set_splitk_ctas_per_sm; default
+// auto). Logs
 // the three resolved values.
 void configure_attention_early_kv();
 
