@@ -159,6 +159,12 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // Qwen3-32B-FP8 step with an FP8 cache is 5.1% shorter at batch 16, 16k and 0.8% longer at batch
 // 64, 4k. No single geometry serves both, so the wide serves keep 25; a serve of long contexts
 // with an FP8 cache can set LATHE_ATTN_SPLITK_KERNEL=27.
+// Session 55 (H100): what 24 (25's launch with FP8 KV) lost there was occupancy, not geometry: its
+// 105 registers fit 4 CTAs per SM against 14's 3, so 640 CTAs at batch 16 ran 528 and then 112
+// alone. Under the CTAs-per-SM cap (backends/cuda/wave_fill.h, default auto) 24 is ahead of 14 on
+// 64/8/128 FP8 at batch 16 (76.7 / 90.3 / 95.0% against 72.5 / 88.8 / 94.0 at 4k / 16k / 64k) and
+// the Qwen3-32B-FP8 step at batch 16, 16k is 5.5% shorter on 25 itself: the kernel tables leave 27
+// no case (its step under the cap was not measured).
 inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 25;
