@@ -53,6 +53,7 @@ int device_sm_count() {
   }();
   return count;
 }
+
 SharedMemoryLimits device_shared_memory_limits() {
   static const SharedMemoryLimits limits = [] {
     SharedMemoryLimits l;

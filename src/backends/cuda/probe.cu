@@ -67,8 +67,8 @@ int probe_resident_ctas(int threads_per_cta, int dynamic_smem_bytes) {
   }();
   LATHE_CUDA_CHECK(opt_in);
   int resident = 0;
-  LATHE_CUDA_CHECK(
-      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, occupancy_probe_kernel, threads_per_cta, dynamic_smem_bytes));
+  LATHE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, occupancy_probe_kernel, threads_per_cta,
+                                                                 dynamic_smem_bytes));
   return resident;
 }
 

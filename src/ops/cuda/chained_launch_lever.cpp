@@ -54,11 +54,11 @@ void configure_attention_ctas_per_sm() {
       env_lever("LATHE_ATTN_CTAS_PER_SM", target::parse_attn_ctas_per_sm, "auto/off/<cap 1..8>");
   if (env) lathe::cuda::set_splitk_ctas_per_sm(*env);
   const int setting = lathe::cuda::splitk_ctas_per_sm();
-  spdlog::info("cuda backend: split-K attention CTAs per SM: {}{}",
-               setting == lathe::cuda::kSplitkCtasPerSmAuto  ? std::string("auto (one wave spread over the SMs, several filled)")
-               : setting == lathe::cuda::kSplitkCtasPerSmOff ? std::string("as many as fit")
-                                                             : "at most " + std::to_string(setting),
-               env_mark(env.has_value()));
+  std::string resolved = "at most " + std::to_string(setting);
+  if (setting == lathe::cuda::kSplitkCtasPerSmAuto)
+    resolved = "auto (one wave spread over the SMs, several filled)";
+  if (setting == lathe::cuda::kSplitkCtasPerSmOff) resolved = "as many as fit";
+  spdlog::info("cuda backend: split-K attention CTAs per SM: {}{}", resolved, env_mark(env.has_value()));
 }
 
 }  // namespace

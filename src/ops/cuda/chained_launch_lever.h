@@ -41,8 +41,7 @@ void configure_gemv_levers();
 // Also LATHE_ATTN_KV_L2_PROMOTION (none | 0 | 64 | 128 | 256): the L2 promotion of the split-K
 // tensor copies' K/V requests (default none; a measurement lever), and LATHE_ATTN_CTAS_PER_SM
 // (auto | off | 0 | 1..8): how many split-K CTAs an SM may hold (set_splitk_ctas_per_sm; default
-// auto). Logs
-// the three resolved values.
+// auto). Logs the three resolved values.
 void configure_attention_early_kv();
 
 // LATHE_PREFILL_WS (on/off grammar): whether prefill attention at head dim 128 runs the
