@@ -7,7 +7,7 @@ BATCHES as the batch sizes (1,4,16,32 unset), and step_arm runs an arm only whil
 under LIMIT, and auto_rows passes its variables and widths to the benchmark and keeps its rows under
 a header naming the model and tag; floor_sweep and slice_floor_ab (through attn_bench) run one
 attention benchmark per arm under that arm's variables, into its own directory, with one summary
-line each."""
+line each; gpu_suite passes VAR=VALUE words as variables and the rest as the binary's arguments."""
 import os
 import subprocess
 import sys
@@ -16,6 +16,8 @@ import tempfile
 from script_test_support import ROOT, report, write_executable
 
 GTEST = '#!/bin/sh\necho "[  PASSED  ] 3 tests."\n'
+# A gtest stand-in that records its environment variable and arguments.
+GTEST_ARGS = '#!/bin/sh\necho "var=$LATHE_X $*" >>"$OUT/gtest_args"\necho "[  PASSED  ] 1 test."\n'
 KERNELS = """#!/bin/sh
 echo "split=$LATHE_GEMV_SPLIT_SUM $*" >>"$OUT/kernels_args"
 echo "read ceiling: best 3191 GB/s, median 3170 GB/s"
@@ -50,6 +52,7 @@ def main():
             f.write("abc1234\n")
         for name in ("gpu_cuda_gemv_test", "gpu_cuda_op_test", "gpu_batch_invariance", "gpu_golden_qwen3"):
             write_executable(os.path.join(bundle, "bin", name), GTEST)
+        write_executable(os.path.join(bundle, "bin", "gpu_attention"), GTEST_ARGS)
         write_executable(os.path.join(bundle, "bin", "lathe_bench_kernels"), KERNELS)
         write_executable(os.path.join(bundle, "bin", "lathe"), LATHE)
         write_executable(os.path.join(bundle, "bin", "lathe_bench_attention"), ATTENTION)
@@ -123,6 +126,15 @@ def main():
         slice_runs = [a for a in args5 if a.startswith("floor= ")]
         if len(args5) != 8 or len(slice_runs) != 4 or not all("--slices auto:2 --dtypes fp8" in a for a in slice_runs):
             failures.append(f"expected 4 floor and 4 slice-floor runs, the latter with --slices auto:2: {args5!r}")
+
+        out6 = os.path.join(tmp, "out6")
+        os.makedirs(out6)
+        run(bundle, out6, "gpu_suite bytes gpu_attention LATHE_X=7 --gtest_filter='*Cap*:Det.*'", limit=400)
+        args6 = open(os.path.join(out6, "gtest_args")).read().strip()
+        if args6 != "var=7 --gtest_brief=1 --gtest_filter=*Cap*:Det.*":
+            failures.append(f"gpu_suite did not split its variables from its arguments: {args6!r}")
+        if "bytes rc=0 [  PASSED  ] 1 test." not in open(os.path.join(out6, "summary.txt")).read():
+            failures.append("gpu_suite with arguments left no verdict line")
     return report("bundle_env_test", failures)
 
 
