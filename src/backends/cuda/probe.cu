@@ -1,6 +1,7 @@
 #include <cuda_bf16.h>
 
 #include "backends/cuda/check.h"
+#include "backends/cuda/device.h"
 #include "backends/cuda/probe.h"
 
 namespace lathe::cuda {
@@ -56,15 +57,8 @@ __global__ void occupancy_probe_kernel() {}
 }  // namespace
 
 int probe_resident_ctas(int threads_per_cta, int dynamic_smem_bytes) {
-  static const cudaError_t opt_in = [] {
-    int device = 0, optin = 0;
-    cudaError_t status = cudaGetDevice(&device);
-    if (status == cudaSuccess)
-      status = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
-    if (status == cudaSuccess)
-      status = cudaFuncSetAttribute(occupancy_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
-    return status;
-  }();
+  static const cudaError_t opt_in = cudaFuncSetAttribute(
+      occupancy_probe_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, device_shared_memory_limits().max_per_cta);
   LATHE_CUDA_CHECK(opt_in);
   int resident = 0;
   LATHE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&resident, occupancy_probe_kernel, threads_per_cta,
