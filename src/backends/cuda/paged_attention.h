@@ -121,7 +121,7 @@ bool set_splitk_kernel_variant(int variant);
 // dynamic shared memory the launch asks for. Process-wide, set at backend start
 // (LATHE_ATTN_CTAS_PER_SM, ops/cuda/chained_launch_lever.cpp); false for a value outside those. It
 // changes where and with whom a CTA runs, never its bytes (tested). The persistent grid (22, 25)
-// and the cluster variants keep their own occupancy.
+// takes the same cap (its CTA count follows it); the cluster variants keep their own occupancy.
 inline constexpr int kSplitkCtasPerSmAuto = -1;
 inline constexpr int kSplitkCtasPerSmOff = 0;
 inline constexpr int kSplitkMaxCtasPerSm = 8;

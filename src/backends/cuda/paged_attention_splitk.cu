@@ -251,15 +251,20 @@ std::atomic<int>& variant_slot() {
 
 }  // namespace
 
-int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas) {
+int splitk_ctas_per_sm_cap(int resident, int64_t ctas) {
   const int setting = g_ctas_per_sm.load(std::memory_order_relaxed);
-  int cap = resident;
   if (setting == kSplitkCtasPerSmAuto) {
-    cap = wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, kWaveFillMinGain);
-  } else if (setting > 0) {
-    cap = std::min(setting, resident);
+    return wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, kWaveFillMinGain);
   }
+  return setting > 0 ? std::min(setting, resident) : resident;
+}
+
+int splitk_smem_for_cap(int kernel_bytes, int resident, int cap) {
   return cap < resident ? shared_memory_for_cap(kernel_bytes, cap, device_shared_memory_limits()) : kernel_bytes;
+}
+
+int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas) {
+  return splitk_smem_for_cap(kernel_bytes, resident, splitk_ctas_per_sm_cap(resident, ctas));
 }
 
 }  // namespace attn::splitk

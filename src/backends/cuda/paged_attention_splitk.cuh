@@ -456,10 +456,23 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
   }
 }
 
-// The dynamic shared memory a per-split launch of `ctas` CTAs asks for: `kernel_bytes`, or more
-// where splitk_ctas_per_sm() (paged_attention.h) holds the kernel below the `resident` CTAs per SM
-// it would otherwise get (paged_attention_splitk.cu).
+// The CTAs per SM that splitk_ctas_per_sm() (paged_attention.h) allows a launch of `ctas` CTAs of
+// a kernel that fits `resident` per SM (at most `resident`; paged_attention_splitk.cu).
+int splitk_ctas_per_sm_cap(int resident, int64_t ctas);
+// The dynamic shared memory that holds a kernel asking for `kernel_bytes` at `cap` of its
+// `resident` CTAs per SM: `kernel_bytes` when cap >= resident, else a padded request.
+int splitk_smem_for_cap(int kernel_bytes, int resident, int cap);
+// Both for a per-split launch of `ctas` CTAs: what it asks for.
 int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas);
+
+// The CTAs per SM the device fits of `kernel` at `threads` threads and `smem` bytes of dynamic
+// shared memory, or `fallback` where the occupancy calculator fails.
+template <typename Kernel>
+int resident_ctas_per_sm(Kernel* kernel, int threads, int smem, int fallback) {
+  int n = 0;
+  return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, threads, smem) == cudaSuccess && n > 0 ? n
+                                                                                                       : fallback;
+}
 
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
@@ -473,12 +486,7 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
       kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
       std::max(L::kBytes, device_shared_memory_limits().max_per_cta));
   if (opt_in != cudaSuccess) return opt_in;
-  static const int resident = [&] {
-    int n = 0;
-    return cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, kernel, Cfg::kThreads, L::kBytes) == cudaSuccess && n > 0
-               ? n
-               : Cfg::kCtasPerSm;
-  }();
+  static const int resident = resident_ctas_per_sm(kernel, Cfg::kThreads, L::kBytes, Cfg::kCtasPerSm);
   const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slice_ctas, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
     const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y * grid.z;

@@ -300,20 +300,30 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 }
 
 // Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1):
-// min(units, CTAs per SM x SMs) CTAs, more only when a CTA would get more than kMaxUnitsPerCta
-// units.
+// min(units, cap x SMs) CTAs, more only when a CTA would get more than kMaxUnitsPerCta units, where
+// cap is the CTAs per SM splitk_ctas_per_sm() allows a grid of min(units, resident x SMs): under
+// `auto` the kernel's residency for a grid that fills it, and ceil(units / SMs) for one that does
+// not (one unit a CTA; without the cap the block scheduler packs those CTAs onto a few SMs); a
+// pinned cap makes the grid that many CTAs per SM. A unit's bytes do not depend on which CTA
+// runs it.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
+  auto* kernel = paged_decode_splitk_persistent<Kv, HD, Cfg>;
+  // Up to the opt-in limit, so that a launch may pad its request (launch_main sets it the same way).
   static const cudaError_t opt_in = cudaFuncSetAttribute(
-      paged_decode_splitk_persistent<Kv, HD, Cfg>, cudaFuncAttributeMaxDynamicSharedMemorySize, PL::kBytes);
+      kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      std::max(PL::kBytes, device_shared_memory_limits().max_per_cta));
   if (opt_in != cudaSuccess) return opt_in;
+  static const int resident = resident_ctas_per_sm(kernel, Cfg::kThreads, PL::kBytes, Cfg::kCtasPerSm);
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
-  int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(Cfg::kCtasPerSm) * sm_count);
+  const int cap =
+      splitk_ctas_per_sm_cap(resident, std::min<int64_t>(units, static_cast<int64_t>(resident) * sm_count));
+  int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(cap) * sm_count);
   ctas = std::max<int64_t>(ctas, (units + kMaxUnitsPerCta - 1) / kMaxUnitsPerCta);
   sp.num_seqs = num_seqs;
-  return launch_chained_status(paged_decode_splitk_persistent<Kv, HD, Cfg>, dim3(static_cast<unsigned>(ctas)),
-                               dim3(Cfg::kThreads), PL::kBytes, stream, sp);
+  return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),
+                               splitk_smem_for_cap(PL::kBytes, resident, cap), stream, sp);
 }
 
 }  // namespace lathe::cuda::attn::splitk

@@ -280,7 +280,9 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
 // How many CTAs an SM may hold (cuda::set_splitk_ctas_per_sm: a cap through a padded shared
 // memory request, or the wave-fill choice per launch) changes where and beside whom a CTA runs,
 // never its bytes: the outputs under every cap and `auto` equal those with as many as fit, for the
-// wide serves' geometries (position rows, head rows, and their cp.async twin).
+// wide serves' geometries (position rows, head rows, and their cp.async twin) per split and on the
+// persistent grid (22, 25: BF16 at head dim 128; elsewhere they launch 14 and 24), whose CTA count
+// follows the cap.
 TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
@@ -290,7 +292,8 @@ TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const Step step = c.full_step();
   for (const bool pack : {false, true}) {
     const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), pack);
-    for (const int variant : {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide}) {
+    for (const int variant :
+         {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide, kPersistentWide, ops::kSplitkKernelWide}) {
       ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
       ASSERT_TRUE(cuda::set_splitk_ctas_per_sm(cuda::kSplitkCtasPerSmOff));
       const std::vector<uint16_t> expected = c.run(ops::Phase::kDecode, step, config);
