@@ -34,6 +34,7 @@
 // head dim 256 too, against the 1.8 waves of 24's per-split grid at batch 16: 1-13% slower than 24
 // at batches 4-64, not kept.)
 #include "backends/cuda/paged_attention_splitk.cuh"
+#include "backends/cuda/wave_fill.h"
 
 namespace lathe::cuda::attn::splitk {
 
@@ -299,13 +300,12 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   }
 }
 
-// Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1):
-// min(units, cap x SMs) CTAs, more only when a CTA would get more than kMaxUnitsPerCta units, where
-// cap is the CTAs per SM splitk_ctas_per_sm() allows a grid of min(units, resident x SMs): under
-// `auto` the kernel's residency for a grid that fills it, and ceil(units / SMs) for one that does
-// not (one unit a CTA; without the cap the block scheduler packs those CTAs onto a few SMs); a
-// pinned cap makes the grid that many CTAs per SM. A unit's bytes do not depend on which CTA
-// runs it.
+// Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1) as
+// persistent_grid_ctas (wave_fill.h) sizes it at the CTAs per SM splitk_ctas_per_sm() allows a
+// grid of min(units, resident x SMs): under `auto` the kernel's residency for a grid that fills
+// it, ceil(units / SMs) for one of a unit a CTA (which the block scheduler would otherwise pack
+// onto a few SMs); a pinned cap makes the grid that many CTAs per SM. A unit's bytes do not depend
+// on which CTA runs it.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
@@ -319,8 +319,7 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
   const int cap =
       splitk_ctas_per_sm_cap(resident, std::min<int64_t>(units, static_cast<int64_t>(resident) * sm_count));
-  int64_t ctas = std::min<int64_t>(units, static_cast<int64_t>(cap) * sm_count);
-  ctas = std::max<int64_t>(ctas, (units + kMaxUnitsPerCta - 1) / kMaxUnitsPerCta);
+  const int64_t ctas = persistent_grid_ctas(units, sm_count, cap, kMaxUnitsPerCta);
   sp.num_seqs = num_seqs;
   return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),
                                splitk_smem_for_cap(PL::kBytes, resident, cap), stream, sp);

@@ -16,6 +16,7 @@
 // ~36 SMs and leave the rest idle (measured: 24/4/256 with an FP8 cache at batch 4, 57% of the read
 // ceiling at 16k as it is, 81% with at most 2 per SM). There the cap is the fewest CTAs per SM that
 // still hold the grid in one wave, ceil(C / S), which spreads it over every SM.
+#include <algorithm>
 #include <cstdint>
 
 namespace lathe::cuda {
@@ -51,6 +52,20 @@ inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, doubl
     }
   }
   return best;
+}
+
+// A persistent grid (CTAs that share out a launch's `units`, each running at most
+// `max_units_per_cta`) held at `per_sm` CTAs per SM: min(units, per_sm x sm_count) CTAs, more
+// when that would give a CTA more than `max_units_per_cta` units. Its `per_sm` is the wave-fill
+// choice for min(units, resident x sm_count) CTAs: the residency for a grid that fills it, and the
+// spread count for one unit per CTA.
+inline int64_t persistent_grid_ctas(int64_t units, int sm_count, int per_sm, int max_units_per_cta) {
+  if (units <= 0) return 0;
+  int64_t ctas = units;
+  if (per_sm > 0 && sm_count > 0) ctas = std::min<int64_t>(units, static_cast<int64_t>(per_sm) * sm_count);
+  if (max_units_per_cta > 0)
+    ctas = std::max<int64_t>(ctas, (units + max_units_per_cta - 1) / max_units_per_cta);
+  return ctas;
 }
 
 // Shared memory limits of the device (cudaDevAttr*: per SM, reserved by the system per CTA, and

@@ -4,6 +4,7 @@
 // answer for those requests is checked on the GPU (tests/gpu/cuda/wave_fill_test.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/wave_fill.h"
@@ -54,6 +55,30 @@ TEST(WaveFill, SpreadsAGridThatOneWaveHolds) {
     }
   }
   EXPECT_EQ(wave_fill_ctas_per_sm(1000, kSms, 1, 0.0), 1);
+}
+
+// The persistent grid (22, 25: BF16 at head dim 128, 3 CTAs per SM) at the count the launcher
+// asks wave_fill_ctas_per_sm for (min(units, resident x SMs) CTAs): a unit a CTA spread at batch
+// 4, a full wave from batch 16 (each CTA running its share of the units), a pinned cap making the
+// grid smaller, and never more than max_units_per_cta units a CTA.
+TEST(WaveFill, SizesThePersistentGrid) {
+  using lathe::cuda::persistent_grid_ctas;
+  auto per_sm = [](int64_t units) {
+    return wave_fill_ctas_per_sm(std::min<int64_t>(units, 3 * kSms), kSms, 3, 0.1);
+  };
+  EXPECT_EQ(per_sm(8 * 5 * 4), 2);  // 64/8/128 batch 4: 160 units
+  EXPECT_EQ(persistent_grid_ctas(8 * 5 * 4, kSms, per_sm(8 * 5 * 4), 32), 160);
+  EXPECT_EQ(per_sm(8 * 9 * 4), 3);  // 32/8/128 batch 4: 288 units
+  EXPECT_EQ(persistent_grid_ctas(8 * 9 * 4, kSms, 3, 32), 288);
+  EXPECT_EQ(per_sm(8 * 5 * 16), 3);  // 64/8/128 batch 16: 640 units on 396 CTAs
+  EXPECT_EQ(persistent_grid_ctas(8 * 5 * 16, kSms, 3, 32), 396);
+  EXPECT_EQ(per_sm(40), 1);
+  EXPECT_EQ(persistent_grid_ctas(40, kSms, 1, 32), 40);
+  EXPECT_EQ(persistent_grid_ctas(640, kSms, 1, 32), kSms);   // pinned at 1: 132 CTAs of 4-5
+  EXPECT_EQ(persistent_grid_ctas(20000, kSms, 1, 32), 625);  // at most 32 units a CTA
+  EXPECT_EQ(persistent_grid_ctas(20000, kSms, 3, 32), 625);
+  EXPECT_EQ(persistent_grid_ctas(0, kSms, 3, 32), 0);
+  EXPECT_EQ(persistent_grid_ctas(100, kSms, 0, 0), 100);
 }
 
 // Over every grid of more than one wave, up to 40: the choice stays in [ceil(resident / 2),
