@@ -185,7 +185,6 @@ int cp_async_geometry(int variant) {
     case 21:
     case 23:
     case 26:
-    case 28:
       return 4;
     default:
       return variant;

@@ -53,9 +53,6 @@ namespace lathe::cuda::attn::splitk {
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
 //      paged_attention_splitk.cu): opt-in, for wide serves of long contexts with an FP8 cache
-//  28: 26 (HD 256: 23) with 4 stages for FP8 KV, 26 itself for BF16: an FP8 tile is half a BF16
-//      one, so 26 keeps half the bytes in flight with an FP8 cache; 4 stages restore them (about
-//      200 KB of shared memory at one CTA per SM); 26's bytes (other shapes: 4)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -82,7 +79,6 @@ struct Variants {
   using V23 = SplitCfg<6, 2, (HD == 256 ? 16 : 32), 1, true, 1, false, true, true>;
   using V24 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true, true>;
   using V26 = SplitCfg<12, 2, 16, 1, true, 1, false, true, true>;
-  using V28 = SplitCfg<(HD == 256 ? 6 : 12), kFp8 ? 4 : 2, 16, 1, true, 1, false, true, true>;
 };
 
 // Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
@@ -146,11 +142,9 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 24:
     case 25:
     case 26:
-    case 28:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant >= 23) {  // positions as the MMA rows
-          if (variant == 28) return launch_main<Kv, HD, typename V::V28>(sp, num_seqs, stream);
           if constexpr (HD == 128) {
             if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
           }

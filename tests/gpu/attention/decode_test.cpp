@@ -53,8 +53,6 @@ constexpr int kPersistentWide = 22;
 // with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25).
 constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21,
               kFp8GroupsOfEightHeadRows = 27;
-// The single-sequence serves' geometry (26) with 4 stages for an FP8 cache: 26's bytes.
-constexpr int kSingleDeepFp8 = 28;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -248,7 +246,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25, the wide serves') against 24, and 28 against 26 (the single-sequence serves').
+// the MMA rows (25, the wide serves') against 24.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -262,8 +260,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
              {std::pair{5, std::vector<int>{10, 11, 12}},
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
-              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}},
-              std::pair{ops::kSplitkKernelSingle, std::vector<int>{kSingleDeepFp8}}}) {
+              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
