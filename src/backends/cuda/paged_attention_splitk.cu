@@ -241,7 +241,9 @@ constexpr double kWaveFillMinGain = 0.1;
 // ceiling to 77.3 / 90.5 / 95.1 at 4k / 16k / 64k and 24/4/256 from 67.6 / 82.1 / 88.1 to 74.0 /
 // 89.1 / 94.9 (1k, whose empty splits the grid counts, 3 points slower on two shapes); at batch 4
 // at most 2 per SM took 24/4/256 and 64/8/128 at 16k from 57.0 / 61.9 to 80.6 / 80.5%; batch 64
-// unchanged. docs/PERFORMANCE.md, "Session 55".
+// unchanged. docs/PERFORMANCE.md, "Session 55". Session 56 (H100): the persistent grid spread at
+// batch 4 (64/8/128 BF16, 160 units) 69.5 / 81.8 -> 73.2 / 83.8% at 4k / 16k; the Qwen3-8B-FP8
+// step with an FP8 cache at 8k and batch 8 6.0% faster than under off ("Session 56").
 std::atomic<int> g_ctas_per_sm{kSplitkCtasPerSmAuto};
 
 std::atomic<int>& variant_slot() {
