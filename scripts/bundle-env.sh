@@ -20,16 +20,19 @@ t0=$SECONDS
 
 # gpu_suite TAG BINARY [VAR=VALUE...] [ARG...]: runs the bundle's gtest BINARY on the GPU under
 # those variables and with those arguments (e.g. --gtest_filter=...; SUITE_TIMEOUT s at most,
-# default 240), its output in $W/TAG.txt; appends its verdict, counts and elapsed seconds to $S, and its first failures.
+# default 240), its output in $W/TAG.txt; appends its exit status, verdict, the number of tests
+# that passed (`ok=N`: how far a suite cut off by the timeout got) and the elapsed seconds to $S,
+# then its first failures.
 gpu_suite() {
-  local tag=$1 bin=$2 a
+  local tag=$1 bin=$2 a rc
   local -a vars=() args=()
   shift 2
   for a in "$@"; do
     if [[ $a =~ ^[A-Za-z_][A-Za-z0-9_]*= ]]; then vars+=("$a"); else args+=("$a"); fi
   done
-  env LATHE_TEST_DEVICE=cuda "${vars[@]}" timeout "${SUITE_TIMEOUT:-240}" "$b/bin/$bin" --gtest_brief=1 "${args[@]}" >"$W/$tag.txt" 2>&1
-  echo "$tag rc=$? $(grep -E '^\[  (PASSED|FAILED) ' "$W/$tag.txt" | tr '\n' ' ') $((SECONDS - t0))s" >>"$S"
+  env LATHE_TEST_DEVICE=cuda "${vars[@]}" timeout "${SUITE_TIMEOUT:-240}" "$b/bin/$bin" "${args[@]}" >"$W/$tag.txt" 2>&1
+  rc=$?
+  echo "$tag rc=$rc $(grep -E '^\[  (PASSED|FAILED) ' "$W/$tag.txt" | tr '\n' ' ')ok=$(grep -c '^\[       OK \]' "$W/$tag.txt") $((SECONDS - t0))s" >>"$S"
   grep -E '^\[  FAILED  \]|Failure' "$W/$tag.txt" | head -10 >>"$S"
 }
 

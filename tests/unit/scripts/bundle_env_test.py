@@ -7,7 +7,8 @@ BATCHES as the batch sizes (1,4,16,32 unset), and step_arm runs an arm only whil
 under LIMIT, and auto_rows passes its variables and widths to the benchmark and keeps its rows under
 a header naming the model and tag; floor_sweep and slice_floor_ab (through attn_bench) run one
 attention benchmark per arm under that arm's variables, into its own directory, with one summary
-line each; gpu_suite passes VAR=VALUE words as variables and the rest as the binary's arguments."""
+line each; gpu_suite passes VAR=VALUE words as variables and the rest as the binary's arguments,
+and counts the tests that passed, also when the suite is cut off."""
 import os
 import subprocess
 import sys
@@ -18,6 +19,9 @@ from script_test_support import ROOT, report, write_executable
 GTEST = '#!/bin/sh\necho "[  PASSED  ] 3 tests."\n'
 # A gtest stand-in that records its environment variable and arguments.
 GTEST_ARGS = '#!/bin/sh\necho "var=$LATHE_X $*" >>"$OUT/gtest_args"\necho "[  PASSED  ] 1 test."\n'
+# A gtest stand-in cut off after two tests passed (the exit status of `timeout`).
+GTEST_CUT = ('#!/bin/sh\necho "[ RUN      ] A.b"\necho "[       OK ] A.b (5 ms)"\n'
+             'echo "[ RUN      ] A.c"\necho "[       OK ] A.c (5 ms)"\necho "[ RUN      ] A.d"\nexit 124\n')
 KERNELS = """#!/bin/sh
 echo "split=$LATHE_GEMV_SPLIT_SUM $*" >>"$OUT/kernels_args"
 echo "read ceiling: best 3191 GB/s, median 3170 GB/s"
@@ -53,6 +57,7 @@ def main():
         for name in ("gpu_cuda_gemv_test", "gpu_cuda_op_test", "gpu_batch_invariance", "gpu_golden_qwen3"):
             write_executable(os.path.join(bundle, "bin", name), GTEST)
         write_executable(os.path.join(bundle, "bin", "gpu_attention"), GTEST_ARGS)
+        write_executable(os.path.join(bundle, "bin", "gpu_cut"), GTEST_CUT)
         write_executable(os.path.join(bundle, "bin", "lathe_bench_kernels"), KERNELS)
         write_executable(os.path.join(bundle, "bin", "lathe"), LATHE)
         write_executable(os.path.join(bundle, "bin", "lathe_bench_attention"), ATTENTION)
@@ -131,10 +136,16 @@ def main():
         os.makedirs(out6)
         run(bundle, out6, "gpu_suite bytes gpu_attention LATHE_X=7 --gtest_filter='*Cap*:Det.*'", limit=400)
         args6 = open(os.path.join(out6, "gtest_args")).read().strip()
-        if args6 != "var=7 --gtest_brief=1 --gtest_filter=*Cap*:Det.*":
+        if args6 != "var=7 --gtest_filter=*Cap*:Det.*":
             failures.append(f"gpu_suite did not split its variables from its arguments: {args6!r}")
-        if "bytes rc=0 [  PASSED  ] 1 test." not in open(os.path.join(out6, "summary.txt")).read():
+        if "bytes rc=0 [  PASSED  ] 1 test. ok=0 " not in open(os.path.join(out6, "summary.txt")).read():
             failures.append("gpu_suite with arguments left no verdict line")
+
+        out7 = os.path.join(tmp, "out7")
+        os.makedirs(out7)
+        run(bundle, out7, "gpu_suite cut gpu_cut", limit=400)
+        if "cut rc=124 ok=2 " not in open(os.path.join(out7, "summary.txt")).read():
+            failures.append("a suite cut off after two tests does not report rc=124 ok=2")
     return report("bundle_env_test", failures)
 
 
