@@ -85,8 +85,14 @@ def test_greedy_output_is_independent_of_batch_chunking_and_preemption(server, c
     assert with_neighbours(server, GREEDY, seed=2) == alone
     assert complete(chunked_server, TARGET_PROMPT, **GREEDY) == alone
     assert with_neighbours(chunked_server, GREEDY, seed=3) == alone
+    # Whether the tight cache preempts depends on how many neighbours are in flight at once, which a
+    # loaded machine can spread out (CI once saw none): further crowds, each of which must still
+    # give the alone output, until one has preempted.
     before = tight_server.metrics()["lathe_preemptions_total"]
-    assert with_neighbours(tight_server, GREEDY, seed=4) == alone
+    for seed in (4, 8, 9):
+        assert with_neighbours(tight_server, GREEDY, seed=seed) == alone
+        if tight_server.metrics()["lathe_preemptions_total"] > before:
+            break
     assert tight_server.metrics()["lathe_preemptions_total"] > before, "the tight cache was meant to preempt"
     for each in (server, chunked_server, tight_server):
         assert each.wait_idle()["lathe_kv_blocks_used"] == 0
