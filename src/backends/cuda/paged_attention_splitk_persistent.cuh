@@ -317,8 +317,7 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   if (opt_in != cudaSuccess) return opt_in;
   static const int resident = resident_ctas_per_sm(kernel, Cfg::kThreads, PL::kBytes, Cfg::kCtasPerSm);
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
-  const int cap =
-      splitk_ctas_per_sm_cap(resident, std::min<int64_t>(units, static_cast<int64_t>(resident) * sm_count));
+  const int cap = splitk_ctas_per_sm_cap(resident, persistent_wave_ctas(units, sm_count, resident));
   const int64_t ctas = persistent_grid_ctas(units, sm_count, cap, kMaxUnitsPerCta);
   sp.num_seqs = num_seqs;
   return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),

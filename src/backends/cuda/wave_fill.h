@@ -54,10 +54,16 @@ inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, doubl
   return best;
 }
 
+// The grid a persistent launch of `units` units asks the wave-fill choice about: at most one wave at
+// the kernel's residency, min(units, resident x sm_count) (one unit a CTA below that).
+inline int64_t persistent_wave_ctas(int64_t units, int sm_count, int resident) {
+  return std::min<int64_t>(units, static_cast<int64_t>(resident) * sm_count);
+}
+
 // A persistent grid (CTAs that share out a launch's `units`, each running at most
 // `max_units_per_cta`) held at `per_sm` CTAs per SM: min(units, per_sm x sm_count) CTAs, more
 // when that would give a CTA more than `max_units_per_cta` units. Its `per_sm` is the wave-fill
-// choice for min(units, resident x sm_count) CTAs: the residency for a grid that fills it, and the
+// choice for persistent_wave_ctas: the residency for a grid that fills it, and the
 // spread count for one unit per CTA.
 inline int64_t persistent_grid_ctas(int64_t units, int sm_count, int per_sm, int max_units_per_cta) {
   if (units <= 0) return 0;

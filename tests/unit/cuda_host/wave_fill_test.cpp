@@ -4,7 +4,6 @@
 // answer for those requests is checked on the GPU (tests/gpu/cuda/wave_fill_test.cpp).
 #include <gtest/gtest.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "backends/cuda/wave_fill.h"
@@ -58,14 +57,17 @@ TEST(WaveFill, SpreadsAGridThatOneWaveHolds) {
 }
 
 // The persistent grid (22, 25: BF16 at head dim 128, 3 CTAs per SM) at the count the launcher
-// asks wave_fill_ctas_per_sm for (min(units, resident x SMs) CTAs): a unit a CTA spread at batch
+// asks wave_fill_ctas_per_sm for (persistent_wave_ctas): a unit a CTA spread at batch
 // 4, a full wave from batch 16 (each CTA running its share of the units), a pinned cap making the
 // grid smaller, and never more than max_units_per_cta units a CTA.
 TEST(WaveFill, SizesThePersistentGrid) {
   using lathe::cuda::persistent_grid_ctas;
+  using lathe::cuda::persistent_wave_ctas;
   auto per_sm = [](int64_t units) {
-    return wave_fill_ctas_per_sm(std::min<int64_t>(units, 3 * kSms), kSms, 3, 0.1);
+    return wave_fill_ctas_per_sm(persistent_wave_ctas(units, kSms, 3), kSms, 3, 0.1);
   };
+  EXPECT_EQ(persistent_wave_ctas(160, kSms, 3), 160);
+  EXPECT_EQ(persistent_wave_ctas(640, kSms, 3), 3 * kSms);
   EXPECT_EQ(per_sm(8 * 5 * 4), 2);  // 64/8/128 batch 4: 160 units
   EXPECT_EQ(persistent_grid_ctas(8 * 5 * 4, kSms, per_sm(8 * 5 * 4), 32), 160);
   EXPECT_EQ(per_sm(8 * 9 * 4), 3);  // 32/8/128 batch 4: 288 units
