@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
 
 namespace lathe {
 
@@ -54,34 +55,26 @@ float fp8_e5m2_to_float(uint8_t code) {
 }
 
 uint8_t float_to_fp8_e4m3(float value) {
-  if (std::isnan(value)) return 0x7f;
-  const uint8_t sign = std::signbit(value) ? 0x80 : 0x00;
-  const float magnitude = std::fmin(std::fabs(value), 448.0f);
-  // Search the 127 non-negative finite codes for the nearest, ties to the even code. The table
-  // is monotonic, so a binary search finds the bracketing pair.
-  const float* table = fp8_e4m3_table();
-  int lo = 0;
-  int hi = 0x7e;  // 448
-  while (hi - lo > 1) {
-    const int mid = (lo + hi) / 2;
-    if (table[mid] <= magnitude) {
-      lo = mid;
-    } else {
-      hi = mid;
-    }
+  // On the float's bits: E4M3 keeps 3 of the 23 mantissa bits (bias 7 against 127), with subnormals
+  // of 2^-9 below 2^-6, where the codes 0..8 are |x| / 2^-9 rounded (code 8 is 2^-6, the first
+  // normal). Bit-identical to a nearest-code search over the decode table, ties to the even code
+  // (checked over every float: tests/unit/core/numeric_test.cpp samples it).
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  const uint8_t sign = static_cast<uint8_t>((bits >> 24) & 0x80);
+  const uint32_t magnitude = bits & 0x7fffffffu;
+  if (magnitude > 0x7f800000u) return 0x7f;          // NaN (either sign)
+  if (magnitude >= 0x43e00000u) return sign | 0x7e;  // >= 448, infinities included: saturate
+  if (magnitude < 0x3c800000u) {                     // below 2^-6: multiples of 2^-9
+    float scaled;
+    std::memcpy(&scaled, &magnitude, sizeof scaled);
+    // Exact (a power-of-two scale of a value far from overflow), then rounded to nearest even.
+    return sign | static_cast<uint8_t>(std::nearbyint(std::ldexp(scaled, 9)));
   }
-  const float below = table[lo];
-  const float above = table[hi];
-  int code;
-  if (magnitude - below < above - magnitude) {
-    code = lo;
-  } else if (magnitude - below > above - magnitude) {
-    code = hi;
-  } else {
-    code = (lo % 2 == 0) ? lo : hi;
-  }
-  if (magnitude <= below) code = lo;
-  return static_cast<uint8_t>(sign | code);
+  // Normal: round the low 20 mantissa bits away to nearest, ties to even (a carry moves the
+  // exponent up, which is the next code), then rebias the exponent from 127 to 7.
+  const uint32_t rounded = (magnitude + 0x7ffffu + ((magnitude >> 20) & 1u)) >> 20;
+  return sign | static_cast<uint8_t>(rounded - ((127u - 7u) << 3));
 }
 
 namespace {

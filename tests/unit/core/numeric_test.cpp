@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
+#include <vector>
 
 #include "core/numeric.h"
 
@@ -50,6 +52,59 @@ TEST(Fp8, E4M3EncodeRoundsToNearestEvenAndSaturates) {
   EXPECT_EQ(float_to_fp8_e4m3(1000.0f), 0x7e);
   EXPECT_EQ(float_to_fp8_e4m3(-1000.0f), 0xfe);
   EXPECT_EQ(float_to_fp8_e4m3(NAN), 0x7f);
+}
+
+// The encoder works on the float's bits; this is its definition: the nearest of the 127
+// non-negative finite codes by exact (double) distance, ties to the even code, |x| above 448
+// saturating, NaN to 0x7f, the sign bit kept (-0 included).
+uint8_t e4m3_nearest_by_search(float x) {
+  if (std::isnan(x)) return 0x7f;
+  const double magnitude = std::fabs(static_cast<double>(x));
+  int best = 0;
+  for (int code = 1; code <= 0x7e; ++code) {
+    const double here = std::fabs(e4m3_by_definition(static_cast<uint8_t>(code)) - magnitude);
+    const double there = std::fabs(e4m3_by_definition(static_cast<uint8_t>(best)) - magnitude);
+    if (here < there || (here == there && code % 2 == 0)) best = code;
+  }
+  return static_cast<uint8_t>((std::signbit(x) ? 0x80 : 0) | best);
+}
+
+// Every float was checked against the earlier table search once (0 of 2^32 differ; session 57);
+// here, the cases where rounding can go wrong: each code, each midpoint between neighbours and the
+// floats next to them, the subnormal/normal and saturation edges, infinities, and a sweep of
+// bit patterns across the whole float range.
+TEST(Fp8, E4M3EncodeMatchesTheNearestCodeSearch) {
+  std::vector<float> cases = {0.0f,
+                              -0.0f,
+                              INFINITY,
+                              -INFINITY,
+                              448.0f,
+                              464.0f,
+                              479.9f,
+                              1e30f,
+                              std::ldexp(1.0f, -6),
+                              std::ldexp(1.0f, -10),
+                              std::ldexp(1.0f, -149)};
+  for (int code = 0; code < 0x7e; ++code) {
+    const double lo = e4m3_by_definition(static_cast<uint8_t>(code));
+    const double hi = e4m3_by_definition(static_cast<uint8_t>(code + 1));
+    for (const float at : {static_cast<float>(lo), static_cast<float>((lo + hi) / 2)}) {
+      cases.push_back(at);
+      cases.push_back(std::nextafter(at, 0.0f));
+      cases.push_back(std::nextafter(at, INFINITY));
+    }
+  }
+  for (uint64_t bits = 0; bits < (uint64_t{1} << 32); bits += 0x10001) {  // ~65k patterns, both signs
+    const uint32_t u = static_cast<uint32_t>(bits);
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    cases.push_back(f);
+  }
+  const size_t positives = cases.size();
+  for (size_t i = 0; i < positives; ++i) cases.push_back(-cases[i]);
+  for (const float x : cases) {
+    ASSERT_EQ(float_to_fp8_e4m3(x), e4m3_nearest_by_search(x)) << x;
+  }
 }
 
 TEST(Fp8, E5M2IsTheUpperByteOfHalf) {
