@@ -232,8 +232,15 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
   return 1;
 }
 
-// The least share of its wave slots a grid must fill more at fewer CTAs per SM for the wave-fill
-// choice to take them (wave_fill.h): below it the fuller last wave is not worth the warps.
+// The least share of its wave slots a grid of FP8 KV must fill more at fewer CTAs per SM for the
+// wave-fill choice to take them (wave_fill.h): below it the fuller last wave is not worth the warps.
+// A BF16 grid takes any fuller count and, on a tie, the fewer CTAs per SM (likely reason, not
+// measured: a BF16 CTA keeps twice an FP8 one's bytes in flight, so 2 per SM already read at speed).
+// Session 57 (H100, the serve kernels with a BF16 cache at batch 12-64, two rounds, 2 per SM pinned
+// against the FP8 rule): on the 12 (shape, batch) grids this rule moves to 2, from 4k 34 of 36
+// cells as fast or faster (up to +3.7 points, mean +0.8; the other two 0.4 and 0.8 slower), at 1k
+// 6 of 12 slower (down to -2.2 where the fill ties at batch 16); a Qwen3-32B-FP8 step at batch 16 0.5% / 1.3% shorter at 4k / 8k.
+// FP8's ties went the other way (session 56: 64/8/128 at batch 16, 3-6 points slower at 2).
 constexpr double kWaveFillMinGain = 0.1;
 
 // Default auto. Session 55 (H100, call 1, the serve kernels at batch 4-64 under each pinned cap):
@@ -253,10 +260,11 @@ std::atomic<int>& variant_slot() {
 
 }  // namespace
 
-int splitk_ctas_per_sm_cap(int resident, int64_t ctas) {
+int splitk_ctas_per_sm_cap(int resident, int64_t ctas, bool bf16_kv) {
   const int setting = g_ctas_per_sm.load(std::memory_order_relaxed);
   if (setting == kSplitkCtasPerSmAuto) {
-    return wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, kWaveFillMinGain);
+    return bf16_kv ? wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, 0.0, true)
+                   : wave_fill_ctas_per_sm(ctas, device_sm_count(), resident, kWaveFillMinGain);
   }
   return setting > 0 ? std::min(setting, resident) : resident;
 }
@@ -265,8 +273,8 @@ int splitk_smem_for_cap(int kernel_bytes, int resident, int cap) {
   return cap < resident ? shared_memory_for_cap(kernel_bytes, cap, device_shared_memory_limits()) : kernel_bytes;
 }
 
-int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas) {
-  return splitk_smem_for_cap(kernel_bytes, resident, splitk_ctas_per_sm_cap(resident, ctas));
+int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas, bool bf16_kv) {
+  return splitk_smem_for_cap(kernel_bytes, resident, splitk_ctas_per_sm_cap(resident, ctas, bf16_kv));
 }
 
 }  // namespace attn::splitk

@@ -457,13 +457,14 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
 }
 
 // The CTAs per SM that splitk_ctas_per_sm() (paged_attention.h) allows a launch of `ctas` CTAs of
-// a kernel that fits `resident` per SM (at most `resident`; paged_attention_splitk.cu).
-int splitk_ctas_per_sm_cap(int resident, int64_t ctas);
+// a kernel that fits `resident` per SM (at most `resident`), reading a BF16 or an FP8 cache
+// (under `auto` they weigh the wave fill differently; paged_attention_splitk.cu).
+int splitk_ctas_per_sm_cap(int resident, int64_t ctas, bool bf16_kv);
 // The dynamic shared memory that holds a kernel asking for `kernel_bytes` at `cap` of its
 // `resident` CTAs per SM: `kernel_bytes` when cap >= resident, else a padded request.
 int splitk_smem_for_cap(int kernel_bytes, int resident, int cap);
 // Both for a per-split launch of `ctas` CTAs: what it asks for.
-int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas);
+int splitk_launch_smem(int kernel_bytes, int resident, int64_t ctas, bool bf16_kv);
 
 // The CTAs per SM the device fits of `kernel` at `threads` threads and `smem` bytes of dynamic
 // shared memory, or `fallback` where the occupancy calculator fails.
@@ -490,7 +491,7 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slice_ctas, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
     const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y * grid.z;
-    return launch_chained_status(kernel, grid, dim3(Cfg::kThreads), splitk_launch_smem(L::kBytes, resident, ctas),
+    return launch_chained_status(kernel, grid, dim3(Cfg::kThreads), splitk_launch_smem(L::kBytes, resident, ctas, !L::kFp8),
                                  stream, sp);
   } else {
     cudaLaunchConfig_t config{};

@@ -301,11 +301,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 }
 
 // Launches variant 22 (the caller checks the shape: tensor copies served, sp.slices == 1) as
-// persistent_grid_ctas (wave_fill.h) sizes it at the CTAs per SM splitk_ctas_per_sm() allows a
-// grid of min(units, resident x SMs): under `auto` the kernel's residency for a grid that fills
-// it, ceil(units / SMs) for one of a unit a CTA (which the block scheduler would otherwise pack
-// onto a few SMs); a pinned cap makes the grid that many CTAs per SM. A unit's bytes do not depend
-// on which CTA runs it.
+// persistent_grid_ctas (wave_fill.h) sizes it at the CTAs per SM splitk_ctas_per_sm() allows
+// `units` taken as CTAs: under `auto` ceil(units / SMs) where one wave holds them (one unit a
+// CTA, spread: the block scheduler would otherwise pack them onto a few SMs), else the count whose
+// rounds of units fill best (BF16's rule: the fewer on a tie); a pinned cap makes the grid that
+// many CTAs per SM. A unit's bytes do not depend on which CTA runs it.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
@@ -317,7 +317,7 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   if (opt_in != cudaSuccess) return opt_in;
   static const int resident = resident_ctas_per_sm(kernel, Cfg::kThreads, PL::kBytes, Cfg::kCtasPerSm);
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
-  const int cap = splitk_ctas_per_sm_cap(resident, persistent_wave_ctas(units, sm_count, resident));
+  const int cap = splitk_ctas_per_sm_cap(resident, units, true);  // BF16 only (PersistentLayout)
   const int64_t ctas = persistent_grid_ctas(units, sm_count, cap, kMaxUnitsPerCta);
   sp.num_seqs = num_seqs;
   return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),

@@ -32,11 +32,12 @@ inline double wave_fill(int64_t ctas, int sm_count, int per_sm) {
 
 // The CTAs per SM to allow a grid of `ctas` whose kernel fits `resident` per SM: when one wave at
 // `resident` holds the grid, ceil(ctas / sm_count) (at least 1), so that it spreads over the SMs;
-// else the count in [ceil(resident / 2), resident] whose waves the grid fills best (the larger
-// count on a tie, and unless it fills at least `min_gain` more of its slots than `resident` does).
-// Half the resident CTAs is the floor there: fewer warps per SM keep too few copies in flight to
-// read at full speed.
-inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, double min_gain) {
+// else the count in [ceil(resident / 2), resident] whose waves the grid fills best, unless it fills
+// less than `min_gain` more of its slots than `resident` does. On a tie the larger count, or the
+// smaller with `fewer_on_tie`. Half the resident CTAs is the floor there: fewer warps per SM keep
+// too few copies in flight to read at full speed.
+inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, double min_gain,
+                                 bool fewer_on_tie = false) {
   if (resident <= 1 || sm_count <= 0) return resident;
   if (ctas <= static_cast<int64_t>(resident) * sm_count) {
     return ctas <= sm_count ? 1 : static_cast<int>((ctas + sm_count - 1) / sm_count);
@@ -46,7 +47,8 @@ inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, doubl
   double best_fill = at_resident;
   for (int k = resident - 1; k >= (resident + 1) / 2; --k) {
     const double fill = wave_fill(ctas, sm_count, k);
-    if (fill > best_fill && fill >= at_resident + min_gain) {
+    const bool better = fill > best_fill || (fewer_on_tie && fill == best_fill);
+    if (better && fill >= at_resident + min_gain) {
       best = k;
       best_fill = fill;
     }
@@ -54,17 +56,12 @@ inline int wave_fill_ctas_per_sm(int64_t ctas, int sm_count, int resident, doubl
   return best;
 }
 
-// The grid a persistent launch of `units` units asks the wave-fill choice about: at most one wave at
-// the kernel's residency, min(units, resident x sm_count) (one unit a CTA below that).
-inline int64_t persistent_wave_ctas(int64_t units, int sm_count, int resident) {
-  return std::min<int64_t>(units, static_cast<int64_t>(resident) * sm_count);
-}
-
 // A persistent grid (CTAs that share out a launch's `units`, each running at most
 // `max_units_per_cta`) held at `per_sm` CTAs per SM: min(units, per_sm x sm_count) CTAs, more
 // when that would give a CTA more than `max_units_per_cta` units. Its `per_sm` is the wave-fill
-// choice for persistent_wave_ctas: the residency for a grid that fills it, and the
-// spread count for one unit per CTA.
+// choice for `units` as if each were a CTA: a CTA of G = per_sm x sm_count runs units c, c + G, ...,
+// so the units run in ceil(units / G) rounds, filled as a grid of `units` CTAs fills its waves;
+// fewer units than one wave holds spread one a CTA.
 inline int64_t persistent_grid_ctas(int64_t units, int sm_count, int per_sm, int max_units_per_cta) {
   if (units <= 0) return 0;
   int64_t ctas = units;

@@ -56,24 +56,23 @@ TEST(WaveFill, SpreadsAGridThatOneWaveHolds) {
   EXPECT_EQ(wave_fill_ctas_per_sm(1000, kSms, 1, 0.0), 1);
 }
 
-// The persistent grid (22, 25: BF16 at head dim 128, 3 CTAs per SM) at the count the launcher
-// asks wave_fill_ctas_per_sm for (persistent_wave_ctas): a unit a CTA spread at batch
-// 4, a full wave from batch 16 (each CTA running its share of the units), a pinned cap making the
-// grid smaller, and never more than max_units_per_cta units a CTA.
+// The persistent grid (22, 25: BF16 at head dim 128, 3 CTAs per SM) at the count the launcher asks
+// wave_fill_ctas_per_sm for (its units taken as CTAs, BF16's rule: no least gain, the fewer on a
+// tie): a unit a CTA spread at batch 4, from batch 12 the count whose rounds of units fill best
+// (each CTA running its share of the units), a pinned cap making the grid smaller, and never more
+// than max_units_per_cta units a CTA.
 TEST(WaveFill, SizesThePersistentGrid) {
   using lathe::cuda::persistent_grid_ctas;
-  using lathe::cuda::persistent_wave_ctas;
-  auto per_sm = [](int64_t units) {
-    return wave_fill_ctas_per_sm(persistent_wave_ctas(units, kSms, 3), kSms, 3, 0.1);
-  };
-  EXPECT_EQ(persistent_wave_ctas(160, kSms, 3), 160);
-  EXPECT_EQ(persistent_wave_ctas(640, kSms, 3), 3 * kSms);
+  auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
   EXPECT_EQ(per_sm(8 * 5 * 4), 2);  // 64/8/128 batch 4: 160 units
   EXPECT_EQ(persistent_grid_ctas(8 * 5 * 4, kSms, per_sm(8 * 5 * 4), 32), 160);
   EXPECT_EQ(per_sm(8 * 9 * 4), 3);  // 32/8/128 batch 4: 288 units
   EXPECT_EQ(persistent_grid_ctas(8 * 9 * 4, kSms, 3, 32), 288);
-  EXPECT_EQ(per_sm(8 * 5 * 16), 3);  // 64/8/128 batch 16: 640 units on 396 CTAs
-  EXPECT_EQ(persistent_grid_ctas(8 * 5 * 16, kSms, 3, 32), 396);
+  EXPECT_EQ(per_sm(8 * 5 * 16), 2);  // 64/8/128 batch 16: 640 units, 2 rounds of 396 or 3 of 264
+  EXPECT_EQ(persistent_grid_ctas(8 * 5 * 16, kSms, 2, 32), 264);
+  EXPECT_EQ(per_sm(8 * 5 * 12), 2);  // batch 12: 480 units, 0.61 of 2 rounds of 396, 0.91 of 264
+  EXPECT_EQ(per_sm(8 * 9 * 16), 3);  // 32/8/128 batch 16: 1152 units, 0.97 at 3, 0.87 at 2
+  EXPECT_EQ(persistent_grid_ctas(8 * 9 * 16, kSms, 3, 32), 396);
   EXPECT_EQ(per_sm(40), 1);
   EXPECT_EQ(persistent_grid_ctas(40, kSms, 1, 32), 40);
   EXPECT_EQ(persistent_grid_ctas(640, kSms, 1, 32), kSms);   // pinned at 1: 132 CTAs of 4-5
@@ -83,23 +82,42 @@ TEST(WaveFill, SizesThePersistentGrid) {
   EXPECT_EQ(persistent_grid_ctas(100, kSms, 0, 0), 100);
 }
 
+// BF16's rule (no least gain, the fewer CTAs per SM on a tie) against FP8's (0.1, the larger) on
+// the grids session 57 measured: they differ where the fills tie or gain less than 0.1.
+TEST(WaveFill, TakesTheFewerOnATieWhenAsked) {
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 16, kSms, 3, 0.1), 3);  // 24/4/256 batch 16: 704, 0.89 both
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 16, kSms, 3, 0.0, true), 2);
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 64, kSms, 3, 0.1), 3);  // batch 64: 0.89 -> 0.97
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 64, kSms, 3, 0.0, true), 2);
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 24, kSms, 3, 0.1), 2);  // batch 24: 0.89 -> 1.0 either way
+  EXPECT_EQ(wave_fill_ctas_per_sm(4 * 11 * 24, kSms, 3, 0.0, true), 2);
+  EXPECT_EQ(wave_fill_ctas_per_sm(8 * 9 * 16, kSms, 4, 0.0, true), 3);  // 1152 at 4 per SM: 0.73, 0.97, 0.87
+}
+
 // Over every grid of more than one wave, up to 40: the choice stays in [ceil(resident / 2),
-// resident], takes fewer CTAs only for at least the gain asked, and fills its waves at least as
-// well as any count in that range that makes the gain.
+// resident], takes fewer CTAs only for at least the gain asked, fills its waves at least as well
+// as any count in that range that makes the gain, and of those that fill as well is the largest
+// (the smallest when asked for the fewer on a tie).
 TEST(WaveFill, ChoosesWithinHalfTheResidencyAndNeverFillsWorse) {
-  for (const double gain : {0.0, 0.1}) {
-    for (int resident = 1; resident <= 6; ++resident) {
-      for (int64_t ctas = int64_t{resident} * kSms + 1; ctas <= int64_t{40} * kSms; ++ctas) {
-        const int k = wave_fill_ctas_per_sm(ctas, kSms, resident, gain);
-        ASSERT_LE(k, resident);
-        ASSERT_GE(k, (resident + 1) / 2);
-        const double at_resident = wave_fill(ctas, kSms, resident);
-        if (k != resident) {
-          ASSERT_GE(wave_fill(ctas, kSms, k), at_resident + gain) << ctas << " " << resident;
-        }
-        for (int other = (resident + 1) / 2; other <= resident; ++other) {
-          if (wave_fill(ctas, kSms, other) >= at_resident + gain) {
-            ASSERT_LE(wave_fill(ctas, kSms, other), wave_fill(ctas, kSms, k)) << ctas << " " << resident;
+  for (const bool fewer : {false, true}) {
+    for (const double gain : {0.0, 0.1}) {
+      for (int resident = 1; resident <= 6; ++resident) {
+        for (int64_t ctas = int64_t{resident} * kSms + 1; ctas <= int64_t{40} * kSms; ++ctas) {
+          const int k = wave_fill_ctas_per_sm(ctas, kSms, resident, gain, fewer);
+          ASSERT_LE(k, resident);
+          ASSERT_GE(k, (resident + 1) / 2);
+          const double at_resident = wave_fill(ctas, kSms, resident);
+          if (k != resident) {
+            ASSERT_GE(wave_fill(ctas, kSms, k), at_resident + gain) << ctas << " " << resident;
+          }
+          for (int other = (resident + 1) / 2; other <= resident; ++other) {
+            if (wave_fill(ctas, kSms, other) >= at_resident + gain) {
+              ASSERT_LE(wave_fill(ctas, kSms, other), wave_fill(ctas, kSms, k)) << ctas << " " << resident;
+              // Of the counts that fill as well, the larger by default, the fewer when asked.
+              if (wave_fill(ctas, kSms, other) == wave_fill(ctas, kSms, k)) {
+                ASSERT_TRUE(fewer ? k <= other : k >= other) << ctas << " " << resident << " " << other;
+              }
+            }
           }
         }
       }
