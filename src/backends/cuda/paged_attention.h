@@ -117,11 +117,13 @@ bool set_splitk_kernel_variant(int variant);
 // How many CTAs of a split-K launch one SM may hold (backends/cuda/wave_fill.h): as many as the
 // kernel's registers and shared memory allow (kSplitkCtasPerSmOff), the wave-fill choice for the
 // launch's grid (kSplitkCtasPerSmAuto, the default: a grid one wave holds spread over the SMs,
-// a longer one in the fullest waves), or at most a pinned 1..kSplitkMaxCtasPerSm, enforced by the
+// a longer one in the fullest waves, weighed per KV dtype), or at most a pinned
+// 1..kSplitkMaxCtasPerSm, enforced by the
 // dynamic shared memory the launch asks for. Process-wide, set at backend start
 // (LATHE_ATTN_CTAS_PER_SM, ops/cuda/chained_launch_lever.cpp); false for a value outside those. It
 // changes where and with whom a CTA runs, never its bytes (tested). The persistent grid (22, 25)
-// takes the same cap (its CTA count follows it); the cluster variants keep their own occupancy.
+// takes the same cap, its units weighed as CTAs (its CTA count follows it); the cluster variants
+// keep their own occupancy.
 inline constexpr int kSplitkCtasPerSmAuto = -1;
 inline constexpr int kSplitkCtasPerSmOff = 0;
 inline constexpr int kSplitkMaxCtasPerSm = 8;
