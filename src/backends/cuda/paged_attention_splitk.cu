@@ -239,7 +239,11 @@ int looped_slice_ctas(const SplitParams& sp, int32_t num_seqs) {
 // Session 57 (H100, the serve kernels with a BF16 cache at batch 12-64, two rounds, 2 per SM pinned
 // against the FP8 rule): on the 12 (shape, batch) grids this rule moves to 2, from 4k 34 of 36
 // cells as fast or faster (up to +3.7 points, mean +0.8; the other two 0.4 and 0.8 slower), at 1k
-// 6 of 12 slower (down to -2.2 where the fill ties at batch 16); a Qwen3-32B-FP8 step at batch 16 0.5% / 1.3% shorter at 4k / 8k.
+// 6 of 12 slower (down to -2.2 where the fill ties at batch 16); a Qwen3-32B-FP8 step at batch 16
+// 0.5% / 1.3% shorter at 4k / 8k. The rule itself on another H100 (one round against pinned 3):
+// from 4k +0.4 points on the mean, 13 of the 36 cells slower (9 by 0.4 or less; 24/4/256 at batch
+// 32 and 4k by 1.4); that step 1.9% shorter at 8k, level at 1k; Qwen3-8B-FP8 steps at batch 16 /
+// 32 and 4k level.
 // FP8's ties went the other way (session 56: 64/8/128 at batch 16, 3-6 points slower at 2).
 constexpr double kWaveFillMinGain = 0.1;
 
