@@ -56,7 +56,7 @@ void configure_attention_ctas_per_sm() {
   const int setting = lathe::cuda::splitk_ctas_per_sm();
   std::string resolved = "at most " + std::to_string(setting);
   if (setting == lathe::cuda::kSplitkCtasPerSmAuto)
-    resolved = "auto (one wave spread over the SMs, several filled)";
+    resolved = "auto (one wave spread over the SMs, several filled; BF16 at the fewer per SM on a tie)";
   if (setting == lathe::cuda::kSplitkCtasPerSmOff) resolved = "as many as fit";
   spdlog::info("cuda backend: split-K attention CTAs per SM: {}{}", resolved, env_mark(env.has_value()));
 }
