@@ -178,6 +178,7 @@ int cp_async_geometry(int variant) {
     case 22:
     case 24:
     case 25:
+    case 28:
       return 6;
     case 15:
       return 10;
@@ -389,7 +390,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       }
     }
   }
-  // Positions as the MMA rows (23-26): a CTA's query heads are one n8 column tile.
+  // Positions as the MMA rows (23-26, 28): a CTA's query heads are one n8 column tile.
   if (variant >= 23) {
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;

@@ -19,18 +19,21 @@
 //
 // At a unit's end each warp parks its state in its free stage (the one its next copy will fill;
 // o needs rows x HD x 4 bytes, a BF16 stage holds 2 x T x HD x 2: enough for the 16 rows of an
-// m16 tile), its max and sum in a small array, then the CTA merges the parked states into the
-// unit's record while the next unit's query rows arrive.
+// m16 tile; an FP8 stage holds half that, so with FP8 KV each warp parks in an area of its own),
+// its max and sum in a small array, then the CTA merges the parked states into the unit's record
+// while the next unit's query rows arrive.
 //
 // Registers decide its speed: the per-split kernel's tile loop already holds nearly all that three
 // CTAs per SM allow, so the state that walks the units lives in a shared-memory table (with it in
 // registers ptxas recomputed the fragment addresses in every tile, and one-unit-per-CTA launches
-// ran up to 14% slower than 14's). It is built for BF16 KV at head dim 128 only: with FP8 KV
-// ptxas copied the query fragments around the tile's MMAs (~20% more instructions a tile) and it
-// measured up to 40% slower, and at head dim 256 it gained nothing; the launcher
-// (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
+// ran up to 14% slower than 14's). It is built for head dim 128 only (at 256 it gained nothing).
+// 22 runs 14's geometry here with BF16 KV only: with FP8 KV ptxas copied the query fragments
+// around the tile's MMAs (~20% more instructions a tile) and it measured up to 40% slower; the
+// launcher (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
 // (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
-// the MMA rows; its bytes), launching 24 itself where 22 launches 14. (Session 38 built it for 24's
+// the MMA rows; its bytes), launching 24 itself where 22 launches 14; variant 28 runs 24's
+// geometry here with FP8 KV too (140 registers, no spills: session 57; its FP8 steps as the
+// per-split kernel's: f16 queries, k_scale in the score multiplier, v_scale on the record). (Session 38 built it for 24's
 // head dim 256 too, against the 1.8 waves of 24's per-split grid at batch 16: 1-13% slower than 24
 // at batches 4-64, not kept.)
 #include "backends/cuda/paged_attention_splitk.cuh"
@@ -47,15 +50,19 @@ struct PersistentLayout {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(L::kSwizzled && !Cfg::kAlignedTiles && Cfg::kCluster == 1 && !Cfg::kSliceLoop,
                 "the persistent kernel streams 16-position tensor-copy tiles");
-  static_assert(!L::kFp8 && HD == 128, "built and measured for BF16 KV at head dim 128 only");
+  static_assert(HD == 128 && (!L::kFp8 || Cfg::kPosRows), "built for head dim 128 (FP8: positions as rows)");
   // After SplitLayout's bytes: the units' descriptors (two int4 each: the split's positions, and
-  // whose rows), each warp's parked max and sum per row, and the stage each warp parked its o in.
+  // whose rows), each warp's parked max and sum per row, the stage each warp parked its o in, and
+  // (where a stage cannot hold it: FP8) each warp's own park area [16][HD + 2] floats.
+  static constexpr bool kOwnPark = L::kStage < kMaxRows * HD * 4;
   static constexpr int kSpanAt = L::kBytes;
   static constexpr int kWhoAt = kSpanAt + kMaxUnitsPerCta * 16;
   static constexpr int kMlAt = kWhoAt + kMaxUnitsPerCta * 16;
   static constexpr int kFreeAt = kMlAt + Cfg::kWarps * kMaxRows * 2 * 4;
-  static constexpr int kBytes = kFreeAt + Cfg::kWarps * 4;
-  static_assert(L::kStage >= kMaxRows * HD * 4, "a stage holds a warp's parked o");
+  static constexpr int kParkAt = kFreeAt + Cfg::kWarps * 4;
+  static constexpr int kParkFloats = kMaxRows * (HD + 2);  // one warp's
+  static constexpr int kBytes = kParkAt + (kOwnPark ? Cfg::kWarps * kParkFloats * 4 : 0);
+  static_assert(kParkAt % 16 == 0, "park area alignment");
   static_assert(Cfg::kCtasPerSm * (kBytes + 1024) <= 228 * 1024,
                 "shared memory of the CTAs one SM should hold");
 };
@@ -173,10 +180,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   while (issued < kStages - 1 && ik < units) issue_next();
 
   auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };
-  const float s_mul = p.scale * kLog2e;
+  const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);  // as the per-split kernel's
+  const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
   // Floats between parked rows: HD + 2 (the per-split kernel's pitch: rows g and g + 8 of a store
-  // fall in different banks) where a stage holds that, else HD.
-  auto park_pitch = [](int rows) { return rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
+  // fall in different banks) where the park area holds that, else HD. Warp w parks at park_at(w, stage).
+  auto park_pitch = [](int rows) { return PL::kOwnPark || rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
+  auto park_at = [&](int w, int stage) {
+    return PL::kOwnPark ? reinterpret_cast<float*>(smem + PL::kParkAt) + w * PL::kParkFloats
+                        : reinterpret_cast<float*>(work + w * L::kPerWarp + stage * L::kStage);
+  };
   int done = 0;          // tiles this warp has computed (stream items)
   int parked_unit = -1;  // the unit whose warp states are parked, waiting for the merge
   for (int k = 0; k <= units; ++k) {
@@ -198,17 +210,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (parked_unit >= 0) {
       const int4 who_p = who[parked_unit];
       const int rows = who_p.w & 0xffff, pitch = park_pitch(rows);
-      auto park = [&](int w, int row) {
-        return reinterpret_cast<const float*>(work + w * L::kPerWarp + parked[w] * L::kStage) + row * pitch;
-      };
+      auto park = [&](int w, int row) { return static_cast<const float*>(park_at(w, parked[w])) + row * pitch; };
       merge_warp_states<HD, kWarps>(
           rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
           [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
           [&](int row, int d, float out, float max_all, float sum) {
             float* rec = record(who_p, row);
-            // The per-split kernel's out x v_mul (v_mul = 1 with BF16 KV), kept as a multiply so
-            // that NaNs come out canonical as there.
-            rec[d] = __fmul_rn(out, 1.0f);
+            // The per-split kernel's out x v_mul (1 with BF16 KV, kept as a multiply so that NaNs
+            // come out canonical as there).
+            rec[d] = __fmul_rn(out, v_mul);
             if (d == 0) {
               rec[HD] = max_all;
               rec[HD + 1] = sum;
@@ -231,6 +241,15 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // them next.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
+    if constexpr (L::kFp8) {  // the FP8 arm's f16 MMAs: the query rows in f16, as the per-split kernel loads them
+      for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
+        uint4* at = reinterpret_cast<uint4*>(sq + (c / (HD / 8)) * kRow + (c % (HD / 8)) * 8);
+        uint4 value = *at;
+        query_words_to_f16(value);  // the zero-filled rows past `rows` stay zero
+        *at = value;
+      }
+      __syncthreads();
+    }
 
     // This unit's tiles of this warp, each computed as it arrives; then the warp parks its state
     // in the stage its next copy will fill (item done + S - 1: not issued yet, and its stage's
@@ -262,8 +281,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       free_stage = (done + kStages - 1) % kStages;
       const int rows = who[k].w & 0xffff;
-      store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows,
-                                             reinterpret_cast<float*>(mine + free_stage * L::kStage),
+      store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, park_at(warp, free_stage),
                                              park_pitch(rows), ml + warp * kMaxRows * 2, 2);
     } else {
       uint32_t qa[HD / 16][4];
@@ -290,8 +308,7 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       free_stage = (done + kStages - 1) % kStages;
       const int rows = who[k].w & 0xffff;
-      store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows,
-                                  reinterpret_cast<float*>(mine + free_stage * L::kStage), park_pitch(rows),
+      store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows, park_at(warp, free_stage), park_pitch(rows),
                                   ml + warp * kMaxRows * 2, 2);
     }
     if (lane == 0) parked[warp] = free_stage;
@@ -317,7 +334,7 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   if (opt_in != cudaSuccess) return opt_in;
   static const int resident = resident_ctas_per_sm(kernel, Cfg::kThreads, PL::kBytes, Cfg::kCtasPerSm);
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
-  const int cap = splitk_ctas_per_sm_cap(resident, units, true);  // BF16 only (PersistentLayout)
+  const int cap = splitk_ctas_per_sm_cap(resident, units, !PL::L::kFp8);
   const int64_t ctas = persistent_grid_ctas(units, sm_count, cap, kMaxUnitsPerCta);
   sp.num_seqs = num_seqs;
   return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),

@@ -53,6 +53,8 @@ namespace lathe::cuda::attn::splitk {
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
 //      paged_attention_splitk.cu): opt-in, for wide serves of long contexts with an FP8 cache
+//  28: 25 with FP8 KV on the persistent grid too (HD 128, unsliced; else 24), 24's bytes: opt-in,
+//      built in session 57 for the FP8 batch-16 grids no count per SM fills; not yet measured
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -142,6 +144,7 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 24:
     case 25:
     case 26:
+    case 28:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant >= 23) {  // positions as the MMA rows
@@ -151,8 +154,8 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
           if (variant == 23 || variant == 26) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
           }
-          if constexpr (HD == 128 && !V::kFp8) {
-            if (variant == 25 && sp.slices == 1) {
+          if constexpr (HD == 128) {
+            if ((variant == 28 || (variant == 25 && !V::kFp8)) && sp.slices == 1) {
               return launch_persistent<Kv, HD, typename V::V24>(sp, num_seqs, device_sm_count(), stream);
             }
           }

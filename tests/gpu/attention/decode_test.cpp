@@ -49,22 +49,24 @@ constexpr int kCpAsyncNarrow = 5, kCpAsyncWide = 6;
 constexpr int kPersistentWide = 22;
 // The position-row geometries the serves do not take (23: 21's six warps of 32 positions; 24: the
 // wide one per split, which 25, the wide serves', runs on the persistent grid), the single-sequence
-// serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since, and the opt-in 27 (14
-// with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25).
+// serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since, the opt-in 27 (14
+// with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25), and the opt-in 28 (25 with
+// FP8 KV on the persistent grid too; 24's bytes).
 constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21,
-              kFp8GroupsOfEightHeadRows = 27;
+              kFp8GroupsOfEightHeadRows = 27, kPersistentPositionRowsAnyKv = 28;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
-// decode_splitk_kernel), 14, the cp.async twins 5 and 6, the opt-in position-row geometries 23
-// and 24, and the serve geometries of sessions 12-36 (21, 22), then restores the starting variant.
+// decode_splitk_kernel), 14, the cp.async twins 5 and 6, the opt-in position-row geometries 23,
+// 24 and 28, and the serve geometries of sessions 12-36 (21, 22), then restores the starting variant.
 template <typename Body>
 void for_each_serve_geometry(Body body) {
   const int saved = cuda::splitk_kernel_variant();
   std::vector<int> variants = {saved};
-  for (const int v : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
-                      kTensorCopyWide, kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide,
-                      kFormerSingle, kPersistentWide, kFp8GroupsOfEightHeadRows}) {
+  for (const int v :
+       {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide, kTensorCopyWide,
+        kCpAsyncNarrow, kCpAsyncWide, kPositionRowsSix, kPositionRowsWide, kFormerSingle, kPersistentWide,
+        kFp8GroupsOfEightHeadRows, kPersistentPositionRowsAnyKv}) {
     if (v != saved) variants.push_back(v);
   }
   for (const int variant : variants) {
@@ -246,7 +248,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25, the wide serves') against 24.
+// the MMA rows (25, the wide serves', and 28, the same with FP8 KV too) against 24.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
@@ -260,7 +262,8 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
              {std::pair{5, std::vector<int>{10, 11, 12}},
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
-              std::pair{kPositionRowsWide, std::vector<int>{ops::kSplitkKernelWide}}}) {
+              std::pair{kPositionRowsWide,
+                        std::vector<int>{ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
           ASSERT_FALSE(any_nan(two_stages));
@@ -281,8 +284,8 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
 // memory request, or the wave-fill choice per launch) changes where and beside whom a CTA runs,
 // never its bytes: the outputs under every cap and `auto` equal those with as many as fit, for the
 // wide serves' geometries (position rows, head rows, and their cp.async twin) per split and on the
-// persistent grid (22, 25: BF16 at head dim 128; elsewhere they launch 14 and 24), whose CTA count
-// follows the cap.
+// persistent grid (22, 25: BF16 at head dim 128; elsewhere they launch 14 and 24; 28: either KV
+// dtype at head dim 128), whose CTA count follows the cap.
 TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
@@ -292,8 +295,8 @@ TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const Step step = c.full_step();
   for (const bool pack : {false, true}) {
     const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), pack);
-    for (const int variant :
-         {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide, kPersistentWide, ops::kSplitkKernelWide}) {
+    for (const int variant : {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide, kPersistentWide,
+                              ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}) {
       ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
       ASSERT_TRUE(cuda::set_splitk_ctas_per_sm(cuda::kSplitkCtasPerSmOff));
       const std::vector<uint16_t> expected = c.run(ops::Phase::kDecode, step, config);
