@@ -491,8 +491,8 @@ cudaError_t launch_main(const SplitParams& sp, int32_t num_seqs, cudaStream_t st
   const dim3 grid(sp.base.num_kv_heads * sp.parts * Cfg::kCluster, sp.base.num_splits * sp.slice_ctas, num_seqs);
   if constexpr (Cfg::kCluster == 1) {
     const int64_t ctas = static_cast<int64_t>(grid.x) * grid.y * grid.z;
-    return launch_chained_status(kernel, grid, dim3(Cfg::kThreads), splitk_launch_smem(L::kBytes, resident, ctas, !L::kFp8),
-                                 stream, sp);
+    const int smem = splitk_launch_smem(L::kBytes, resident, ctas, !L::kFp8);
+    return launch_chained_status(kernel, grid, dim3(Cfg::kThreads), smem, stream, sp);
   } else {
     cudaLaunchConfig_t config{};
     config.gridDim = grid;

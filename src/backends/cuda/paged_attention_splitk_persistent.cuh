@@ -32,10 +32,10 @@
 // launcher (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
 // (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
 // the MMA rows; its bytes), launching 24 itself where 22 launches 14; variant 28 runs 24's
-// geometry here with FP8 KV too (140 registers, no spills: session 57; its FP8 steps as the
-// per-split kernel's: f16 queries, k_scale in the score multiplier, v_scale on the record). (Session 38 built it for 24's
-// head dim 256 too, against the 1.8 waves of 24's per-split grid at batch 16: 1-13% slower than 24
-// at batches 4-64, not kept.)
+// geometry here with FP8 KV too (144 registers, no spills, session 57; not yet measured), with the
+// per-split kernel's FP8 steps: f16 queries, k_scale in the score multiplier, v_scale on the
+// record. (Session 38 built 25 for 24's head dim 256 too, against the 1.8 waves of 24's per-split
+// grid at batch 16: 1-13% slower than 24 at batches 4-64, not kept.)
 #include "backends/cuda/paged_attention_splitk.cuh"
 #include "backends/cuda/wave_fill.h"
 
@@ -183,8 +183,11 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
   const float s_mul = p.scale * kLog2e * (L::kFp8 ? p.k_scale : 1.0f);  // as the per-split kernel's
   const float v_mul = L::kFp8 ? p.v_scale : 1.0f;
   // Floats between parked rows: HD + 2 (the per-split kernel's pitch: rows g and g + 8 of a store
-  // fall in different banks) where the park area holds that, else HD. Warp w parks at park_at(w, stage).
-  auto park_pitch = [](int rows) { return PL::kOwnPark || rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD; };
+  // fall in different banks) where the park area holds that, else HD. Warp w parks at
+  // park_at(w, its free stage).
+  auto park_pitch = [](int rows) {
+    return PL::kOwnPark || rows * (HD + 2) * 4 <= L::kStage ? HD + 2 : HD;
+  };
   auto park_at = [&](int w, int stage) {
     return PL::kOwnPark ? reinterpret_cast<float*>(smem + PL::kParkAt) + w * PL::kParkFloats
                         : reinterpret_cast<float*>(work + w * L::kPerWarp + stage * L::kStage);
@@ -210,7 +213,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     if (parked_unit >= 0) {
       const int4 who_p = who[parked_unit];
       const int rows = who_p.w & 0xffff, pitch = park_pitch(rows);
-      auto park = [&](int w, int row) { return static_cast<const float*>(park_at(w, parked[w])) + row * pitch; };
+      auto park = [&](int w, int row) {
+        return static_cast<const float*>(park_at(w, parked[w])) + row * pitch;
+      };
       merge_warp_states<HD, kWarps>(
           rows, tid, kThreads, park, [&](int w, int row) { return ml[(w * kMaxRows + row) * 2]; },
           [&](int w, int row) { return ml[(w * kMaxRows + row) * 2 + 1]; },
@@ -241,7 +246,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
     // them next.
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
     __syncthreads();
-    if constexpr (L::kFp8) {  // the FP8 arm's f16 MMAs: the query rows in f16, as the per-split kernel loads them
+    // The FP8 arm's f16 MMAs take the query rows in f16, as the per-split kernel converts them on load.
+    if constexpr (L::kFp8) {
       for (int c = tid; c < kMaxRows * (HD / 8); c += kThreads) {
         uint4* at = reinterpret_cast<uint4*>(sq + (c / (HD / 8)) * kRow + (c % (HD / 8)) * 8);
         uint4 value = *at;
@@ -308,8 +314,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
       }
       free_stage = (done + kStages - 1) % kStages;
       const int rows = who[k].w & 0xffff;
-      store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows, park_at(warp, free_stage), park_pitch(rows),
-                                  ml + warp * kMaxRows * 2, 2);
+      store_warp_state<HD, false>(o, m_a, m_b, l_a, l_b, lane, rows, park_at(warp, free_stage),
+                                  park_pitch(rows), ml + warp * kMaxRows * 2, 2);
     }
     if (lane == 0) parked[warp] = free_stage;
     __syncthreads();
