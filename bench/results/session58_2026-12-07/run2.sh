@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Session 58, call 2 (bundle p58-bundle = main bdd90c4). The issue-5 tables under main's defaults,
+# not re-run since session 57 moved the BF16 CTAs-per-SM rule: the serve kernels under auto+pack and
+# auto+pack+slices with PyTorch SDPA in the same call (batch 1 from the target's declaration: `h200`
+# auto slices for both dtypes; `h100` none for BF16, `fp8:auto:2`); the fp8 GEMV decode-width table
+# with cuBLASLt FP8 in the same process (issue 4); the golden outputs.
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p58-bundle}"
+h200=0
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1
+if (( h200 )); then
+  issue5_tables auto+pack+slices auto+pack+slices
+else
+  issue5_tables auto+pack auto+pack+slicesauto:2 --slices auto:2
+fi
+fp8_table
+gpu_suite golden gpu_golden_qwen3
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
