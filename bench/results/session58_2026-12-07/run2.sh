@@ -3,7 +3,8 @@
 # not re-run since session 57 moved the BF16 CTAs-per-SM rule: the serve kernels under auto+pack and
 # auto+pack+slices with PyTorch SDPA in the same call (batch 1 from the target's declaration: `h200`
 # auto slices for both dtypes; `h100` none for BF16, `fp8:auto:2`); the fp8 GEMV decode-width table
-# with cuBLASLt FP8 in the same process (issue 4); the golden outputs.
+# with cuBLASLt FP8 in the same process (issue 4); the golden outputs; the whole gpu_attention suite
+# but its prefill and legacy-rule cases, in 8 shards side by side (main's kernels plus variant 28).
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p58-bundle}"
 h200=0
@@ -15,5 +16,9 @@ else
 fi
 fp8_table
 gpu_suite golden gpu_golden_qwen3
+export LATHE_TEST_DEVICE=cuda
+echo "attention $(scripts/gtest-shards.sh $b/bin/gpu_attention 8 ${SHARD_LIMIT:-240} $W/attention.txt \
+  --gtest_brief=1 --gtest_filter='-*Prefill*:*Legacy*') $((SECONDS - t0))s" >>$S
+grep -E '^\[  FAILED  \]|Failure' $W/attention.txt | head -10 >>$S
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S
