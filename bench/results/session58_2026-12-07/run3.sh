@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Session 58, the short form of run2.sh for the device time left after failed starts (bundle
+# p58-bundle = main bdd90c4): the issue-5 tables with PyTorch SDPA in the same call (batch 1 from the
+# target's declaration: `h200` auto slices for both dtypes; `h100` none for BF16, `fp8:auto:2`) and
+# the fp8 GEMV decode-width table with cuBLASLt FP8 in the same process.
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p58-bundle}"
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  issue5_tables auto+pack+slices auto+pack+slices
+else
+  issue5_tables auto+pack auto+pack+slicesauto:2 --slices auto:2
+fi
+fp8_table
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
