@@ -32,10 +32,11 @@
 // launcher (paged_attention_splitk_variants.cuh) launches 14 for those, and for sliced launches
 // (docs/PERFORMANCE.md, "Session 20"). Variant 25 runs 24's geometry here (14's with positions as
 // the MMA rows; its bytes), launching 24 itself where 22 launches 14; variant 28 runs 24's
-// geometry here with FP8 KV too (144 registers, no spills, session 57; not yet measured), with the
-// per-split kernel's FP8 steps: f16 queries, k_scale in the score multiplier, v_scale on the
-// record. (Session 38 built 25 for 24's head dim 256 too, against the 1.8 waves of 24's per-split
-// grid at batch 16: 1-13% slower than 24 at batches 4-64, not kept.)
+// geometry here with FP8 KV too (144 registers, no spills; opt-in, level with 24 on the mean in
+// session 58's H100 measurement), with the per-split kernel's FP8 steps: f16 queries, k_scale in
+// the score multiplier, v_scale on the record. (Session 38 built 25 for 24's head dim 256 too,
+// against the 1.8 waves of 24's per-split grid at batch 16: 1-13% slower than 24 at batches 4-64,
+// not kept.)
 #include "backends/cuda/paged_attention_splitk.cuh"
 #include "backends/cuda/wave_fill.h"
 

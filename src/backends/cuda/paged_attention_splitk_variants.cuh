@@ -53,8 +53,9 @@ namespace lathe::cuda::attn::splitk {
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
 //      paged_attention_splitk.cu): opt-in, for wide serves of long contexts with an FP8 cache
-//  28: 25 with FP8 KV on the persistent grid too (HD 128, unsliced; else 24), 24's bytes: opt-in,
-//      built in session 57 for the FP8 batch-16 grids no count per SM fills; not yet measured
+//  28: 25 with FP8 KV on the persistent grid too (HD 128, unsliced; else 24), 24's bytes: opt-in;
+//      level with 24 on the mean (H100, session 58: +2.4 points on 1152/1280-unit grids at 4k,
+//      up to 2.1 slower at batch 4-8)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
