@@ -4,8 +4,8 @@
 # at the fixtures, and sets b (the bundle's absolute path), S ($OUT/summary.txt, begun with the
 # bundle's commit and the GPU's name, driver and clock), W ($OUT/work, emptied) and t0 for the
 # script, and defines gpu_suite, step_latency, step_arm, decode_suites, fp8_table, variant_rows,
-# auto_rows, attn_bench, slice_sweep, issue5_tables, floor_sweep, slice_floor_ab and auto2_targets
-# (below).
+# auto_rows, attn_bench, slice_sweep, issue5_tables, declared_issue5_tables, floor_sweep,
+# slice_floor_ab and auto2_targets (below).
 b=$(cd "${1:?usage: source scripts/bundle-env.sh BUNDLE_DIR}" && pwd)
 scripts/bundle-unpack.sh "$b" || echo "bundle-env: unpack of $b failed"
 export LD_LIBRARY_PATH="$b/lib:/usr/local/cuda/lib64"
@@ -139,6 +139,18 @@ issue5_tables() {
     echo "== targets $kv auto+pack (batch 1: ${!b1})" >>"$S"
     tail -3 "$W/targets_$kv.txt" >>"$S"
   done
+}
+
+# declared_issue5_tables [BENCH_ARGS...]: issue5_tables with batch 1 as the GPU's target declares it
+# (targets/*.toml, attn_decode_split_slices): on an H200 (`h200`: auto slices for both KV dtypes)
+# auto+pack+slices for both; elsewhere (`h100`: BF16 whole splits, FP8 `fp8:auto:2`) auto+pack for
+# BF16 and auto+pack+slices under --slices auto:2 for FP8.
+declared_issue5_tables() {
+  if nvidia-smi --query-gpu=name --format=csv,noheader 2>/dev/null | grep -q H200; then
+    issue5_tables auto+pack+slices auto+pack+slices "$@"
+  else
+    issue5_tables auto+pack auto+pack+slicesauto:2 --slices auto:2 "$@"
+  fi
 }
 
 # floor_sweep: the split-K length floor (LATHE_ATTN_MIN_KV_PER_SPLIT) crossed with the split rule

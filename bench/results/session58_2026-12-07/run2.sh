@@ -8,13 +8,7 @@
 # while the script's elapsed time is under LIMIT s (default 330).
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p58-bundle}"
-h200=0
-nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && h200=1
-if (( h200 )); then
-  issue5_tables auto+pack+slices auto+pack+slices
-else
-  issue5_tables auto+pack auto+pack+slicesauto:2 --slices auto:2
-fi
+declared_issue5_tables
 fp8_table
 (
   export LATHE_TEST_DEVICE=cuda

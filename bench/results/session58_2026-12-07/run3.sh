@@ -5,11 +5,7 @@
 # the fp8 GEMV decode-width table with cuBLASLt FP8 in the same process.
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p58-bundle}"
-if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
-  issue5_tables auto+pack+slices auto+pack+slices
-else
-  issue5_tables auto+pack auto+pack+slicesauto:2 --slices auto:2
-fi
+declared_issue5_tables
 fp8_table
 tar -C $W -cJf $OUT/work.tar.xz .
 cat $S

@@ -8,7 +8,9 @@ under LIMIT, and auto_rows passes its variables and widths to the benchmark and 
 a header naming the model and tag; floor_sweep and slice_floor_ab (through attn_bench) run one
 attention benchmark per arm under that arm's variables, into its own directory, with one summary
 line each; gpu_suite passes VAR=VALUE words as variables and the rest as the binary's arguments,
-and counts the tests that passed, also when the suite is cut off."""
+and counts the tests that passed, also when the suite is cut off; declared_issue5_tables takes batch
+1's policies from the GPU's target declaration (an H200: slices for both KV dtypes; else the h100
+one: whole BF16 splits, FP8 under --slices auto:2)."""
 import os
 import subprocess
 import sys
@@ -37,9 +39,11 @@ LATHE = ('#!/bin/sh\necho "$@" >>"$OUT/lathe_args"\n'
          'echo "batch p50 p90 mean"\necho "1 a b 12.900"\necho "4 a b 13.950"\n')
 
 
-def run(bundle, out, body, limit, batches=None):
+def run(bundle, out, body, limit, batches=None, path_first=None):
     script = f'source scripts/bundle-env.sh "{bundle}"\n{body}\n'
     env = dict(os.environ, OUT=out, LIMIT=str(limit))
+    if path_first is not None:
+        env["PATH"] = path_first + os.pathsep + env["PATH"]
     env.pop("BATCHES", None)
     if batches is not None:
         env["BATCHES"] = batches
@@ -140,6 +144,23 @@ def main():
             failures.append(f"gpu_suite did not split its variables from its arguments: {args6!r}")
         if "bytes rc=0 [  PASSED  ] 1 test. ok=0 " not in open(os.path.join(out6, "summary.txt")).read():
             failures.append("gpu_suite with arguments left no verdict line")
+
+        for gpu, slices, b1_bf16, b1_fp8 in (("NVIDIA H200", False, "auto+pack+slices", "auto+pack+slices"),
+                                             ("NVIDIA H100 80GB HBM3", True, "auto+pack", "auto+pack+slicesauto:2")):
+            stubs = os.path.join(tmp, "smi_" + gpu.split()[1])
+            os.makedirs(stubs)
+            write_executable(os.path.join(stubs, "nvidia-smi"), f'#!/bin/sh\necho "{gpu}"\n')
+            out8 = os.path.join(tmp, "out8_" + gpu.split()[1])
+            os.makedirs(out8)
+            run(bundle, out8, "declared_issue5_tables", limit=400, path_first=stubs)
+            serve = [a for a in open(os.path.join(out8, "attention_args")).read().splitlines()
+                     if "--kernels serve --policies auto+pack,auto+pack+slices" in a]
+            summary8 = open(os.path.join(out8, "summary.txt")).read()
+            if len(serve) != 1 or ("--slices auto:2" in serve[0]) != slices:
+                failures.append(f"declared_issue5_tables on {gpu}: serve run {serve!r}")
+            if (f"== targets bf16 auto+pack (batch 1: {b1_bf16})" not in summary8
+                    or f"== targets fp8 auto+pack (batch 1: {b1_fp8})" not in summary8):
+                failures.append(f"declared_issue5_tables on {gpu}: batch-1 policies not as declared")
 
         out7 = os.path.join(tmp, "out7")
         os.makedirs(out7)
