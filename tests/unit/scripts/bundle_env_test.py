@@ -145,8 +145,9 @@ def main():
         if "bytes rc=0 [  PASSED  ] 1 test. ok=0 " not in open(os.path.join(out6, "summary.txt")).read():
             failures.append("gpu_suite with arguments left no verdict line")
 
-        for gpu, slices, b1_bf16, b1_fp8 in (("NVIDIA H200", False, "auto+pack+slices", "auto+pack+slices"),
-                                             ("NVIDIA H100 80GB HBM3", True, "auto+pack", "auto+pack+slicesauto:2")):
+        declarations = (("NVIDIA H200", False, "auto+pack+slices", "auto+pack+slices"),
+                        ("NVIDIA H100 80GB HBM3", True, "auto+pack", "auto+pack+slicesauto:2"))
+        for gpu, slices, b1_bf16, b1_fp8 in declarations:
             stubs = os.path.join(tmp, "smi_" + gpu.split()[1])
             os.makedirs(stubs)
             write_executable(os.path.join(stubs, "nvidia-smi"), f'#!/bin/sh\necho "{gpu}"\n')
