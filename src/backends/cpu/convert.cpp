@@ -47,6 +47,16 @@ inline float reduce_lanes(const float* acc) {
 
 inline float bf16_bits_to_float(uint16_t bits) { return bits_to_float(static_cast<uint32_t>(bits) << 16); }
 
+// Calls fn(c0, c1, s) for each run [c0, c1) of weight row `row`'s columns that shares one scale s
+// (the whole row for per-tensor and per-channel scales, block_cols columns for block scales).
+template <typename Fn>
+void for_each_scale_span(const WeightScale& scale, int64_t row, int64_t cols, Fn&& fn) {
+  const int64_t span = scale.col_stride == 0 ? cols : std::max<int64_t>(1, scale.block_cols);
+  const float* row_scale = scale.data + (row / std::max<int64_t>(1, scale.block_rows)) * scale.row_stride;
+  for (int64_t c0 = 0; c0 < cols; c0 += span)
+    fn(c0, std::min(cols, c0 + span), row_scale[(c0 / span) * scale.col_stride]);
+}
+
 }  // namespace
 
 bool is_activation_dtype(DType dtype) {
@@ -112,13 +122,9 @@ void decode_weight_row(const void* weight, DType dtype, int64_t cols, int64_t ro
         return;
       }
       // Fused decode and scale: one rounding of decode(q) * s.
-      const int64_t span = scale.col_stride == 0 ? cols : std::max<int64_t>(1, scale.block_cols);
-      const float* row_scale = scale.data + (row / std::max<int64_t>(1, scale.block_rows)) * scale.row_stride;
-      for (int64_t c0 = 0; c0 < cols; c0 += span) {
-        const float s = row_scale[(c0 / span) * scale.col_stride];
-        const int64_t c1 = std::min(cols, c0 + span);
+      for_each_scale_span(scale, row, cols, [&](int64_t c0, int64_t c1, float s) {
         for (int64_t c = c0; c < c1; ++c) dst[c] = table[codes[c]] * s;
-      }
+      });
       return;
     }
     default:
@@ -126,13 +132,9 @@ void decode_weight_row(const void* weight, DType dtype, int64_t cols, int64_t ro
   }
   if (scale.data == nullptr) return;
   // A scaled 16/32-bit weight (unusual but well defined): multiply after the decode.
-  const int64_t span = scale.col_stride == 0 ? cols : std::max<int64_t>(1, scale.block_cols);
-  const float* row_scale = scale.data + (row / std::max<int64_t>(1, scale.block_rows)) * scale.row_stride;
-  for (int64_t c0 = 0; c0 < cols; c0 += span) {
-    const float s = row_scale[(c0 / span) * scale.col_stride];
-    const int64_t c1 = std::min(cols, c0 + span);
+  for_each_scale_span(scale, row, cols, [&](int64_t c0, int64_t c1, float s) {
     for (int64_t c = c0; c < c1; ++c) dst[c] *= s;
-  }
+  });
 }
 
 // The lanes are explicit vectors (lanes 0-3 and 4-7) so the compiler cannot pick a different
@@ -152,7 +154,25 @@ float dot(const float* a, const float* b, int64_t n) {
   return reduce_lanes(lanes);
 }
 
-void dot4(const float* x, const float* const w[4], int64_t n, float out[4]) {
+namespace {
+
+inline Quad load_weight_quad(const float* p) {
+  return load_quad(p);
+}
+inline Quad load_weight_quad(const uint16_t* p) {
+  return load_bf16_quad(p);
+}
+inline float weight_to_float(float w) {
+  return w;
+}
+inline float weight_to_float(uint16_t bits) {
+  return bf16_bits_to_float(bits);
+}
+
+// dot() of x against four weight rows at once (x's lanes loaded once); Weight is f32 or bf16 bits,
+// widened exactly, so each out[r] equals dot(x, row r as f32) bit for bit.
+template <typename Weight>
+void dot4_rows(const float* x, const Weight* const w[4], int64_t n, float out[4]) {
   Quad lo[4] = {};
   Quad hi[4] = {};
   int64_t i = 0;
@@ -160,36 +180,26 @@ void dot4(const float* x, const float* const w[4], int64_t n, float out[4]) {
     const Quad x_lo = load_quad(x + i);
     const Quad x_hi = load_quad(x + i + 4);
     for (int r = 0; r < 4; ++r) {
-      lo[r] += x_lo * load_quad(w[r] + i);
-      hi[r] += x_hi * load_quad(w[r] + i + 4);
+      lo[r] += x_lo * load_weight_quad(w[r] + i);
+      hi[r] += x_hi * load_weight_quad(w[r] + i + 4);
     }
   }
   for (int r = 0; r < 4; ++r) {
     float lanes[kLanes];
     store_lanes(lo[r], hi[r], lanes);
-    for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * w[r][i + j];
+    for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * weight_to_float(w[r][i + j]);
     out[r] = reduce_lanes(lanes);
   }
 }
 
+}  // namespace
+
+void dot4(const float* x, const float* const w[4], int64_t n, float out[4]) {
+  dot4_rows(x, w, n, out);
+}
+
 void detail::dot4_bf16(const float* x, const uint16_t* const w[4], int64_t n, float out[4]) {
-  Quad lo[4] = {};
-  Quad hi[4] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    const Quad x_lo = load_quad(x + i);
-    const Quad x_hi = load_quad(x + i + 4);
-    for (int r = 0; r < 4; ++r) {
-      lo[r] += x_lo * load_bf16_quad(w[r] + i);
-      hi[r] += x_hi * load_bf16_quad(w[r] + i + 4);
-    }
-  }
-  for (int r = 0; r < 4; ++r) {
-    float lanes[kLanes];
-    store_lanes(lo[r], hi[r], lanes);
-    for (int j = 0; i + j < n; ++j) lanes[j] += x[i + j] * bf16_bits_to_float(w[r][i + j]);
-    out[r] = reduce_lanes(lanes);
-  }
+  dot4_rows(x, w, n, out);
 }
 
 }  // namespace lathe::cpu
