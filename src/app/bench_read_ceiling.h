@@ -1,8 +1,9 @@
 #pragma once
 // The device's read ceiling, measured in the run that quotes it (ARCHITECTURE "Performance
-// method"): a 16-byte-load read kernel (backends/cuda/probe.h) over a 4 GiB buffer of random
-// bytes, one warm-up then `runs` timed passes; the best pass counts (what the memory system can
-// deliver), the median is reported beside it.
+// method"): on CUDA a 16-byte-load read kernel (backends/cuda/probe.h) over a 4 GiB buffer of
+// random bytes; on the CPU every worker thread of the CPU backend streaming its share of 512 MiB
+// of host memory (backends/cpu/read_probe.h). One warm-up then `runs` timed passes; the best pass
+// counts (what the memory system can deliver), the median is reported beside it.
 #include <optional>
 #include <string>
 
@@ -16,7 +17,7 @@ struct ReadCeiling {
   std::string description;  // one line for the report
 };
 
-// nullopt when the backend has no device to measure (CPU, or a build without CUDA).
+// A value for the CPU and CUDA backends; nullopt (the report says n/a) for one without a probe.
 std::optional<ReadCeiling> measure_read_ceiling(ops::Backend& backend, int runs = 10);
 
 }  // namespace lathe::app
