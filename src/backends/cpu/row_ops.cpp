@@ -39,6 +39,24 @@ void normalize(float* buf, int64_t cols, const float* weight, float eps) {
   for (int64_t c = 0; c < cols; ++c) buf[c] = (buf[c] * inv) * weight[c];
 }
 
+// For each row r (split over the workers): loads `load_cols` of in[r] as f32, calls fn(buf), and
+// stores the buffer's first `store_cols` to out[r] (which may be in[r]).
+template <class Fn>
+void transform_rows(Rows in, Rows out, int64_t rows, int64_t load_cols, int64_t store_cols, int64_t work_per_row,
+                    Fn fn) {
+  parallel_for(
+      rows,
+      [&](int64_t begin, int64_t end) {
+        std::vector<float> buf(static_cast<size_t>(load_cols));
+        for (int64_t r = begin; r < end; ++r) {
+          load_row(row_ptr(in, r), in.dtype, load_cols, buf.data());
+          fn(buf.data());
+          store_row(buf.data(), store_cols, row_ptr(out, r), out.dtype);
+        }
+      },
+      rows_per_task(work_per_row));
+}
+
 }  // namespace
 
 void embedding(const int32_t* ids, int64_t tokens, const void* table, DType table_dtype, int64_t vocab,
@@ -63,17 +81,7 @@ void rms_norm(Rows x, int64_t rows, int64_t cols, const float* weight, float eps
   check_rows("rms_norm", "x", x, rows, cols);
   check_rows("rms_norm", "out", out, rows, cols);
   if (cols == 0) return;
-  parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> buf(static_cast<size_t>(cols));
-        for (int64_t r = begin; r < end; ++r) {
-          load_row(row_ptr(x, r), x.dtype, cols, buf.data());
-          normalize(buf.data(), cols, weight, eps);
-          store_row(buf.data(), cols, row_ptr(out, r), out.dtype);
-        }
-      },
-      rows_per_task(cols));
+  transform_rows(x, out, rows, cols, cols, cols, [&](float* buf) { normalize(buf, cols, weight, eps); });
 }
 
 void add_rms_norm(Rows residual, Rows delta, int64_t rows, int64_t cols, const float* weight, float eps, Rows out) {
@@ -104,17 +112,9 @@ void head_rms_norm(Rows x, int64_t rows, int64_t num_heads, int64_t head_dim, co
   const int64_t cols = num_heads * head_dim;
   check_rows("head_rms_norm", "x", x, rows, cols);
   if (cols == 0) return;
-  parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> buf(static_cast<size_t>(cols));
-        for (int64_t r = begin; r < end; ++r) {
-          load_row(row_ptr(x, r), x.dtype, cols, buf.data());
-          for (int64_t h = 0; h < num_heads; ++h) normalize(buf.data() + h * head_dim, head_dim, weight, eps);
-          store_row(buf.data(), cols, row_ptr(x, r), x.dtype);
-        }
-      },
-      rows_per_task(cols));
+  transform_rows(x, x, rows, cols, cols, cols, [&](float* buf) {
+    for (int64_t h = 0; h < num_heads; ++h) normalize(buf + h * head_dim, head_dim, weight, eps);
+  });
 }
 
 void rope(Rows x, int64_t rows, int64_t num_heads, int64_t head_dim, const int32_t* positions,
@@ -161,20 +161,9 @@ void silu_mul(Rows gate_up, int64_t rows, int64_t inter, Rows out) {
   check_rows("silu_mul", "gate_up", gate_up, rows, 2 * inter);
   check_rows("silu_mul", "out", out, rows, inter);
   if (inter == 0) return;
-  parallel_for(
-      rows,
-      [&](int64_t begin, int64_t end) {
-        std::vector<float> buf(static_cast<size_t>(2 * inter));
-        for (int64_t r = begin; r < end; ++r) {
-          load_row(row_ptr(gate_up, r), gate_up.dtype, 2 * inter, buf.data());
-          for (int64_t i = 0; i < inter; ++i) {
-            const float g = buf[static_cast<size_t>(i)];
-            buf[static_cast<size_t>(i)] = g / (1.0f + std::exp(-g)) * buf[static_cast<size_t>(inter + i)];
-          }
-          store_row(buf.data(), inter, row_ptr(out, r), out.dtype);
-        }
-      },
-      rows_per_task(inter * 8));
+  transform_rows(gate_up, out, rows, 2 * inter, inter, inter * 8, [&](float* buf) {
+    for (int64_t i = 0; i < inter; ++i) buf[i] = buf[i] / (1.0f + std::exp(-buf[i])) * buf[inter + i];
+  });
 }
 
 void gather_rows(Rows x, int64_t x_rows, int64_t cols, const int32_t* indices, int64_t count, Rows out) {
