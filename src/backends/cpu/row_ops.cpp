@@ -42,8 +42,8 @@ void normalize(float* buf, int64_t cols, const float* weight, float eps) {
 // For each row r (split over the workers): loads `load_cols` of in[r] as f32, calls fn(buf), and
 // stores the buffer's first `store_cols` to out[r] (which may be in[r]).
 template <class Fn>
-void transform_rows(Rows in, Rows out, int64_t rows, int64_t load_cols, int64_t store_cols, int64_t work_per_row,
-                    Fn fn) {
+void transform_rows(Rows in, Rows out, int64_t rows, int64_t load_cols, int64_t store_cols,
+                    int64_t work_per_row, Fn fn) {
   parallel_for(
       rows,
       [&](int64_t begin, int64_t end) {
