@@ -19,6 +19,7 @@
 #include "app/model_runner.h"
 #include "core/dtype.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "engine/block_manager.h"
 #include "engine/executor.h"
 #include "engine/forward_batch.h"
@@ -38,19 +39,15 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_since(Clock::time_point start) { return std::chrono::duration<double>(Clock::now() - start).count(); }
 
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // Prompt i of a batch: `len` ids in [0, id_limit), a pure function of (seed, batch, i).
 std::vector<int32_t> random_prompt(uint64_t seed, int64_t batch, int64_t index, int64_t len, int32_t id_limit) {
   std::vector<int32_t> ids(static_cast<size_t>(len));
-  const uint64_t key = mix(mix(seed) ^ mix(static_cast<uint64_t>(batch) * 0x100000001B3ull + static_cast<uint64_t>(index)));
+  const uint64_t key =
+      splitmix64(splitmix64(seed) ^
+                 splitmix64(static_cast<uint64_t>(batch) * 0x100000001B3ull + static_cast<uint64_t>(index)));
   for (int64_t t = 0; t < len; ++t) {
-    ids[static_cast<size_t>(t)] = static_cast<int32_t>(mix(key + static_cast<uint64_t>(t)) % static_cast<uint64_t>(id_limit));
+    ids[static_cast<size_t>(t)] =
+        static_cast<int32_t>(splitmix64(key + static_cast<uint64_t>(t)) % static_cast<uint64_t>(id_limit));
   }
   return ids;
 }

@@ -12,6 +12,7 @@
 
 #include "app/bench_plot.h"
 #include "core/error.h"
+#include "core/hash.h"
 #include "tokenizer/tokenizer.h"
 
 namespace lathe::app {
@@ -21,18 +22,11 @@ using Clock = std::chrono::steady_clock;
 
 double seconds_between(Clock::time_point a, Clock::time_point b) { return std::chrono::duration<double>(b - a).count(); }
 
-uint64_t mix(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // A counter-based generator: the n-th draw of stream `key`.
 struct Draws {
   uint64_t key;
   uint64_t n = 0;
-  uint64_t next() { return mix(key ^ mix(n++)); }
+  uint64_t next() { return splitmix64(key ^ splitmix64(n++)); }
   double unit() { return static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0); }  // [0, 1)
 };
 
@@ -207,15 +201,17 @@ void validate(const ServeOptions& o) {
 LevelMetrics run_level(const ServeOptions& o, const Url& url, const std::string& model, const PromptIds& ids,
                        int64_t concurrency, size_t level_index) {
   const int64_t count = o.num_prompts > 0 ? o.num_prompts : std::max<int64_t>(16, 4 * concurrency);
-  const uint64_t level_key = mix(mix(o.seed) ^ mix(0x1000 + level_index));
+  const uint64_t level_key = splitmix64(splitmix64(o.seed) ^ splitmix64(0x1000 + level_index));
   std::vector<std::string> bodies;
   bodies.reserve(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
-    bodies.push_back(request_body(model, ids.prompt(mix(level_key + static_cast<uint64_t>(i)), o.input_len), o.output_len));
+    bodies.push_back(request_body(
+        model, ids.prompt(splitmix64(level_key + static_cast<uint64_t>(i)), o.input_len), o.output_len));
   }
   // Release times: all 0, or cumulative exponential gaps of mean 1 / rate.
-  const std::vector<double> release = o.request_rate ? poisson_release_times(mix(level_key ^ 0xA11CEull), count, *o.request_rate)
-                                                     : std::vector<double>(static_cast<size_t>(count), 0.0);
+  const std::vector<double> release =
+      o.request_rate ? poisson_release_times(splitmix64(level_key ^ 0xA11CEull), count, *o.request_rate)
+                     : std::vector<double>(static_cast<size_t>(count), 0.0);
 
   std::vector<RequestResult> results(static_cast<size_t>(count));
   std::atomic<int64_t> next{0};
@@ -270,7 +266,8 @@ ServeReport run_serve(const ServeOptions& o, const std::function<void(const std:
   if (o.warmup) {
     httplib::Client client(url.origin);
     configure(client, o);
-    const std::vector<int32_t> prompt = ids.prompt(mix(o.seed ^ 0x3A3Aull), std::min<int64_t>(o.input_len, 16));
+    const std::vector<int32_t> prompt =
+        ids.prompt(splitmix64(o.seed ^ 0x3A3Aull), std::min<int64_t>(o.input_len, 16));
     const RequestResult r = send_one(client, url.prefix + o.endpoint,
                                      request_body(report.model, prompt, std::min<int64_t>(o.output_len, 4)),
                                      static_cast<int64_t>(prompt.size()), Clock::now());

@@ -21,13 +21,6 @@ namespace {
 constexpr float kFp8Max = 448.0f;
 constexpr int64_t kWordsPerChunk = int64_t{1} << 14;  // parallel_for grain (64-bit words)
 
-uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
-
 // The stream of one tensor: word k is a hash of (tensor key, k), so any element can be produced
 // alone and every thread split gives the same bytes.
 struct Stream {

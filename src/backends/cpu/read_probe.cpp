@@ -2,19 +2,11 @@
 
 #include <atomic>
 
+#include "core/hash.h"
 #include "core/parallel.h"
 
 namespace lathe::cpu {
 namespace {
-
-// splitmix64's finaliser: a well-mixed, nonzero-almost-everywhere word per index.
-uint64_t mix(uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ull;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
 
 // One worker's range per parallel_for chunk: at least 1 MiB each, so small buffers stay on one
 // thread and big ones use them all.
@@ -26,7 +18,7 @@ void fill_read_probe(uint64_t* data, size_t words, uint64_t seed) {
   parallel_for(
       static_cast<int64_t>(words),
       [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) data[i] = mix(seed + static_cast<uint64_t>(i)) | 1u;
+        for (int64_t i = begin; i < end; ++i) data[i] = splitmix64(seed + static_cast<uint64_t>(i)) | 1u;
       },
       kMinWordsPerThread);
 }
