@@ -320,6 +320,7 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
   if (!ring_config_supported(ring_config(v, fp8))) throw_error(unbuilt_ring_message(variant, v, fp8));
   RingConfig cfg = effective_ring_config(v, fp8);
   if (cfg.x_tensor) cfg.x_tensor = tier == 16 && cfg.wgmma && encode_x_map(params);
+  if (fused && v.wgmma_narrow_copied_x_only) cfg.wgmma_narrow = false;  // ":wgnu": mma.sync here
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

@@ -259,6 +259,12 @@ struct GemvVariant {
   // Register ring, tiers 1 and 4 (":wgn"): the same as n8 warpgroup MMAs (wgmma m64n8k16), x staged
   // 8 steps per buffer (whatever group_steps says). Bit-identical sums, as ":wg".
   bool wgmma_narrow = false;
+  // With wgmma_narrow (":wgnu" instead of ":wgn"): the n8 warpgroup MMA only in launches that copy
+  // x; a launch that normalises x itself (GemvNormInput) keeps mma.sync. The same sums either way.
+  // Session 61 (H100, Qwen3-32B gate|up on the balanced grid): ":wgn" took 3.5-3.8 us off the
+  // kernel after a separate norm at 1 and 4 rows, but its fused-norm form lengthened the batch-1
+  // step by 0.3% (docs/PERFORMANCE.md, "Session 61").
+  bool wgmma_narrow_copied_x_only = false;
   // Register ring, 16-row tier under ":wg", fp8 weights (":xt"): each group of x staged by the copy
   // engine (one thread issues a 2-D tensor copy per 64-k half into the 128-byte-swizzled B layout,
   // completing on an mbarrier; rows past m arrive as zeros) instead of every thread's 16-byte
@@ -281,8 +287,10 @@ struct GemvVariant {
 //   more 128-row blocks than 264 (two CTAs per SM of the H100/H200): ringbal (byte-balanced
 //   persistent grid; the row blocks alone would leave a partial second wave), for fp8 weights with
 //   the warpgroup MMA in the 16- and 32-row tiers and the 16-row tier's x by tensor copies
-//   ("ringbal:wg:xt"; ":wg" since session 48, ":xt" since session 49), at three CTAs per SM (396)
-//   for vocabulary projections (kStreamTmaMinBlocks row blocks and more, "ringbal:b3:wg:xt");
+//   ("ringbal:wg:xt"; ":wg" since session 48, ":xt" since session 49), and in tiers 1 and 4 the n8
+//   warpgroup MMA where x is copied ("ringbal:wg:wgnu:xt", session 61), at three CTAs per SM (396,
+//   without ":wgnu") for vocabulary projections (kStreamTmaMinBlocks row blocks and more,
+//   "ringbal:b3:wg:xt");
 //   otherwise the register ring with K split max(gemv_ksplit, min(264 / blocks, bytes / 96 KB)):
 //   as many splits as fill one wave of 264 CTAs while every split keeps >= 96 KB of its row
 //   block's weights (6 steps of fp8, 3 of bf16; session 31), never fewer than the old rule;

@@ -242,7 +242,7 @@ std::string gemv_variant_name(const GemvVariant& v) {
   if (v.bit_trick) out += ":bits";
   if (v.tma) out += ":tma";
   if (v.wgmma) out += ":wg";
-  if (v.wgmma_narrow) out += ":wgn";
+  if (v.wgmma_narrow) out += v.wgmma_narrow_copied_x_only ? ":wgnu" : ":wgn";
   if (v.x_tensor) out += ":xt";
   if (v.split_sum_all) out += ":sa";
   if (v.early_weights == -1) out += ":eoff";
@@ -277,8 +277,9 @@ GemvVariant gemv_variant_from_name(const std::string& name) {
       v.tma = true;
     } else if (part == "wg") {
       v.wgmma = true;
-    } else if (part == "wgn") {
+    } else if (part == "wgn" || part == "wgnu") {
       v.wgmma_narrow = true;
+      v.wgmma_narrow_copied_x_only = part == "wgnu";
     } else if (part == "xt") {
       v.x_tensor = true;
     } else if (part == "sa") {
@@ -364,7 +365,17 @@ GemvVariant gemv_auto_variant(bool fp8, int64_t n, int64_t k) {
     // faster by kernel at m = 1..16 there (session 49).
     two.wgmma = true;
     two.x_tensor = true;
-    if ((n + kRowsPerCta - 1) / kRowsPerCta >= kStreamTmaMinBlocks) two.ctas_per_sm = 3;
+    if ((n + kRowsPerCta - 1) / kRowsPerCta >= kStreamTmaMinBlocks) {
+      two.ctas_per_sm = 3;
+      return two;
+    }
+    // At two CTAs per SM tiers 1 and 4 take the n8 warpgroup MMA where they copy x (":wgnu";
+    // session 61, H100): after a separate norm 3.5-3.8 us faster on Qwen3-32B gate|up (86.5 -> 90.0%
+    // of the read ceiling at m = 1, 83.6 -> 87.0% at m = 4; Qwen3.5-27B +2.7-2.9 points) and the
+    // Qwen3-32B-FP8 step 0.8% shorter at batch 4 (1.1% at batch 1 without the fused norm), while the
+    // form that normalises x itself lengthened the batch-1 step by 0.3%, so that one keeps mma.sync.
+    two.wgmma_narrow = true;
+    two.wgmma_narrow_copied_x_only = true;
     return two;
   }
   if (two.kernel != GemvKernel::kRegisterRing) return two;
@@ -422,7 +433,10 @@ GemvVariant gemv_resolve_variant(const GemvVariant& variant, bool fp8, int64_t n
   if (request.ksplit != 0 && v.kernel == GemvKernel::kRegisterRing) v.ksplit = request.ksplit;
   v.early_weights = request.early_weights;
   v.wgmma = v.wgmma || request.wgmma;  // ":wg" and ":wgn" ask for it on every shape
-  v.wgmma_narrow = v.wgmma_narrow || request.wgmma_narrow;
+  if (request.wgmma_narrow) {          // ":wgn" / ":wgnu" ask for it on every shape, as the request says
+    v.wgmma_narrow = true;
+    v.wgmma_narrow_copied_x_only = request.wgmma_narrow_copied_x_only;
+  }
   v.x_tensor = v.x_tensor || request.x_tensor;
   v.split_sum_all = v.split_sum_all || request.split_sum_all;
   return v;

@@ -138,8 +138,8 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
                                          {4096, 12288, true, "ring:k8:g16:wg:wgn:sa"},
                                          {10240, 5120, false, "ring:k3:g16:sa"},
                                          {5120, 8192, true, "ring:k6:g16:wg:wgn:sa"},
-                                         {51200, 5120, true, "ringbal:wg:xt"},
-                                         {34816, 5120, true, "ringbal:wg:xt"},
+                                         {51200, 5120, true, "ringbal:wg:wgnu:xt"},
+                                         {34816, 5120, true, "ringbal:wg:wgnu:xt"},
                                          {51200, 5120, false, "ringbal"},
                                          {5120, 25600, true, "ring:s4:k6:g16:wg:wgn:sa"},
                                          {1024, 4096, true, "ring:k8:g16:wg:wgn:sa"},
@@ -168,7 +168,11 @@ TEST(GemvPolicy, AutoChoiceIsAPureFunctionOfTheShape) {
           EXPECT_EQ(v.x_tensor, fp8) << n << "x" << k;
         }
         EXPECT_EQ(v.wgmma, fp8) << n << "x" << k << ": every fp8 choice, ring or balanced grid";
-        EXPECT_EQ(v.wgmma_narrow, fp8 && v.kernel == cuda::GemvKernel::kRegisterRing) << n << "x" << k;
+        const bool balanced_two = v.kernel == cuda::GemvKernel::kRingBalanced && v.ctas_per_sm != 3;
+        EXPECT_EQ(v.wgmma_narrow, fp8 && (v.kernel == cuda::GemvKernel::kRegisterRing || balanced_two))
+            << n << "x" << k;
+        EXPECT_EQ(v.wgmma_narrow_copied_x_only, fp8 && balanced_two)
+            << n << "x" << k << ": the fused-norm launches of the two-CTA balanced grid keep mma.sync";
         EXPECT_EQ(v.split_sum_all, v.kernel == cuda::GemvKernel::kRegisterRing && v.ctas_per_sm != 3)
             << n << "x" << k << ": the two-CTA ring only";
         if (v.kernel == cuda::GemvKernel::kRegisterRing) {
@@ -211,7 +215,9 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
                            "auto:wgn",
                            "ring:k2:g16:b3:wg:wgn:e8",
                            "ringbal:b3:wg:xt",
-                           "ring:k5:g16:wg:wgn:sa"}) {
+                           "ring:k5:g16:wg:wgn:sa",
+                           "ringbal:wg:wgnu:xt",
+                           "auto:wgnu"}) {
     EXPECT_EQ(cuda::gemv_variant_name(cuda::gemv_variant_from_name(name)), name);
   }
   EXPECT_THROW(cuda::gemv_variant_from_name("fast"), Error);
@@ -237,6 +243,18 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
       << "auto keeps the warpgroup MMA request";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wg").wgmma_narrow) << ":wg is the 16-row tier only";
   EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wgn").wgmma) << ":wgn is tiers 1 and 4 only";
+  EXPECT_TRUE(cuda::gemv_variant_from_name("auto:wgnu").wgmma_narrow_copied_x_only);
+  EXPECT_FALSE(cuda::gemv_variant_from_name("auto:wgn").wgmma_narrow_copied_x_only);
+  // A request's ":wgn" / ":wgnu" replaces auto's choice between them (51200x5120: auto takes ":wgnu").
+  EXPECT_EQ(cuda::gemv_variant_name(
+                cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 51200, 5120)),
+            "ringbal:wg:wgn:xt");
+  EXPECT_EQ(cuda::gemv_variant_name(
+                cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto"), true, 51200, 5120)),
+            "ringbal:wg:wgnu:xt");
+  EXPECT_EQ(cuda::gemv_variant_name(
+                cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgnu"), true, 24576, 4096)),
+            "ring:k2:g16:b3:wg:wgnu");
   // ":xt" (x by tensor copies) is the 16-row tier's :wg staging of fp8 x: auto keeps the request,
   // which needs :wg and fp8 weights (bf16 x goes word by word into permuted places).
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:xt"), true, 4096, 4096).x_tensor);
@@ -265,8 +283,9 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_TRUE(
       cuda::gemv_resolve_variant(cuda::gemv_variant_from_name("auto:wgn"), true, 4096, 4096).wgmma_narrow)
       << "auto keeps the narrow request on a shape whose own choice lacks it";
-  // By itself auto takes ":wg" for fp8 weights on the register ring and the balanced grid, and
-  // ":wgn" on the register ring only (Qwen3-8B gate|up at three CTAs per SM, the rest at two).
+  // By itself auto takes ":wg" for fp8 weights on the register ring and the balanced grid, ":wgn"
+  // on the register ring (Qwen3-8B gate|up at three CTAs per SM, the rest at two) and ":wgnu" on
+  // the two-CTA balanced grid (Qwen3-32B gate|up; not the three-CTA vocabulary projections).
   const cuda::GemvVariant gate_up = cuda::gemv_auto_variant(true, 24576, 4096);
   EXPECT_EQ(gate_up.ctas_per_sm, 3);
   EXPECT_TRUE(gate_up.wgmma);
@@ -277,7 +296,10 @@ TEST(GemvPolicy, VariantNamesRoundTrip) {
   EXPECT_TRUE(cuda::gemv_auto_variant(true, 4096, 4096).wgmma_narrow) << "and its tiers 1 and 4";
   EXPECT_FALSE(cuda::gemv_auto_variant(false, 4096, 4096).wgmma) << "bf16 weights keep mma.sync";
   EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma) << "the balanced grid's 16- and 32-row tiers";
-  EXPECT_FALSE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma_narrow) << "its tiers 1 and 4 keep mma.sync";
+  EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma_narrow)
+      << "its tiers 1 and 4 where x is copied";
+  EXPECT_TRUE(cuda::gemv_auto_variant(true, 51200, 5120).wgmma_narrow_copied_x_only);
+  EXPECT_FALSE(cuda::gemv_auto_variant(true, 151936, 4096).wgmma_narrow) << "three CTAs per SM keep mma.sync";
   EXPECT_TRUE(cuda::gemv_resolve_variant(cuda::GemvVariant{}, true, 24576, 4096).wgmma_narrow);
 }
 
