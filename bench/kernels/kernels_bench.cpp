@@ -29,6 +29,10 @@
 // (docs/PERFORMANCE.md, "Session 15"). The norm stands in for whatever writes x in a step; for
 // the down projections (x from SwiGLU, k = 12288 / 25600) it takes the norm's scalar path.
 //
+// --fused-norm (with --variants): tiers 1 and 4 normalise x themselves (GemvNormInput, as a decode
+// step of at most ffn_fused_norm rows runs q|k|v and gate|up), back to back; shapes whose k the
+// fused norm does not take (above 8192) say so and are skipped.
+//
 // --only TEXT, --widths A,B, --dtype fp8|bf16: narrow the run to shapes whose "model/name"
 // contains TEXT, to those widths and to one weight dtype (e.g. to put one kernel under ncu).
 //
@@ -155,6 +159,7 @@ int main(int argc, char** argv) {
   bool peers = true;
   bool decode_shapes = false;
   bool after_norm = false;
+  bool fused_norm = false;
   std::string only, only_dtype;
   std::vector<int> only_widths;
   for (int i = 1; i < argc; ++i) {
@@ -182,6 +187,8 @@ int main(int argc, char** argv) {
       ++i;
     } else if (arg == "--after-norm") {
       after_norm = true;
+    } else if (arg == "--fused-norm") {
+      fused_norm = true;
     } else if (arg == "--shapes" && i + 1 < argc && std::strcmp(argv[i + 1], "decode") == 0) {
       decode_shapes = true;
       ++i;
@@ -193,10 +200,17 @@ int main(int argc, char** argv) {
       std::fprintf(
           stderr,
           "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
-          "[--after-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] [--only TEXT] "
+          "[--after-norm | --fused-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] "
+          "[--only TEXT] "
           "[--widths A,B] [--dtype fp8|bf16] [--tma-l2-promotion none|64|128|256]\n");
       return 2;
     }
+  }
+  if (after_norm && fused_norm) {
+    std::fprintf(
+        stderr,
+        "lathe_bench_kernels: --after-norm and --fused-norm are two ways to time x's norm; pick one\n");
+    return 2;
   }
   try {
     if (device_count() == 0) {
@@ -302,6 +316,7 @@ int main(int argc, char** argv) {
             p.y = ws_y[c]->as<uint16_t>() + static_cast<int64_t>(first) * shape.n;
             p.y_stride = shape.n;
             p.m = rows;
+            if (fused_norm && variants && rows <= 4) p.norm = GemvNormInput{norm_weight.as<float>(), 1e-6f};
             return p;
           };
           auto run_ours = [&](int c, const GemvVariant& variant) {

@@ -177,10 +177,11 @@ std::string problem_reason(int tier, const GemvProblem& p) {
   return {};
 }
 
-// The register-ring configuration a launch of `resolved` runs here: without wgmma on this device,
-// ":wg" and ":wgn" run the same sums by mma.sync (the same bytes).
-RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8) {
-  RingConfig cfg = ring_config(resolved, fp8);
+// The register-ring configuration a launch of `resolved` runs here (fused_norm: it normalises x
+// itself): without wgmma on this device, ":wg" and ":wgn" run the same sums by mma.sync (the same
+// bytes).
+RingConfig effective_ring_config(const GemvVariant& resolved, bool fp8, bool fused_norm) {
+  RingConfig cfg = ring_config(resolved, fp8, fused_norm);
   if (!device_has_wgmma()) cfg.wgmma = cfg.wgmma_narrow = cfg.x_tensor = false;
   return cfg;
 }
@@ -228,7 +229,7 @@ std::string epilogue_reason(int tier, const GemvProblem& p, const GemvVariant& v
   if (p.silu_inter == 0 && p.rope == nullptr) return {};
   const bool fp8 = p.weight == GemvWeight::kFp8E4M3;
   return gemv_epilogue_unbuilt_reason(tier, fp8, resolve(variant, fp8, p.n, p.k), p.silu_inter == 0,
-                                      device_has_wgmma());
+                                      device_has_wgmma(), p.norm.weight != nullptr);
 }
 
 std::string unbuilt_ring_message(const GemvVariant& requested, const GemvVariant& resolved, bool fp8) {
@@ -318,9 +319,8 @@ void gemv_launch(int tier, const GemvProblem& problem, const GemvWorkspace& work
     return;
   }
   if (!ring_config_supported(ring_config(v, fp8))) throw_error(unbuilt_ring_message(variant, v, fp8));
-  RingConfig cfg = effective_ring_config(v, fp8);
+  RingConfig cfg = effective_ring_config(v, fp8, fused);
   if (cfg.x_tensor) cfg.x_tensor = tier == 16 && cfg.wgmma && encode_x_map(params);
-  if (fused && v.wgmma_narrow_copied_x_only) cfg.wgmma_narrow = false;  // ":wgnu": mma.sync here
   const bool balanced = v.kernel == GemvKernel::kRingBalanced;
   // Early weight reads in every tier. On the H200 they took 1.4% off the Qwen3-8B-FP8 step at
   // batch 1 and 1.1% at batch 4. In the 16-row tier they first cost the Qwen3-32B-FP8 batch-16 step

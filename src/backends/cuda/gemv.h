@@ -348,11 +348,12 @@ std::string gemv_variant_unsupported_reason(bool fp8, int64_t n, int64_t k, cons
 
 // Why `tier` cannot run the SwiGLU (rope false) or QK-norm/RoPE (rope true) epilogue after the
 // resolved variant `resolved` (gemv_resolve_variant's result) on a device with or without
-// warpgroup MMAs; empty when it can. Pure: gemv_launch asks it with this device's answer, and the
+// warpgroup MMAs, in a launch that normalises x itself (fused_norm) or copies it; empty when it
+// can. Pure: gemv_launch asks it with this device's answer, and the
 // host test asks it for `auto` on every Qwen3 shape both ways (session 45's `auto` lost the
 // QK-norm/RoPE epilogue of tiers 1 and 4 on Hopper only, which only a GPU run showed).
 std::string gemv_epilogue_unbuilt_reason(int tier, bool fp8, const GemvVariant& resolved, bool rope,
-                                         bool has_wgmma);
+                                         bool has_wgmma, bool fused_norm = false);
 
 // gemv_unsupported_reason for a launch of `variant` (gemv_launch refuses what this refuses).
 std::string gemv_unsupported_reason(int tier, const GemvProblem& problem, const GemvWorkspace& workspace,

@@ -452,7 +452,7 @@ GemvVariant gemv_default_variant(bool fp8, int64_t n, int64_t k) {
 
 namespace gemv_detail {
 
-RingConfig ring_config(const GemvVariant& v, bool fp8) {
+RingConfig ring_config(const GemvVariant& v, bool fp8, bool fused_norm) {
   RingConfig cfg;
   cfg.fp8 = fp8;
   cfg.stages = v.stages != 0 ? v.stages : (fp8 ? 2 : 1);
@@ -460,7 +460,7 @@ RingConfig ring_config(const GemvVariant& v, bool fp8) {
   cfg.group_steps = v.group_steps;
   cfg.ctas_per_sm = v.ctas_per_sm;
   cfg.wgmma = v.wgmma;
-  cfg.wgmma_narrow = v.wgmma_narrow;
+  cfg.wgmma_narrow = v.wgmma_narrow && !(fused_norm && v.wgmma_narrow_copied_x_only);
   cfg.x_tensor = v.x_tensor;
   return cfg;
 }
@@ -487,13 +487,13 @@ bool epilogue_built(int tier, const RingConfig& cfg, bool rope) {
 }  // namespace gemv_detail
 
 std::string gemv_epilogue_unbuilt_reason(int tier, bool fp8, const GemvVariant& resolved, bool rope,
-                                         bool has_wgmma) {
+                                         bool has_wgmma, bool fused_norm) {
   const char* what = rope ? "the QK-norm/RoPE epilogue" : "the SwiGLU epilogue";
   if (resolved.kernel != GemvKernel::kRegisterRing)
     return std::string(what) +
            " runs on the register ring with one CTA per row block only (this shape takes " +
            gemv_variant_name(resolved) + ")";
-  RingConfig cfg = ring_config(resolved, fp8);
+  RingConfig cfg = ring_config(resolved, fp8, fused_norm);
   if (!has_wgmma) cfg.wgmma = cfg.wgmma_narrow = false;  // as gemv_launch runs it there
   if (epilogue_built(tier, cfg, rope)) return {};
   return std::string(what) +

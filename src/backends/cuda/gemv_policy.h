@@ -53,7 +53,9 @@ struct RingConfig {
 // were measured on the H200 (docs/PERFORMANCE.md): the smallest rings keep registers under 128, so
 // two CTAs (16 warps) share an SM, and beat deeper rings at one CTA per SM (fp8 gate_up m = 1: 64%
 // against 48% of the read ceiling; bf16: 80% against 61%).
-RingConfig ring_config(const GemvVariant& v, bool fp8);
+// fused_norm: the launch normalises x itself (GemvNormInput), where ":wgnu" keeps tiers 1 and 4 on
+// mma.sync (GemvVariant::wgmma_narrow_copied_x_only).
+RingConfig ring_config(const GemvVariant& v, bool fp8, bool fused_norm = false);
 
 // Whether the register ring's launchers (gemv_ring_launch.cuh) build the configuration: two CTAs
 // per SM: fp8 s2, s4, s2:bits; bf16 s1, s2; three CTAs per SM (":b3", every tier, 80 registers):

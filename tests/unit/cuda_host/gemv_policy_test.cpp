@@ -441,6 +441,18 @@ TEST(GemvPolicy, EpiloguesAreRefusedOutsideTheirBuiltConfigurations) {
   EXPECT_EQ(reason(32, true, "ring:k5:s4", false, true), "");
   EXPECT_NE(reason(32, true, "ring:k5:bits", false, true), "");
   EXPECT_NE(reason(16, false, "ring:k5:s2", false, true), "");
+  // ':wgnu' runs a launch that normalises x itself on mma.sync, so there the epilogues need ':g16'.
+  auto fused_reason = [](int tier, const char* variant, bool rope) {
+    return cuda::gemv_epilogue_unbuilt_reason(
+        tier, true, cuda::gemv_resolve_variant(cuda::gemv_variant_from_name(variant), true, 6144, 4096), rope,
+        true, true);
+  };
+  EXPECT_EQ(fused_reason(1, "ring:k5:wgn", false), "");
+  EXPECT_NE(fused_reason(1, "ring:k5:wgnu", false), "") << "fused: mma.sync with 4-step x buffers";
+  EXPECT_EQ(reason(1, true, "ring:k5:wgnu", false, true), "") << "x copied: the n8 warpgroup MMA";
+  EXPECT_EQ(fused_reason(1, "ring:k5:g16:wgnu", false), "");
+  EXPECT_EQ(fused_reason(4, "ring:k5:g16:wgnu", true), "");
+  EXPECT_NE(fused_reason(4, "ring:k5:wgnu", true), "");
   // The balanced grid and the stream kernel have neither.
   const std::string balanced = reason(1, true, "ringbal", false, true);
   EXPECT_NE(balanced.find("one CTA per row block"), std::string::npos) << balanced;
