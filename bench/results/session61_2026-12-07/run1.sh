@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 61, call 1 (bundle p61-bundle = main 99c5d22). Runs only on an H200, the issues' device,
+# Session 61, calls 1 and 11+ (bundle p61-bundle = main 99c5d22 in call 1; p61e-bundle = main 1a223b9
+# after it). Runs only on an H200, the issues' device,
 # whose figures are from sessions 48 (attention) and 50 (GEMV). In order, while the elapsed time is
 # under LIMIT s (default 480):
 #  1. the issue-5 tables under the `h200` declaration (auto slices for both KV dtypes), with
