@@ -3,7 +3,8 @@
 // 1. Measures the device read ceiling with a 16-byte-load read kernel over 4 GiB (best of 10).
 // 2. For every linear shape of Qwen3-8B, Qwen3-32B and the Qwen3.5-27B class, in FP8 (block128
 //    scales) and BF16, at m in {1, 2, 4, 8, 16, 24, 32}: our tier (chosen by the dispatch
-//    ladder), cuBLASLt FP8 with per-tensor scales (heuristic per m) and cuBLAS BF16, timed as the
+//    ladder as a stock serve runs it: at 17..32 rows the one-pass 32-row tier, with the two 16-row
+//    halves beside it), cuBLASLt FP8 with per-tensor scales (heuristic per m) and cuBLAS BF16, timed as the
 //    median over CUDA-graph replays (20 launches per graph) with inputs rotated over copies larger
 //    than L2. GB/s counts the weight bytes once per launch-equivalent; % is of the ceiling. Each
 //    shape also gets "read (same bytes)": the read kernel over the same weight copies, the cost of
@@ -300,9 +301,6 @@ int main(int argc, char** argv) {
         // costs (ramp-up and tail included), the reachable end of this shape's row.
         double read_us = 0;
         for (const int m : widths) {
-          const ops::LinearKernels avail{true, true, true, true};
-          const ops::LinearRoute route = ops::choose_linear_arm(
-              ops::Phase::kDecode, m, fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16, avail, levers);
           auto problem_for = [&](int c, int rows, int first) {
             GemvProblem p;
             p.w = ws_w[c]->ptr;
@@ -319,6 +317,21 @@ int main(int argc, char** argv) {
             if (fused_norm && variants && rows <= 4) p.norm = GemvNormInput{norm_weight.as<float>(), 1e-6f};
             return p;
           };
+          // The route a stock serve takes at this width, asked as the backend asks it (plan_linear in
+          // ops/cuda/cuda_backend_linear.cpp): 17..32 rows take the one-pass 32-row tier where it is
+          // built for the shape (lever ffn_batch32, on by default), else two 16-row halves.
+          ops::LinearKernels avail{true, true, true, true};
+          if (levers.batch32 && m > 16 && m <= 32)
+            avail.gemv_batch32 = gemv_unsupported_reason(32, problem_for(0, m, 0), ws).empty();
+          const ops::LinearRoute route = ops::choose_linear_arm(
+              ops::Phase::kDecode, m,
+              fp8 ? ops::LinearWeightKind::kFp8Block128 : ops::LinearWeightKind::kBf16, avail, levers);
+          // Two 16-row launches on contiguous row halves, the first ceil(m / 2) (the seed's 17..32 form).
+          const int first_half = (m + 1) / 2;
+          auto halves = [&](int c, const GemvVariant& variant) {
+            gemv_launch(16, problem_for(c, first_half, 0), ws, stream, variant);
+            gemv_launch(16, problem_for(c, m - first_half, first_half), ws, stream, variant);
+          };
           auto run_ours = [&](int c, const GemvVariant& variant) {
             switch (route.arm) {
               case ops::LinearArm::kGemv:
@@ -331,9 +344,10 @@ int main(int argc, char** argv) {
                 gemv_launch(16, problem_for(c, m, 0), ws, stream, variant);
                 break;
               case ops::LinearArm::kGemvBatch16Halves:
-                gemv_launch(16, problem_for(c, static_cast<int>(route.first_half), 0), ws, stream, variant);
-                gemv_launch(16, problem_for(c, m - static_cast<int>(route.first_half), static_cast<int>(route.first_half)),
-                            ws, stream, variant);
+                halves(c, variant);
+                break;
+              case ops::LinearArm::kGemvBatch32:
+                gemv_launch(32, problem_for(c, m, 0), ws, stream, variant);
                 break;
               default:
                 break;
@@ -361,22 +375,28 @@ int main(int argc, char** argv) {
                              read_probe(ws_w[c]->ptr, w_bytes & ~size_t{15}, sink.as<unsigned>(), stream);
                            }));
           }
-          // 17..32 rows: the opt-in one-pass 32-row tier (LATHE_FFN_BATCH32) beside the halves, where
-          // the variant's kernel builds it for this shape (--after-norm: the norm's time taken off).
-          auto time_batch32 = [&](const std::string& label, const GemvVariant& variant) {
-            if (route.arm != ops::LinearArm::kGemvBatch16Halves ||
-                !gemv_unsupported_reason(32, problem_for(0, m, 0), ws, variant).empty())
+          // 17..32 rows: the form the route did not take, beside it: the two 16-row halves where the
+          // route is the 32-row tier, the 32-row tier where the route is the halves and `variant`
+          // builds it (--after-norm: the norm's time taken off).
+          auto time_other_wide = [&](const std::string& label, const GemvVariant& variant) {
+            std::function<void(int)> other;
+            if (route.arm == ops::LinearArm::kGemvBatch32) {
+              other = [&](int c) { halves(c, variant); };
+            } else if (route.arm == ops::LinearArm::kGemvBatch16Halves &&
+                       gemv_unsupported_reason(32, problem_for(0, m, 0), ws, variant).empty()) {
+              other = [&](int c) { gemv_launch(32, problem_for(c, m, 0), ws, stream, variant); };
+            } else {
               return;
-            auto one_pass = [&](int c) { gemv_launch(32, problem_for(c, m, 0), ws, stream, variant); };
-            one_pass(0);  // first launch (function attributes) outside capture
+            }
+            other(0);  // first launch (function attributes) outside capture
             LATHE_CUDA_CHECK(cudaStreamSynchronize(stream));
             emit(label.c_str(), after_norm ? time_graph(stream, copies,
                                                         [&](int c) {
                                                           norm(c);
-                                                          one_pass(c);
+                                                          other(c);
                                                         }) -
                                                  norm_us
-                                           : time_graph(stream, copies, one_pass));
+                                           : time_graph(stream, copies, other));
           };
           const std::string ours_name = ops::linear_arm_name(route.arm);
           double ours = 0;  // the default kernel's time
@@ -419,7 +439,9 @@ int main(int argc, char** argv) {
                 if (m == 1) ours_m1 = us;
                 if (m == 16) ours_m16 = us;
               }
-              time_batch32(fmt::format("v:{} batch32", vname), variant);
+              time_other_wide(fmt::format("v:{} {}", vname,
+                                          route.arm == ops::LinearArm::kGemvBatch32 ? "halves" : "batch32"),
+                              variant);
             }
             (void)ring_us;
           } else {
@@ -429,7 +451,9 @@ int main(int argc, char** argv) {
             ours = emit(ours_name.c_str(), time_graph(stream, copies, [&](int c) { run_ours(c, ours_variant); }));
             if (m == 1) ours_m1 = ours;
             if (m == 16) ours_m16 = ours;
-            time_batch32("gemv_batch32", ours_variant);
+            time_other_wide(
+                route.arm == ops::LinearArm::kGemvBatch32 ? "  gemv_batch16 x2 halves" : "  gemv_batch32",
+                ours_variant);
             if (m == 1 || m == 4 || m == 16) {
               emit("  ring (old default)",
                    time_graph(stream, copies, [&](int c) { run_ours(c, gemv_variant_from_name("ring")); }));
