@@ -202,8 +202,7 @@ int main(int argc, char** argv) {
           stderr,
           "usage: lathe_bench_kernels [--out DIR] [--quick] [--variants] [--variant-list A,B] [--no-peers] "
           "[--after-norm | --fused-norm] [--shapes decode] [--variant-fp8 NAME] [--variant-bf16 NAME] "
-          "[--only TEXT] "
-          "[--widths A,B] [--dtype fp8|bf16] [--tma-l2-promotion none|64|128|256]\n");
+          "[--only TEXT] [--widths A,B] [--dtype fp8|bf16] [--tma-l2-promotion none|64|128|256]\n");
       return 2;
     }
   }
