@@ -12,7 +12,10 @@ import re
 import sys
 
 ROW = re.compile(r"^(\S+)\s+(\S+)\s+(\d+)\s+(\d+)\s+(fp8|bf16)\s+(\d+)\s+(.+?)\s+([\d.]+)\s+(\d+)\s+([\d.]+)%$")
-OURS = ("gemv", "gemv_batch4", "gemv_batch16", "gemv_batch32", "gemv_batch16 x2 halves")
+# The tiers a stock serve runs, in preference order: up to 16 rows one of the first three (each width
+# has exactly one), at 17..32 rows the one-pass 32-row tier where it ran, else the two halves.
+NARROW = ("gemv", "gemv_batch4", "gemv_batch16")
+WIDE = ("gemv_batch32", "gemv_batch16 x2 halves")
 PEER = {"fp8": "cublaslt fp8", "bf16": "cublas bf16"}
 
 
@@ -32,15 +35,7 @@ def parse(path):
 
 def ours_of(impls, m):
     """The stock serve's tier at width m among the row's impls, or None."""
-    if m > 16:
-        for name in ("gemv_batch32", "gemv_batch16 x2 halves"):
-            if name in impls:
-                return impls[name]
-        return None
-    for name in OURS[:3]:
-        if name in impls:
-            return impls[name]
-    return None
+    return next((impls[name] for name in (WIDE if m > 16 else NARROW) if name in impls), None)
 
 
 def main():
