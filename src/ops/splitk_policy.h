@@ -165,6 +165,11 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // 64/8/128 FP8 at batch 16 (76.7 / 90.3 / 95.0% against 72.5 / 88.8 / 94.0 at 4k / 16k / 64k) and
 // the Qwen3-32B-FP8 step at batch 16, 16k is 5.5% shorter on 25 itself: the kernel tables leave 27
 // no case (its step under the cap was not measured).
+// Session 62 (H100): 25 launches its units on the persistent grid only past one wave; a launch
+// whose units fit one wave (one unit a CTA either way) runs 24 per split, faster in 28 of 30 such
+// cells (by up to 5%; 0.3% slower in the other two). Past one wave 24 per split was faster in 34
+// of 42 cells of 32/8/128 (up to 9%, most at 1k-4k) but slower in 24 of 36 of 64/8/128 (up to 6%,
+// batch 12-32), so 25 keeps the persistent grid there ("Session 62" under "Paged decode attention").
 inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 25;

@@ -71,6 +71,15 @@ inline int64_t persistent_grid_ctas(int64_t units, int sm_count, int per_sm, int
   return ctas;
 }
 
+// Whether a persistent grid of `ctas` CTAs deals some CTA more than one of its `units`. Where it does
+// not (a launch whose units fit one wave), the per-split launch of the same geometry runs the same
+// units a CTA each, with the same bytes and without the persistent kernel's unit bookkeeping:
+// faster in 28 of 30 such cells on an H100, by up to 5% (session 62, docs/PERFORMANCE.md), so the
+// launcher takes it (paged_attention_splitk_persistent.cuh, launch_persistent).
+inline bool persistent_grid_shares_units(int64_t units, int64_t ctas) {
+  return ctas < units;
+}
+
 // Shared memory limits of the device (cudaDevAttr*: per SM, reserved by the system per CTA, and
 // the most one CTA may opt into).
 struct SharedMemoryLimits {

@@ -82,6 +82,25 @@ TEST(WaveFill, SizesThePersistentGrid) {
   EXPECT_EQ(persistent_grid_ctas(100, kSms, 0, 0), 100);
 }
 
+// The persistent grid deals units out only where it has fewer CTAs than units; a launch whose units
+// fit one wave runs per split instead (the same grid, one unit a CTA).
+TEST(WaveFill, PersistentGridSharesUnitsOnlyPastOneWave) {
+  using lathe::cuda::persistent_grid_ctas;
+  using lathe::cuda::persistent_grid_shares_units;
+  auto shares = [](int64_t units, int per_sm) {
+    return persistent_grid_shares_units(units, persistent_grid_ctas(units, kSms, per_sm, 32));
+  };
+  auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
+  EXPECT_FALSE(shares(8 * 5 * 4, per_sm(8 * 5 * 4)));   // 64/8/128 batch 4: 160 CTAs of one unit
+  EXPECT_FALSE(shares(8 * 5 * 8, per_sm(8 * 5 * 8)));   // batch 8: 320 of one
+  EXPECT_TRUE(shares(8 * 5 * 12, per_sm(8 * 5 * 12)));  // batch 12: 480 units on 264 CTAs
+  EXPECT_FALSE(shares(8 * 9 * 4, per_sm(8 * 9 * 4)));   // 32/8/128 batch 4: 288 of one
+  EXPECT_TRUE(shares(8 * 9 * 8, per_sm(8 * 9 * 8)));    // batch 8: 576 units on 264 CTAs
+  EXPECT_TRUE(shares(8 * 5 * 4, 1));                    // pinned at one CTA per SM: 160 units on 132
+  EXPECT_FALSE(shares(40, per_sm(40)));
+  EXPECT_FALSE(persistent_grid_shares_units(0, 0));
+}
+
 // BF16's rule (no least gain, the fewer CTAs per SM on a tie) against FP8's (0.1, the larger) on
 // the grids session 57 measured: they differ where the fills tie or gain less than 0.1.
 TEST(WaveFill, TakesTheFewerOnATieWhenAsked) {
