@@ -20,7 +20,9 @@
 //   --quick: batch {1,16}, context {4k,16k}, BF16 only.
 //   --dtypes: KV dtypes to measure, `bf16`, `fp8` or both (default both; --quick: bf16).
 //   --contexts: comma list of context lengths (1..65536) instead of {1k,4k,16k,64k} (or --quick's).
-//   --shapes: comma list of num_heads/num_kv_heads/head_dim labels to keep, e.g. `32/8/128`.
+//   --shapes: comma list of num_heads/num_kv_heads/head_dim labels to measure instead of the three,
+//             e.g. `32/8/128` or another shape, `40/8/128` (whole query groups of at most 16 heads,
+//             head dim 64, 128 or 256).
 //   --batches: comma list of batch sizes (1..64) instead of {1,4,16,64} (or --quick's).
 //   --kernels: comma list of split-K kernel variants to measure (backends/cuda/paged_attention.h
 //              set_splitk_kernel_variant), e.g. `1,3,5`, or `serve`: at each batch, the variant a
@@ -150,6 +152,33 @@ bool parse_ints(const char* list, const char* flag, int max, std::vector<int32_t
   return true;
 }
 
+// --shapes: a comma list of NUM_HEADS/NUM_KV_HEADS/HEAD_DIM labels (e.g. 40/8/128 for Qwen3-14B),
+// the default three or any other with whole query groups of at most kMaxGroup heads and a head
+// dim the decode kernels are built for (64, 128, 256); false with a message at the first that is
+// not one.
+bool parse_shapes(const char* list, std::vector<Shape>& out) {
+  constexpr int kMaxGroup = 16;
+  for (const std::string& item : bench::split_list(list)) {
+    const std::vector<std::string> parts = bench::split_list_by(item, '/');
+    std::vector<int32_t> v;
+    for (const std::string& part : parts) {
+      const int n = std::atoi(part.c_str());
+      if (n >= 1 && n <= 1024 && part == std::to_string(n)) v.push_back(n);
+    }
+    const bool ok = v.size() == 3 && item == fmt::format("{}/{}/{}", v[0], v[1], v[2]) && v[0] % v[1] == 0 &&
+                    v[0] / v[1] <= kMaxGroup && (v[2] == 64 || v[2] == 128 || v[2] == 256);
+    if (!ok) {
+      std::fprintf(stderr,
+                   "error: --shapes: %s is not heads/kv_heads/head_dim with heads a multiple of kv_heads "
+                   "(at most %d times) and head_dim 64, 128 or 256\n",
+                   item.c_str(), kMaxGroup);
+      return false;
+    }
+    out.push_back(Shape{v[0], v[1], v[2]});
+  }
+  return true;
+}
+
 // --slices: a comma list of slice caps, each a count in 1..kMaxSplitSlices or "auto:N"
 // (target::parse_split_slices' one-cap spellings but plain "auto", which the unlisted arm is),
 // appended to `out` as levers (auto:N negative); false with a message at the first that is not one.
@@ -197,7 +226,7 @@ int main(int argc, char** argv) {
   std::vector<DType> dtype_filter;
   std::vector<int32_t> context_filter;
   std::vector<int32_t> slice_caps;
-  std::vector<std::string> shape_filter;
+  std::vector<Shape> shapes;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--dtypes") && i + 1 < argc) {
       for (const std::string& d : bench::split_list(argv[++i])) {
@@ -218,7 +247,7 @@ int main(int argc, char** argv) {
     if (!std::strcmp(argv[i], "--slices") && i + 1 < argc && !parse_slice_caps(argv[++i], slice_caps)) {
       return 2;
     }
-    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc) shape_filter = bench::split_list(argv[++i]);
+    if (!std::strcmp(argv[i], "--shapes") && i + 1 < argc && !parse_shapes(argv[++i], shapes)) return 2;
     if (!std::strcmp(argv[i], "--out") && i + 1 < argc) out_dir = argv[++i];
     if (!std::strcmp(argv[i], "--quick")) quick = true;
     if (!std::strcmp(argv[i], "--block-size") && i + 1 < argc) {
@@ -287,17 +316,7 @@ int main(int argc, char** argv) {
     std::fputs(log.c_str(), stdout);
     std::fflush(stdout);
 
-    std::vector<Shape> shapes;
-    for (const Shape& shape : {Shape{24, 4, 256}, Shape{32, 8, 128}, Shape{64, 8, 128}}) {
-      const std::string label = fmt::format("{}/{}/{}", shape.heads, shape.kv_heads, shape.head_dim);
-      if (shape_filter.empty() || std::find(shape_filter.begin(), shape_filter.end(), label) != shape_filter.end()) {
-        shapes.push_back(shape);
-      }
-    }
-    if (shapes.empty()) {
-      std::fprintf(stderr, "error: --shapes: none of 24/4/256, 32/8/128, 64/8/128 selected\n");
-      return 2;
-    }
+    if (shapes.empty()) shapes = {Shape{24, 4, 256}, Shape{32, 8, 128}, Shape{64, 8, 128}};
     const std::vector<int32_t> batches = !batch_filter.empty() ? batch_filter
                                          : quick                ? std::vector<int32_t>{1, 16}
                                                                 : std::vector<int32_t>{1, 4, 16, 64};
