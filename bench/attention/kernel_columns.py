@@ -7,7 +7,9 @@ Usage: kernel_columns.py RUN.csv [RUN.csv ...] [--base K]
 
 A run's cells are averaged with the other runs' same cells (each run measures its own ceiling, so
 percentages, not GB/s, are averaged). With --base K, each other column also gets its time against
-K's (K's mean time over the variant's: above 1 means the variant is faster). The last column
+K's (K's mean time over the variant's: above 1 means the variant is faster). Where the runs hold
+more than one policy (e.g. `--policies auto+pack,auto+pack+slices`), a policy column follows the
+context, since each policy's cells are rows of their own. The last column
 groups the variants by the output bytes they wrote (the runs' fingerprints), e.g. "14=17=22
 24=25": variants of one geometry must share a group, and a variant whose runs disagree is marked
 "k?" (its bytes changed between runs). Stdlib only.
@@ -61,12 +63,14 @@ def main():
     if args.base is not None and args.base not in kernels:
         print(f"--base {args.base}: no such kernel in the runs ({', '.join(kernels)})", file=sys.stderr)
         return 2
-    header = ["shape", "kv", "B", "L"] + [f"k{k} %" for k in kernels]
+    policies = {cell[4] for cell in cells}
+    policy_column = len(policies) > 1
+    header = ["shape", "kv", "B", "L"] + (["policy"] if policy_column else []) + [f"k{k} %" for k in kernels]
     if args.base is not None:
         header += [f"k{k} vs k{args.base}" for k in kernels if k != args.base]
     print(" | ".join(header + ["bytes alike"]))
-    for (shape, kv, batch, context, _policy), by_kernel in sorted(cells.items()):
-        row = [shape, kv, str(batch), str(context)]
+    for (shape, kv, batch, context, policy), by_kernel in sorted(cells.items()):
+        row = [shape, kv, str(batch), str(context)] + ([policy] if policy_column else [])
         row += [f"{mean([p for _, p, _ in by_kernel[k]]):.1f}" if k in by_kernel else "-" for k in kernels]
         if args.base is not None:
             base = by_kernel.get(args.base)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """bench/attention/kernel_columns.py on two synthetic runs: the per-kernel means over the runs, the
 times against --base, the grouping of kernels by output bytes (a kernel whose runs disagree marked
-with "?"), rows other than split-K ignored, and the refusals (no split-K cells, an unknown base)."""
+with "?"), rows other than split-K ignored, a policy column where the runs hold several policies,
+and the refusals (no split-K cells, an unknown base)."""
 import os
 import subprocess
 import sys
@@ -12,8 +13,8 @@ SCRIPT = os.path.join(ROOT, "bench", "attention", "kernel_columns.py")
 HEADER = "# device: test\nshape,kv,batch,context,policy,arm,splits,rows_per_cta,kernel,us,gbs,pct_ceiling,slices,out_fnv\n"
 
 
-def row(kernel, us, pct, fp, batch=4, arm="decode_splitk"):
-    return f"32/8/128,bf16,{batch},1024,auto+pack,{arm},9,4,{kernel},{us},0,{pct},1,{fp}\n"
+def row(kernel, us, pct, fp, batch=4, arm="decode_splitk", policy="auto+pack"):
+    return f"32/8/128,bf16,{batch},1024,{policy},{arm},9,4,{kernel},{us},0,{pct},1,{fp}\n"
 
 
 def run(*args):
@@ -33,6 +34,18 @@ def main():
         assert out.stdout.splitlines() == [
             "shape | kv | B | L | k24 % | k25 % | k14 % | k24 vs k25 | k14 vs k25 | bytes alike",
             "32/8/128 | bf16 | 4 | 1024 | 51.0 | 41.0 | 45.0 | 1.200 | 1.091 | 24=25 14?",
+        ], out.stdout
+        two = os.path.join(d, "two_policies.csv")
+        with open(two, "w") as f:
+            f.write(HEADER + row(24, 10.0, 50.0, "aa") + row(25, 12.0, 40.0, "aa"))
+            sliced = "auto+pack+slices"
+            f.write(row(24, 8.0, 60.0, "aa", policy=sliced) + row(25, 10.0, 48.0, "aa", policy=sliced))
+        out = run(two, "--base", "25")
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.splitlines() == [
+            "shape | kv | B | L | policy | k24 % | k25 % | k24 vs k25 | bytes alike",
+            "32/8/128 | bf16 | 4 | 1024 | auto+pack | 50.0 | 40.0 | 1.200 | 24=25",
+            "32/8/128 | bf16 | 4 | 1024 | auto+pack+slices | 60.0 | 48.0 | 1.250 | 24=25",
         ], out.stdout
         out = run(r1, "--base", "9")
         assert out.returncode == 2 and "--base 9" in out.stderr, (out.returncode, out.stderr)
