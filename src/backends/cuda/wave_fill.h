@@ -71,13 +71,29 @@ inline int64_t persistent_grid_ctas(int64_t units, int sm_count, int per_sm, int
   return ctas;
 }
 
-// Whether a persistent grid of `ctas` CTAs deals some CTA more than one of its `units`. Where it does
-// not (a launch whose units fit one wave), the per-split launch of the same geometry runs the same
-// units a CTA each, with the same bytes and without the persistent kernel's unit bookkeeping:
-// faster in 28 of 30 such cells on an H100, by up to 5% (session 62, docs/PERFORMANCE.md), so the
-// launcher takes it (paged_attention_splitk_persistent.cuh, launch_persistent).
-inline bool persistent_grid_shares_units(int64_t units, int64_t ctas) {
-  return ctas < units;
+// The CTAs that run a unit in the last round of a persistent grid of `ctas` CTAs dealing out `units`
+// (CTA c runs units c, c + ctas, ...): units - (rounds - 1) x ctas, rounds = ceil(units / ctas).
+inline int64_t persistent_grid_last_round(int64_t units, int64_t ctas) {
+  if (units <= 0 || ctas <= 0) return 0;
+  const int64_t rounds = (units + ctas - 1) / ctas;
+  return units - (rounds - 1) * ctas;
+}
+
+// Whether the persistent grid is worth launching for `units` on `ctas` CTAs, rather than the
+// per-split launch of the same geometry (the same units and bytes, one a CTA; the launcher is
+// paged_attention_splitk_persistent.cuh, launch_persistent). Only where some CTA runs more than
+// one unit and the last round still has a CTA on at least half of the `sm_count` SMs:
+// - one unit a CTA (the units fit one wave) is the per-split grid with the persistent kernel's unit
+//   bookkeeping added: per split was faster in 28 of 30 such cells on an H100, by up to 5%
+//   (session 62, docs/PERFORMANCE.md);
+// - the rounds are fixed, so a last round of few units runs them alone for a whole unit's time
+//   while most SMs idle; a per-split launch's block scheduler starts its last CTAs as slots free
+//   up. E.g. 576 units (32/8/128, batch 8) at 2 CTAs per SM: 264 CTAs, 48 in the third round. In
+//   every one of 25 cells over four H100 runs whose last round ran on fewer than half the SMs (48,
+//   32 and 24 CTAs) per split was faster, by 0.9-9.7%; with fuller last rounds the two are level on
+//   the mean (sessions 62-63).
+inline bool persistent_grid_pays(int64_t units, int64_t ctas, int sm_count) {
+  return ctas < units && 2 * persistent_grid_last_round(units, ctas) >= sm_count;
 }
 
 // Shared memory limits of the device (cudaDevAttr*: per SM, reserved by the system per CTA, and

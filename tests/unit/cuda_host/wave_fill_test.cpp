@@ -84,21 +84,43 @@ TEST(WaveFill, SizesThePersistentGrid) {
 
 // The persistent grid deals units out only where it has fewer CTAs than units; a launch whose units
 // fit one wave runs per split instead (the same grid, one unit a CTA).
-TEST(WaveFill, PersistentGridSharesUnitsOnlyPastOneWave) {
+TEST(WaveFill, PersistentGridLastRound) {
+  using lathe::cuda::persistent_grid_last_round;
+  EXPECT_EQ(persistent_grid_last_round(576, 264), 48);  // rounds of 264, 264, 48
+  EXPECT_EQ(persistent_grid_last_round(528, 264), 264);
+  EXPECT_EQ(persistent_grid_last_round(160, 160), 160);
+  EXPECT_EQ(persistent_grid_last_round(100, 396), 100);
+  EXPECT_EQ(persistent_grid_last_round(0, 264), 0);
+  EXPECT_EQ(persistent_grid_last_round(10, 0), 0);
+}
+
+// The launcher keeps the persistent grid only where a CTA runs several units and the last round
+// still covers half the SMs; the grids below are the serve's under `auto` (BF16: the fewer CTAs
+// per SM on a tie, residency 3).
+TEST(WaveFill, PersistentGridPaysOnlyPastOneWaveWithAFullEnoughLastRound) {
   using lathe::cuda::persistent_grid_ctas;
-  using lathe::cuda::persistent_grid_shares_units;
-  auto shares = [](int64_t units, int per_sm) {
-    return persistent_grid_shares_units(units, persistent_grid_ctas(units, kSms, per_sm, 32));
-  };
+  using lathe::cuda::persistent_grid_pays;
   auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
-  EXPECT_FALSE(shares(8 * 5 * 4, per_sm(8 * 5 * 4)));   // 64/8/128 batch 4: 160 CTAs of one unit
-  EXPECT_FALSE(shares(8 * 5 * 8, per_sm(8 * 5 * 8)));   // batch 8: 320 of one
-  EXPECT_TRUE(shares(8 * 5 * 12, per_sm(8 * 5 * 12)));  // batch 12: 480 units on 264 CTAs
-  EXPECT_FALSE(shares(8 * 9 * 4, per_sm(8 * 9 * 4)));   // 32/8/128 batch 4: 288 of one
-  EXPECT_TRUE(shares(8 * 9 * 8, per_sm(8 * 9 * 8)));    // batch 8: 576 units on 264 CTAs
-  EXPECT_TRUE(shares(8 * 5 * 4, 1));                    // pinned at one CTA per SM: 160 units on 132
-  EXPECT_FALSE(shares(40, per_sm(40)));
-  EXPECT_FALSE(persistent_grid_shares_units(0, 0));
+  auto pays = [&](int64_t units) {
+    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms);
+  };
+  EXPECT_FALSE(pays(8 * 5 * 4));   // 64/8/128 batch 4: 160 CTAs of one unit
+  EXPECT_FALSE(pays(8 * 5 * 8));   // batch 8: 320 of one
+  EXPECT_TRUE(pays(8 * 5 * 10));   // batch 10: 400 units on 264 CTAs, 136 in the second round
+  EXPECT_TRUE(pays(8 * 5 * 16));   // batch 16: 640 on 264, 112 in the third
+  EXPECT_FALSE(pays(8 * 9 * 4));   // 32/8/128 batch 4: 288 of one
+  EXPECT_FALSE(pays(8 * 9 * 8));   // batch 8: 576 on 264, 48 in the third round
+  EXPECT_TRUE(pays(8 * 9 * 12));   // batch 12: 864 on 264, 72 in the fourth
+  EXPECT_FALSE(pays(8 * 7 * 10));  // 40/8/128 batch 10: 560 on 264, 32 in the third
+  EXPECT_FALSE(pays(8 * 7 * 24));  // batch 24: 1344 on 264, 24 in the sixth
+  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4, kSms, kSms));  // pinned at one CTA per SM: 160 on 132, 28 last
+  EXPECT_TRUE(persistent_grid_pays(8 * 5 * 12, kSms, kSms));  // 480 on 132, 84 in the fourth round
+  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4 + 10, 8 * 5 * 4, kSms));  // a last round of 10
+  EXPECT_FALSE(persistent_grid_pays(40, 40, kSms));
+  EXPECT_FALSE(persistent_grid_pays(0, 0, kSms));
+  // At the boundary: a last round on exactly half the SMs keeps the grid, one CTA fewer does not.
+  EXPECT_TRUE(persistent_grid_pays(264 + kSms / 2, 264, kSms));
+  EXPECT_FALSE(persistent_grid_pays(264 + kSms / 2 - 1, 264, kSms));
 }
 
 // BF16's rule (no least gain, the fewer CTAs per SM on a tie) against FP8's (0.1, the larger) on
