@@ -170,6 +170,10 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // cells (by up to 5%; 0.3% slower in the other two). Past one wave 24 per split was faster in 34
 // of 42 cells of 32/8/128 (up to 9%, most at 1k-4k) but slower in 24 of 36 of 64/8/128 (up to 6%,
 // batch 12-32), so 25 keeps the persistent grid there ("Session 62" under "Paged decode attention").
+// Session 63 (H100): past one wave too, where the persistent grid's last round of units would run
+// on fewer than half the SMs (32/8/128 batch 8: 48 CTAs; 40/8/128 batch 10 / 24: 32 / 24), 25
+// launches per split: 24 was faster in all 25 such cells of four runs, by 0.9-9.7%
+// (backends/cuda/wave_fill.h, persistent_grid_pays; "Session 63" there).
 inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 25;

@@ -49,7 +49,7 @@ namespace lathe::cuda::attn::splitk {
 //      query heads <= 8 a CTA, the launcher's cap): its own bytes (other shapes: 4)
 //  24: 14 with positions as the MMA rows, its own bytes (other shapes: 6)
 //  25: 24 on the persistent grid, 24's bytes (as 22 is to 14: BF16 KV at HD 128, unsliced, more
-//      units than one wave; else it launches 24)
+//      units than one wave and a last round on at least half the SMs; else it launches 24)
 //  26: 20 with positions as the MMA rows: 12 x 2 x 16 at one CTA per SM, HD 128 (HD 256: 23), its
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in
