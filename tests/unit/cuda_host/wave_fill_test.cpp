@@ -82,8 +82,7 @@ TEST(WaveFill, SizesThePersistentGrid) {
   EXPECT_EQ(persistent_grid_ctas(100, kSms, 0, 0), 100);
 }
 
-// The persistent grid deals units out only where it has fewer CTAs than units; a launch whose units
-// fit one wave runs per split instead (the same grid, one unit a CTA).
+// The last round of a persistent grid: the units left after its full rounds.
 TEST(WaveFill, PersistentGridLastRound) {
   using lathe::cuda::persistent_grid_last_round;
   EXPECT_EQ(persistent_grid_last_round(576, 264), 48);  // rounds of 264, 264, 48
@@ -94,9 +93,10 @@ TEST(WaveFill, PersistentGridLastRound) {
   EXPECT_EQ(persistent_grid_last_round(10, 0), 0);
 }
 
-// The launcher keeps the persistent grid only where a CTA runs several units and the last round
-// still covers half the SMs; the grids below are the serve's under `auto` (BF16: the fewer CTAs
-// per SM on a tie, residency 3).
+// The launcher keeps the persistent grid only where a CTA runs several units (else the units fit
+// one wave and run per split: the same grid, one unit a CTA) and the last round still covers half
+// the SMs; the grids below are the serve's under `auto` (BF16: the fewer CTAs per SM on a tie,
+// residency 3).
 TEST(WaveFill, PersistentGridPaysOnlyPastOneWaveWithAFullEnoughLastRound) {
   using lathe::cuda::persistent_grid_ctas;
   using lathe::cuda::persistent_grid_pays;
