@@ -21,7 +21,8 @@
 #   it go to lib/NAME/, and bin/NAME is a wrapper that puts that folder first on the library path.
 #   The bundle directory must be ignored by git (`/*-bundle/` or `/device-bundle/`): the device
 #   tool counts an untracked, unignored folder as part of the tree and refuses a carry that passes
-#   64 MiB.
+#   64 MiB. The script ends with that sum ("device carry: N MiB of 64": the tracked tree, ~38 MiB
+#   in session 63, and the bundle) and a warning past the limit (DEVICE_CARRY_LIMIT_MIB sets it).
 # The build is configured with LATHE_SHARED_LIBS=ON: every executable shares one copy of the CUDA
 # backend (lib/liblathe_backend_cuda.so, ~18 MB with --xz) instead of carrying its own, so one
 # bundle holds lathe, every gpu/golden test and the benchmarks.
@@ -161,3 +162,15 @@ source_dir=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.tx
 git -C "${source_dir:-$root}" rev-parse --short HEAD >"$bundle/COMMIT" 2>/dev/null || true
 du -sh "$bundle"
 ls "$bundle/bin" "$bundle/lib"
+# The device tool carries the tracked (and untracked, unignored) files with the bundle, and refuses
+# a call whose carry passes 64 MiB before starting a machine: say where this bundle leaves it.
+limit_mib=${DEVICE_CARRY_LIMIT_MIB:-64}
+tree_bytes=$(cd "$root" && git ls-files -z --cached --others --exclude-standard |
+  xargs -0 -r stat -c %s 2>/dev/null | awk '{s += $1} END {print s + 0}')
+bundle_bytes=$(du -sb "$bundle" | cut -f1)
+echo "device carry: $(((tree_bytes + bundle_bytes) >> 20)) MiB of $limit_mib" \
+  "(the tree $((tree_bytes >> 20)) MiB, the bundle $((bundle_bytes >> 20)) MiB)"
+if ((tree_bytes + bundle_bytes > limit_mib << 20)); then
+  echo "device-bundle: warning: the tree and ${bundle#"$root"/} pass the device tool's $limit_mib MiB" \
+    "carry limit; bundle fewer --targets or leave out --with-tokenizer" >&2
+fi

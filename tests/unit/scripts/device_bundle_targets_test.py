@@ -5,7 +5,8 @@ gpu_batch_invariance_halves with LATHE_FFN_BATCH32=off) and the lathe_bench_* ex
 bench/ declares (not its helper library lathe_bench_graph_timing). A ctest name that is not a
 target once made ninja stop at "unknown target" before building anything, and the bundle packed
 stale executables. cmake and ctest are stubs here; the stub cmake records its arguments and makes
-each asked-for executable, so nothing real is configured or built."""
+each asked-for executable, so nothing real is configured or built. It also prints what the device
+tool would carry (the tracked tree and the bundle) and warns past the carry limit."""
 import json
 import os
 import shutil
@@ -65,6 +66,18 @@ def main():
                 os.path.join(ROOT, BUNDLE, "bin")) else []
             if bundled != sorted(want):
                 failures.append(f"bundle bin/ holds {bundled}")
+            # The carry line: the tracked tree and the bundle against the device tool's limit, a
+            # warning past it (a limit of 1 MiB here, which the tree alone passes).
+            carry = [l for l in r.stdout.splitlines() if l.startswith("device carry: ")]
+            if len(carry) != 1 or not carry[0].endswith("MiB)") or " MiB of 64 " not in carry[0]:
+                failures.append(f"carry line {carry}")
+            elif int(carry[0].split()[2]) < 1 or "warning" in r.stderr:
+                failures.append(f"carry {carry[0]!r}, stderr {r.stderr[-300:]!r}")
+            tight_env = dict(env_with_stubs(stubs), DEVICE_CARRY_LIMIT_MIB="1")
+            tight = subprocess.run(["bash", SCRIPT, "--build", build, "--bundle", BUNDLE], capture_output=True,
+                                   text=True, timeout=120, env=tight_env)
+            if "pass the device tool's 1 MiB carry limit" not in tight.stderr:
+                failures.append(f"no carry warning at a 1 MiB limit: {tight.stderr[-300:]!r}")
         finally:
             shutil.rmtree(os.path.join(ROOT, BUNDLE), ignore_errors=True)
     return report("device_bundle_targets_test", failures)
