@@ -16,26 +16,28 @@ import csv
 import re
 
 LINE = re.compile(
-    r"(\S+)\s+(bf16|fp8)\s+B(\d+)\s+L(\d+)\s+(\S+)\s+\S+\s+splits\s+\d+\s+slices\s+\d+\s+rows\s+\d+\s+k(\S+)\s+"
+    r"(\S+)\s+(bf16|fp8)\s+B(\d+)\s+L(\d+)\s+(\S+)\s+(\S+)\s+splits\s+\d+\s+slices\s+\d+\s+rows\s+\d+\s+k(\S+)\s+"
     r"([\d.]+) us\s+\d+ GB/s\s+([\d.]+)%")
 FINGERPRINT = re.compile(r"\bout ([0-9a-f]{16})\b")
 
 
-def parse(path):
-    """{(shape, kv, batch, context, policy, kernel): (us, % of ceiling, fingerprint or None)}"""
+def parse(path, arm=None):
+    """{(shape, kv, batch, context, policy, kernel): (us, % of ceiling, fingerprint or None)} in file
+    order; with `arm` (e.g. "decode_splitk") only that arm's rows."""
     cells = {}
     with open(path) as f:
         if path.endswith(".csv"):
             for r in csv.DictReader(line for line in f if not line.startswith("#")):
-                key = (r["shape"], r["kv"], int(r["batch"]), int(r["context"]), r["policy"], r["kernel"])
-                cells[key] = (float(r["us"]), float(r["pct_ceiling"]), r.get("out_fnv") or None)
+                if arm is None or r.get("arm") == arm:
+                    key = (r["shape"], r["kv"], int(r["batch"]), int(r["context"]), r["policy"], r["kernel"])
+                    cells[key] = (float(r["us"]), float(r["pct_ceiling"]), r.get("out_fnv") or None)
             return cells
         for line in f:
             m = LINE.match(line)
-            if m:
+            if m and (arm is None or m[6] == arm):
                 fp = FINGERPRINT.search(line)
-                key = (m[1], m[2], int(m[3]), int(m[4]), m[5], m[6])
-                cells[key] = (float(m[7]), float(m[8]), fp[1] if fp else None)
+                key = (m[1], m[2], int(m[3]), int(m[4]), m[5], m[7])
+                cells[key] = (float(m[8]), float(m[9]), fp[1] if fp else None)
     return cells
 
 

@@ -15,21 +15,19 @@ groups the variants by the output bytes they wrote (the runs' fingerprints), e.g
 "k?" (its bytes changed between runs). Stdlib only.
 """
 import argparse
-import csv
 import sys
 from collections import defaultdict
 
+from compare_runs import parse  # one run's cells: {(shape, kv, B, L, policy, kernel): (us, %, fingerprint)}
+
 
 def read_runs(paths):
-    """{cell: {kernel: [(us, pct, fingerprint), ...]}} over all runs, cells and kernels in file order."""
+    """{cell: {kernel: [(us, pct, fingerprint), ...]}} over all runs' split-K rows, cells and kernels
+    in file order."""
     cells = defaultdict(lambda: defaultdict(list))
     for path in paths:
-        with open(path) as f:
-            for r in csv.DictReader(line for line in f if not line.startswith("#")):
-                if r.get("arm") != "decode_splitk":
-                    continue
-                cell = (r["shape"], r["kv"], int(r["batch"]), int(r["context"]), r["policy"])
-                cells[cell][r["kernel"]].append((float(r["us"]), float(r["pct_ceiling"]), r.get("out_fnv", "")))
+        for (*cell, kernel), value in parse(path, arm="decode_splitk").items():
+            cells[tuple(cell)][kernel].append(value)
     return cells
 
 
@@ -39,7 +37,7 @@ def byte_groups(by_kernel):
     groups = {}
     for kernel, runs in by_kernel.items():
         prints = {fp for _, _, fp in runs}
-        key = prints.pop() if len(prints) == 1 and "" not in prints else f"?{kernel}"
+        key = prints.pop() if len(prints) == 1 and None not in prints else f"?{kernel}"
         groups.setdefault(key, []).append(kernel if not key.startswith("?") else kernel + "?")
     return " ".join("=".join(members) for members in groups.values())
 
