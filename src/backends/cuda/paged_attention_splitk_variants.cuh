@@ -44,7 +44,8 @@ namespace lathe::cuda::attn::splitk {
 //      launch's units, each warp one copy stream across them; 14's bytes. Built for BF16 KV at HD
 //      128, where it measured faster than 14 at batch >= 16 (session 20); elsewhere, and for
 //      sliced launches, it launches 14 (other shapes: 6); so does a launch whose units fit one
-//      wave (one unit a CTA either way: launch_persistent)
+//      wave (one unit a CTA either way) or whose last round would run on fewer than half the SMs
+//      (launch_persistent, persistent_grid_pays)
 //  23: 21 (HD 256: 20) with positions as the MMA rows (SplitCfg::kPosRows: half the MMAs a tile;
 //      query heads <= 8 a CTA, the launcher's cap): its own bytes (other shapes: 4)
 //  24: 14 with positions as the MMA rows, its own bytes (other shapes: 6)
