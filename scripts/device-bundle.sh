@@ -170,7 +170,10 @@ tree_bytes=$(cd "$root" && git ls-files -z --cached --others --exclude-standard 
 bundle_bytes=$(du -sb "$bundle" | cut -f1)
 echo "device carry: $(((tree_bytes + bundle_bytes) >> 20)) MiB of $limit_mib" \
   "(the tree $((tree_bytes >> 20)) MiB, the bundle $((bundle_bytes >> 20)) MiB)"
-if ((tree_bytes + bundle_bytes > limit_mib << 20)); then
-  echo "device-bundle: warning: the tree and ${bundle#"$root"/} pass the device tool's $limit_mib MiB" \
-    "carry limit; bundle fewer --targets or leave out --with-tokenizer" >&2
+# The tool's own count runs above this sum (2026-12-07: it refused a carry this sum put at 62.5 MiB
+# and took one at 61.2), so the warning starts 2 MiB short of the limit.
+if ((tree_bytes + bundle_bytes > (limit_mib - 2) << 20)); then
+  echo "device-bundle: warning: the tree and ${bundle#"$root"/} come within 2 MiB of the device tool's" \
+    "$limit_mib MiB carry limit, which it counts a little above this sum; bundle fewer --targets or" \
+    "leave out --with-tokenizer" >&2
 fi
