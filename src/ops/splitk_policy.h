@@ -174,6 +174,10 @@ uint32_t decode_split_slices(int32_t slices_lever, const SplitkPolicy& policy, u
 // on fewer than half the SMs (32/8/128 batch 8: 48 CTAs; 40/8/128 batch 10 / 24: 32 / 24), 25
 // launches per split: 24 was faster in all 25 such cells of four runs, by 0.9-9.7%
 // (backends/cuda/wave_fill.h, persistent_grid_pays; "Session 63" there).
+// Session 64 (H100): and where a sequence has more than 8 splits (32/8/128's 9, 16/8/128's 16):
+// per split was faster in 75 of 76 cells of 9 splits at 1k-4k (up to 8.2%), level from 16k, and
+// the Qwen3-8B-FP8 step with a BF16 cache 0.3-1.3% shorter at batch 16-64 (14 of 14 pairs). With 5
+// splits (64/8/128) the persistent grid stays, faster at 1k ("Session 64" there).
 inline constexpr int32_t kSplitkKernelSingle = 26;
 inline constexpr int32_t kSplitkKernelNarrow = 16;
 inline constexpr int32_t kSplitkKernelWide = 25;

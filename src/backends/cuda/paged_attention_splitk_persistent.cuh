@@ -329,8 +329,9 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 // `units` taken as CTAs: under `auto` ceil(units / SMs) where one wave holds them (one unit a
 // CTA, spread: the block scheduler would otherwise pack them onto a few SMs), else the count whose
 // rounds of units fill best (BF16's rule: the fewer on a tie); a pinned cap makes the grid that
-// many CTAs per SM. A grid of one unit a CTA, or one whose last round would run on fewer than half
-// the SMs, is launched per split instead (launch_main, Cfg's own kernel; persistent_grid_pays). A
+// many CTAs per SM. A grid of one unit a CTA, one whose last round would run on fewer than half
+// the SMs, or one of more than kPersistentGridMaxSplits splits a sequence, is launched per split
+// instead (launch_main, Cfg's own kernel; persistent_grid_pays). A
 // unit's bytes do not depend on which CTA, or which of the two kernels, runs it.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
@@ -345,7 +346,9 @@ cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cu
   const int64_t units = static_cast<int64_t>(sp.base.num_kv_heads) * sp.parts * sp.base.num_splits * num_seqs;
   const int cap = splitk_ctas_per_sm_cap(resident, units, !PL::L::kFp8);
   const int64_t ctas = persistent_grid_ctas(units, sm_count, cap, kMaxUnitsPerCta);
-  if (!persistent_grid_pays(units, ctas, sm_count)) return launch_main<Kv, HD, Cfg>(sp, num_seqs, stream);
+  if (!persistent_grid_pays(units, ctas, sm_count, sp.base.num_splits)) {
+    return launch_main<Kv, HD, Cfg>(sp, num_seqs, stream);
+  }
   sp.num_seqs = num_seqs;
   return launch_chained_status(kernel, dim3(static_cast<unsigned>(ctas)), dim3(Cfg::kThreads),
                                splitk_smem_for_cap(PL::kBytes, resident, cap), stream, sp);

@@ -44,13 +44,14 @@ namespace lathe::cuda::attn::splitk {
 //      launch's units, each warp one copy stream across them; 14's bytes. Built for BF16 KV at HD
 //      128, where it measured faster than 14 at batch >= 16 (session 20); elsewhere, and for
 //      sliced launches, it launches 14 (other shapes: 6); so does a launch whose units fit one
-//      wave (one unit a CTA either way) or whose last round would run on fewer than half the SMs
-//      (launch_persistent, persistent_grid_pays)
+//      wave (one unit a CTA either way), whose last round would run on fewer than half the SMs or
+//      whose sequences have more than 8 splits (launch_persistent, persistent_grid_pays)
 //  23: 21 (HD 256: 20) with positions as the MMA rows (SplitCfg::kPosRows: half the MMAs a tile;
 //      query heads <= 8 a CTA, the launcher's cap): its own bytes (other shapes: 4)
 //  24: 14 with positions as the MMA rows, its own bytes (other shapes: 6)
 //  25: 24 on the persistent grid, 24's bytes (as 22 is to 14: BF16 KV at HD 128, unsliced, more
-//      units than one wave and a last round on at least half the SMs; else it launches 24)
+//      units than one wave, a last round on at least half the SMs and at most 8 splits; else it
+//      launches 24)
 //  26: 20 with positions as the MMA rows: 12 x 2 x 16 at one CTA per SM, HD 128 (HD 256: 23), its
 //      own bytes (other shapes: 4)
 //  27: 14 with FP8 KV at HD 128 and 8 query heads a CTA, else 25 (resolve_variant in

@@ -79,10 +79,14 @@ inline int64_t persistent_grid_last_round(int64_t units, int64_t ctas) {
   return units - (rounds - 1) * ctas;
 }
 
-// Whether the persistent grid is worth launching for `units` on `ctas` CTAs, rather than the
-// per-split launch of the same geometry (the same units and bytes, one a CTA; the launcher is
-// paged_attention_splitk_persistent.cuh, launch_persistent). Only where some CTA runs more than
-// one unit and the last round still has a CTA on at least half of the `sm_count` SMs:
+// Splits of a sequence past which the persistent grid does not pay (persistent_grid_pays).
+inline constexpr int kPersistentGridMaxSplits = 8;
+
+// Whether the persistent grid is worth launching for `units` of `num_splits` splits a sequence on
+// `ctas` CTAs, rather than the per-split launch of the same geometry (the same units and bytes, one
+// a CTA; the launcher is paged_attention_splitk_persistent.cuh, launch_persistent). Only where some
+// CTA runs more than one unit, the last round still has a CTA on at least half of the `sm_count`
+// SMs, and a sequence is cut into at most kPersistentGridMaxSplits splits:
 // - one unit a CTA (the units fit one wave) is the per-split grid with the persistent kernel's unit
 //   bookkeeping added: per split was faster in 28 of 30 such cells on an H100, by up to 5%
 //   (session 62, docs/PERFORMANCE.md);
@@ -90,10 +94,19 @@ inline int64_t persistent_grid_last_round(int64_t units, int64_t ctas) {
 //   while most SMs idle; a per-split launch's block scheduler starts its last CTAs as slots free
 //   up. E.g. 576 units (32/8/128, batch 8) at 2 CTAs per SM: 264 CTAs, 48 in the third round. In
 //   every one of 25 cells over four H100 runs whose last round ran on fewer than half the SMs (48,
-//   32 and 24 CTAs) per split was faster, by 0.9-9.7%; with fuller last rounds the two are level on
-//   the mean (sessions 62-63).
-inline bool persistent_grid_pays(int64_t units, int64_t ctas, int sm_count) {
-  return ctas < units && 2 * persistent_grid_last_round(units, ctas) >= sm_count;
+//   32 and 24 CTAs) per split was faster, by 0.9-9.7% (sessions 62-63);
+// - a persistent CTA runs its units' ends in turn (query rows in, warp states parked and merged, the
+//   record out) while a per-split launch overlaps one CTA's end with its neighbours' copies, and
+//   the more splits, the shorter each unit (at most len / splits positions). Over seven H100 runs
+//   (sessions 62-64, BF16) at 1k-4k per split was faster in 75 of 76 cells of 9 splits (32/8/128;
+//   the other level), by up to 8.2%, and in all 8 of 16 splits (16/8/128), by 0.9-19.5%; from 16k
+//   the two are level on the mean. With 5 splits (64/8/128) the persistent grid was faster at 1k in
+//   22 of 27 cells, with 7 (40/8/128) the two are level on the mean: those keep it. The Qwen3-8B-FP8
+//   decode step (9 splits, BF16 cache) was 0.3-1.3% shorter per split at batch 16-64 and 1k-16k, in
+//   14 of 14 pairs.
+inline bool persistent_grid_pays(int64_t units, int64_t ctas, int sm_count, int num_splits) {
+  return num_splits <= kPersistentGridMaxSplits && ctas < units &&
+         2 * persistent_grid_last_round(units, ctas) >= sm_count;
 }
 
 // Shared memory limits of the device (cudaDevAttr*: per SM, reserved by the system per CTA, and

@@ -94,33 +94,55 @@ TEST(WaveFill, PersistentGridLastRound) {
 }
 
 // The launcher keeps the persistent grid only where a CTA runs several units (else the units fit
-// one wave and run per split: the same grid, one unit a CTA) and the last round still covers half
-// the SMs; the grids below are the serve's under `auto` (BF16: the fewer CTAs per SM on a tie,
-// residency 3).
+// one wave and run per split: the same grid, one unit a CTA), the last round still covers half
+// the SMs and a sequence has at most kPersistentGridMaxSplits splits; the grids below are the
+// serve's under `auto` (BF16: the fewer CTAs per SM on a tie, residency 3; 8 KV heads, so units =
+// 8 x splits x batch).
 TEST(WaveFill, PersistentGridPaysOnlyPastOneWaveWithAFullEnoughLastRound) {
   using lathe::cuda::persistent_grid_ctas;
   using lathe::cuda::persistent_grid_pays;
   auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
-  auto pays = [&](int64_t units) {
-    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms);
+  auto pays = [&](int splits, int64_t batch) {
+    const int64_t units = 8 * splits * batch;
+    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms, splits);
   };
-  EXPECT_FALSE(pays(8 * 5 * 4));   // 64/8/128 batch 4: 160 CTAs of one unit
-  EXPECT_FALSE(pays(8 * 5 * 8));   // batch 8: 320 of one
-  EXPECT_TRUE(pays(8 * 5 * 10));   // batch 10: 400 units on 264 CTAs, 136 in the second round
-  EXPECT_TRUE(pays(8 * 5 * 16));   // batch 16: 640 on 264, 112 in the third
-  EXPECT_FALSE(pays(8 * 9 * 4));   // 32/8/128 batch 4: 288 of one
-  EXPECT_FALSE(pays(8 * 9 * 8));   // batch 8: 576 on 264, 48 in the third round
-  EXPECT_TRUE(pays(8 * 9 * 12));   // batch 12: 864 on 264, 72 in the fourth
-  EXPECT_FALSE(pays(8 * 7 * 10));  // 40/8/128 batch 10: 560 on 264, 32 in the third
-  EXPECT_FALSE(pays(8 * 7 * 24));  // batch 24: 1344 on 264, 24 in the sixth
-  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4, kSms, kSms));  // pinned at one CTA per SM: 160 on 132, 28 last
-  EXPECT_TRUE(persistent_grid_pays(8 * 5 * 12, kSms, kSms));  // 480 on 132, 84 in the fourth round
-  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4 + 10, 8 * 5 * 4, kSms));  // a last round of 10
-  EXPECT_FALSE(persistent_grid_pays(40, 40, kSms));
-  EXPECT_FALSE(persistent_grid_pays(0, 0, kSms));
+  EXPECT_FALSE(pays(5, 4));   // 64/8/128 batch 4: 160 CTAs of one unit
+  EXPECT_FALSE(pays(5, 8));   // batch 8: 320 of one
+  EXPECT_TRUE(pays(5, 10));   // batch 10: 400 units on 264 CTAs, 136 in the second round
+  EXPECT_TRUE(pays(5, 16));   // batch 16: 640 on 264, 112 in the third
+  EXPECT_FALSE(pays(7, 10));  // 40/8/128 batch 10: 560 on 264, 32 in the third
+  EXPECT_TRUE(pays(7, 16));   // batch 16: 896 on 264, 104 in the fourth
+  EXPECT_FALSE(pays(7, 24));  // batch 24: 1344 on 264, 24 in the sixth
+  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4, kSms, kSms, 5));  // pinned at one CTA per SM: 28 last
+  EXPECT_TRUE(persistent_grid_pays(8 * 5 * 12, kSms, kSms, 5));  // 480 on 132, 84 in the fourth round
+  EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4 + 10, 8 * 5 * 4, kSms, 5));  // a last round of 10
+  EXPECT_FALSE(persistent_grid_pays(40, 40, kSms, 5));
+  EXPECT_FALSE(persistent_grid_pays(0, 0, kSms, 5));
   // At the boundary: a last round on exactly half the SMs keeps the grid, one CTA fewer does not.
-  EXPECT_TRUE(persistent_grid_pays(264 + kSms / 2, 264, kSms));
-  EXPECT_FALSE(persistent_grid_pays(264 + kSms / 2 - 1, 264, kSms));
+  EXPECT_TRUE(persistent_grid_pays(264 + kSms / 2, 264, kSms, 5));
+  EXPECT_FALSE(persistent_grid_pays(264 + kSms / 2 - 1, 264, kSms, 5));
+}
+
+// Past kPersistentGridMaxSplits splits a sequence (32/8/128: 9 under `auto`, 16/8/128: 16) every
+// grid launches per split, however full its rounds; up to it the round rules above decide.
+TEST(WaveFill, PersistentGridPaysOnlyUpToItsSplitCount) {
+  using lathe::cuda::kPersistentGridMaxSplits;
+  using lathe::cuda::persistent_grid_ctas;
+  using lathe::cuda::persistent_grid_pays;
+  auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
+  auto pays = [&](int splits, int64_t batch) {
+    const int64_t units = 8 * splits * batch;
+    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms, splits);
+  };
+  for (int64_t batch : {4, 8, 12, 16, 20, 24, 32, 48, 64}) {
+    EXPECT_FALSE(pays(9, batch)) << "32/8/128 batch " << batch;
+    EXPECT_FALSE(pays(16, batch)) << "16/8/128 batch " << batch;
+  }
+  // The same grid (1152 units on 396 CTAs, 360 in the third round) keeps the persistent launch up
+  // to the limit and not past it.
+  EXPECT_TRUE(persistent_grid_pays(1152, 396, kSms, kPersistentGridMaxSplits));
+  EXPECT_FALSE(persistent_grid_pays(1152, 396, kSms, kPersistentGridMaxSplits + 1));
+  EXPECT_TRUE(persistent_grid_pays(1152, 396, kSms, 1));
 }
 
 // BF16's rule (no least gain, the fewer CTAs per SM on a tie) against FP8's (0.1, the larger) on
