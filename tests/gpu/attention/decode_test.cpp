@@ -248,13 +248,19 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25, the wide serves', and 28, the same with FP8 KV too) against 24.
+// the MMA rows (25, the wide serves', and 28, the same with FP8 KV too) against 24. The persistent
+// grid runs only unsliced launches of at most 8 splits a sequence past one wave
+// (backends/cuda/wave_fill.h, persistent_grid_pays), and make_config slices by default, so
+// pinned 4 with whole splits is here for it: unpacked at batch 8, 32/8/128 and 32/2/128 give it
+// 1024 units.
 TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 909);
   const int saved = cuda::splitk_kernel_variant();
   for (const bool pack : {false, true}) {
-    for (const SplitkPolicy& policy : {SplitkPolicy::automatic(), SplitkPolicy::pinned_to(16)}) {
+    for (const auto& [policy, slices] :
+         {std::pair{SplitkPolicy::automatic(), 4}, std::pair{SplitkPolicy::pinned_to(16), 4},
+          std::pair{SplitkPolicy::pinned_to(4), 1}}) {
       for (int32_t batch : {1, 3, 8}) {
         Step step = c.full_step();
         step.resize(static_cast<size_t>(batch));
@@ -265,13 +271,15 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
               std::pair{kPositionRowsWide,
                         std::vector<int>{ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
-          const std::vector<uint16_t> two_stages = c.run(ops::Phase::kDecode, step, make_config(policy, pack));
+          const std::vector<uint16_t> two_stages =
+              c.run(ops::Phase::kDecode, step, make_config(policy, pack, 132, 64, slices));
           ASSERT_FALSE(any_nan(two_stages));
           for (const int variant : deeper) {
             ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
-            EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, pack)), two_stages)
+            EXPECT_EQ(c.run(ops::Phase::kDecode, step, make_config(policy, pack, 132, 64, slices)),
+                      two_stages)
                 << "variant " << variant << " against " << base << " " << target::splitk_policy_label(policy)
-                << (pack ? " packed" : "") << " batch " << batch;
+                << " slices " << slices << (pack ? " packed" : "") << " batch " << batch;
           }
         }
       }
@@ -285,7 +293,9 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
 // never its bytes: the outputs under every cap and `auto` equal those with as many as fit, for the
 // wide serves' geometries (position rows, head rows, and their cp.async twin) per split and on the
 // persistent grid (22, 25: BF16 at head dim 128; elsewhere they launch 14 and 24; 28: either KV
-// dtype at head dim 128), whose CTA count follows the cap.
+// dtype at head dim 128), whose CTA count follows the cap; under `auto` and under pinned 4 with
+// whole splits (the persistent grid runs only unsliced launches of at most 8 splits a sequence,
+// persistent_grid_pays: 1024 units on 32/8/128 and 32/2/128 unpacked).
 TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype,
@@ -293,8 +303,15 @@ TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
   const int saved = cuda::splitk_kernel_variant();
   const int saved_cap = cuda::splitk_ctas_per_sm();
   const Step step = c.full_step();
-  for (const bool pack : {false, true}) {
-    const ops::AttentionConfig config = make_config(SplitkPolicy::automatic(), pack);
+  struct Config {
+    bool pack;
+    SplitkPolicy policy;
+    int32_t slices;
+  };
+  for (const auto& [pack, policy, slices] :
+       {Config{false, SplitkPolicy::automatic(), 4}, Config{true, SplitkPolicy::automatic(), 4},
+        Config{false, SplitkPolicy::pinned_to(4), 1}}) {
+    const ops::AttentionConfig config = make_config(policy, pack, 132, 64, slices);
     for (const int variant : {kPositionRowsWide, kTensorCopyWide, kCpAsyncWide, kPersistentWide,
                               ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}) {
       ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
@@ -304,7 +321,8 @@ TEST_P(DecodeArms, CtasPerSmCapIsByteNeutral) {
       for (const int cap : {1, 2, 3, cuda::kSplitkCtasPerSmAuto}) {
         ASSERT_TRUE(cuda::set_splitk_ctas_per_sm(cap));
         EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), expected)
-            << "variant " << variant << " cap " << cap << (pack ? " packed" : "");
+            << "variant " << variant << " cap " << cap << (pack ? " packed " : " ")
+            << target::splitk_policy_label(policy) << " slices " << slices;
       }
     }
   }

@@ -50,6 +50,7 @@ struct Policy {
   const char* name;
   SplitkPolicy policy;
   bool pack;
+  int32_t slices = 4;  // make_config's default; 1: whole splits
 };
 
 // Under every split-K geometry a serve may take (ops/splitk_policy.h: decode_splitk_kernel; the
@@ -66,7 +67,11 @@ class CoBatch : public ::testing::TestWithParam<std::tuple<int, DType>> {};
 
 // make_config slices the splits (a pinned 4); a split is sliced only when it holds at least two
 // slices' worth of positions, so the 20011-token watched sequence (2224 / 1820 positions per split
-// under auto) takes the sliced path and 4099 (456 / 373) does not.
+// under auto) takes the sliced path and 4099 (456 / 373) does not. The persistent grid (22, 25, 28)
+// runs only unsliced launches of at most 8 splits a sequence past one wave
+// (backends/cuda/wave_fill.h, persistent_grid_pays): "pinned 4 whole" gives it 32/8/128 unpacked
+// beside 3, 15 or 31 others (512, 2048 or 4096 units), against the per-split launch alone or
+// beside 1.
 TEST_P(CoBatch, DecodeBytesDoNotDependOnTheCoBatch) {
   const auto [variant, dtype] = GetParam();
   const int saved_variant = cuda::splitk_kernel_variant();
@@ -80,8 +85,10 @@ TEST_P(CoBatch, DecodeBytesDoNotDependOnTheCoBatch) {
                               Policy{"non-split", SplitkPolicy::pinned_to(1), false},
                               Policy{"packed", SplitkPolicy::pinned_to(1), true},
                               Policy{"auto packed", SplitkPolicy::automatic(), true},
-                              Policy{"pinned 16 packed", SplitkPolicy::pinned_to(16), true}}) {
-        const std::vector<std::vector<uint16_t>> rows = watched_rows(c, make_config(p.policy, p.pack, 132, 32));
+                              Policy{"pinned 16 packed", SplitkPolicy::pinned_to(16), true},
+                              Policy{"pinned 4 whole", SplitkPolicy::pinned_to(4), false, 1}}) {
+        const std::vector<std::vector<uint16_t>> rows =
+            watched_rows(c, make_config(p.policy, p.pack, 132, 32, p.slices));
         ASSERT_FALSE(any_nan(rows[0]));
         for (size_t i = 1; i < rows.size(); ++i) {
           EXPECT_EQ(rows[i], rows[0]) << p.name << " hd " << hd << " watched length " << watched_len
