@@ -97,13 +97,13 @@ inline constexpr int kPersistentGridMaxSplits = 8;
 //   32 and 24 CTAs) per split was faster, by 0.9-9.7% (sessions 62-63);
 // - a persistent CTA runs its units' ends in turn (query rows in, warp states parked and merged, the
 //   record out) while a per-split launch overlaps one CTA's end with its neighbours' copies, and
-//   the more splits, the shorter each unit (at most len / splits positions). Over seven H100 runs
-//   (sessions 62-64, BF16) at 1k-4k per split was faster in 75 of 76 cells of 9 splits (32/8/128;
-//   the other level), by up to 8.2%, and in all 8 of 16 splits (16/8/128), by 0.9-19.5%; from 16k
-//   the two are level on the mean. With 5 splits (64/8/128) the persistent grid was faster at 1k in
-//   22 of 27 cells, with 7 (40/8/128) the two are level on the mean: those keep it. The Qwen3-8B-FP8
-//   decode step (9 splits, BF16 cache) was 0.3-1.3% shorter per split at batch 16-64 and 1k-16k, in
-//   14 of 14 pairs.
+//   the more splits, the shorter each unit (len / splits positions, at least the split floor).
+//   Over seven H100 runs (sessions 62-64, BF16) at 1k-4k per split was faster in 75 of 76 cells of
+//   9 splits (32/8/128; the other level), by up to 8.2%, and in all 8 of 16 splits (16/8/128), by
+//   0.9-19.5%; from 16k the two are level on the mean. With 5 splits (64/8/128) the persistent grid
+//   was faster at 1k in 22 of 27 cells, with 7 (40/8/128) the two are level on the mean: those keep
+//   it. The Qwen3-8B-FP8 decode step (9 splits, BF16 cache) was 0.3-1.3% shorter per split at batch
+//   16-64 and 1k-16k, in 14 of 14 pairs.
 inline bool persistent_grid_pays(int64_t units, int64_t ctas, int sm_count, int num_splits) {
   return num_splits <= kPersistentGridMaxSplits && ctas < units &&
          2 * persistent_grid_last_round(units, ctas) >= sm_count;
