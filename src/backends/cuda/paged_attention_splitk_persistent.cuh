@@ -331,8 +331,8 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
 // rounds of units fill best (BF16's rule: the fewer on a tie); a pinned cap makes the grid that
 // many CTAs per SM. A grid of one unit a CTA, one whose last round would run on fewer than half
 // the SMs, or one of more than kPersistentGridMaxSplits splits a sequence, is launched per split
-// instead (launch_main, Cfg's own kernel; persistent_grid_pays). A
-// unit's bytes do not depend on which CTA, or which of the two kernels, runs it.
+// instead (launch_main, Cfg's own kernel; persistent_grid_pays). A unit's bytes do not depend on
+// which CTA, or which of the two kernels, runs it.
 template <typename Kv, int HD, typename Cfg>
 cudaError_t launch_persistent(SplitParams sp, int32_t num_seqs, int sm_count, cudaStream_t stream) {
   using PL = PersistentLayout<Kv, HD, Cfg>;
