@@ -93,26 +93,30 @@ TEST(WaveFill, PersistentGridLastRound) {
   EXPECT_EQ(persistent_grid_last_round(10, 0), 0);
 }
 
+// Whether the serve's persistent grid pays for `batch` sequences of a shape with 8 KV heads cut
+// into `splits` splits each (units = 8 x splits x batch), sized as the launcher sizes it under
+// `auto` with a BF16 cache (residency 3, the fewer CTAs per SM on a tie, at most 32 units a CTA).
+bool serve_grid_pays(int splits, int64_t batch) {
+  const int64_t units = 8 * splits * batch;
+  const int per_sm = wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true);
+  return lathe::cuda::persistent_grid_pays(units, lathe::cuda::persistent_grid_ctas(units, kSms, per_sm, 32),
+                                           kSms, splits);
+}
+
 // The launcher keeps the persistent grid only where a CTA runs several units (else the units fit
 // one wave and run per split: the same grid, one unit a CTA), the last round still covers half
 // the SMs and a sequence has at most kPersistentGridMaxSplits splits; the grids below are the
 // serve's under `auto` (BF16: the fewer CTAs per SM on a tie, residency 3; 8 KV heads, so units =
 // 8 x splits x batch).
 TEST(WaveFill, PersistentGridPaysOnlyPastOneWaveWithAFullEnoughLastRound) {
-  using lathe::cuda::persistent_grid_ctas;
   using lathe::cuda::persistent_grid_pays;
-  auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
-  auto pays = [&](int splits, int64_t batch) {
-    const int64_t units = 8 * splits * batch;
-    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms, splits);
-  };
-  EXPECT_FALSE(pays(5, 4));   // 64/8/128 batch 4: 160 CTAs of one unit
-  EXPECT_FALSE(pays(5, 8));   // batch 8: 320 of one
-  EXPECT_TRUE(pays(5, 10));   // batch 10: 400 units on 264 CTAs, 136 in the second round
-  EXPECT_TRUE(pays(5, 16));   // batch 16: 640 on 264, 112 in the third
-  EXPECT_FALSE(pays(7, 10));  // 40/8/128 batch 10: 560 on 264, 32 in the third
-  EXPECT_TRUE(pays(7, 16));   // batch 16: 896 on 264, 104 in the fourth
-  EXPECT_FALSE(pays(7, 24));  // batch 24: 1344 on 264, 24 in the sixth
+  EXPECT_FALSE(serve_grid_pays(5, 4));   // 64/8/128 batch 4: 160 CTAs of one unit
+  EXPECT_FALSE(serve_grid_pays(5, 8));   // batch 8: 320 of one
+  EXPECT_TRUE(serve_grid_pays(5, 10));   // batch 10: 400 units on 264 CTAs, 136 in the second round
+  EXPECT_TRUE(serve_grid_pays(5, 16));   // batch 16: 640 on 264, 112 in the third
+  EXPECT_FALSE(serve_grid_pays(7, 10));  // 40/8/128 batch 10: 560 on 264, 32 in the third
+  EXPECT_TRUE(serve_grid_pays(7, 16));   // batch 16: 896 on 264, 104 in the fourth
+  EXPECT_FALSE(serve_grid_pays(7, 24));  // batch 24: 1344 on 264, 24 in the sixth
   EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4, kSms, kSms, 5));  // pinned at one CTA per SM: 28 last
   EXPECT_TRUE(persistent_grid_pays(8 * 5 * 12, kSms, kSms, 5));  // 480 on 132, 84 in the fourth round
   EXPECT_FALSE(persistent_grid_pays(8 * 5 * 4 + 10, 8 * 5 * 4, kSms, 5));  // a last round of 10
@@ -127,16 +131,10 @@ TEST(WaveFill, PersistentGridPaysOnlyPastOneWaveWithAFullEnoughLastRound) {
 // grid launches per split, however full its rounds; up to it the round rules above decide.
 TEST(WaveFill, PersistentGridPaysOnlyUpToItsSplitCount) {
   using lathe::cuda::kPersistentGridMaxSplits;
-  using lathe::cuda::persistent_grid_ctas;
   using lathe::cuda::persistent_grid_pays;
-  auto per_sm = [](int64_t units) { return wave_fill_ctas_per_sm(units, kSms, 3, 0.0, true); };
-  auto pays = [&](int splits, int64_t batch) {
-    const int64_t units = 8 * splits * batch;
-    return persistent_grid_pays(units, persistent_grid_ctas(units, kSms, per_sm(units), 32), kSms, splits);
-  };
   for (int64_t batch : {4, 8, 12, 16, 20, 24, 32, 48, 64}) {
-    EXPECT_FALSE(pays(9, batch)) << "32/8/128 batch " << batch;
-    EXPECT_FALSE(pays(16, batch)) << "16/8/128 batch " << batch;
+    EXPECT_FALSE(serve_grid_pays(9, batch)) << "32/8/128 batch " << batch;
+    EXPECT_FALSE(serve_grid_pays(16, batch)) << "16/8/128 batch " << batch;
   }
   // The same grid (1152 units on 396 CTAs, 360 in the third round) keeps the persistent launch up
   // to the limit and not past it.
