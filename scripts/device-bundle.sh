@@ -21,7 +21,7 @@
 #   it go to lib/NAME/, and bin/NAME is a wrapper that puts that folder first on the library path.
 #   The bundle directory must be ignored by git (`/*-bundle/` or `/device-bundle/`): the device
 #   tool counts an untracked, unignored folder as part of the tree and refuses a carry that passes
-#   64 MiB. The script ends with that sum ("device carry: N MiB of 64": the tracked tree, ~31 MiB
+#   64 MiB. The script ends with that sum ("device carry: N MiB of 64": the tracked tree, ~29 MiB
 #   in session 64 once the GPU test logs under bench/results/ were xz-compressed, and the bundle)
 #   and a warning from 2 MiB short of the limit (DEVICE_CARRY_LIMIT_MIB sets it).
 # The build is configured with LATHE_SHARED_LIBS=ON: every executable shares one copy of the CUDA
