@@ -138,6 +138,15 @@ int splitk_ctas_per_sm();
 void set_splitk_split_rule(SplitRule rule);
 SplitRule splitk_split_rule();
 
+// How the split-K records are merged: a CTA of head_dim threads per (sequence, head) (the
+// default), or, when set, a warp per (sequence, head) with its records copied whole into shared
+// memory, for unsliced launches of at most 16 splits (paged_attention_splitk.cu,
+// splitk_reduce_by_warps). The same arithmetic in the same order, so the same bytes; fewer, fuller
+// CTAs at wide batches. Process-wide, set at backend start (LATHE_ATTN_REDUCE_WARPS, ops/cuda/
+// chained_launch_lever.cpp); a measurement lever until its timings decide the default.
+void set_splitk_reduce_warps(bool enabled);
+bool splitk_reduce_warps();
+
 // ---- prefill: any mix of query lengths ------------------------------------------------------
 // Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position
 // context_lens[s] - 1; row i of the chunk sees positions 0 .. context_lens[s] - qlen + i. KV tiles

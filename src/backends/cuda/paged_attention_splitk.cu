@@ -133,11 +133,86 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
 }
 
+// The reduce of an unsliced launch of at most kMaxReduceSplits splits (every wide serve's), opt-in
+// (set_splitk_reduce_warps, paged_attention.h): a warp per (sequence, head), reduce_warps_per_cta
+// heads of one sequence a CTA. The warp copies its head's records whole into shared memory (8-byte
+// asynchronous copies: one round trip, no registers held for them), then each lane merges HD / 32
+// dims (the pairs 64 j + 2 lane, + 1) with splitk_reduce's arithmetic in its order, so the bytes are
+// splitk_reduce's. Where that one runs a CTA of HD threads per head (at batch 64 on 64 heads, 4096
+// CTAs in 3.45 waves on an H100; 8.5 us alone under Nsight Compute, session 65), this runs a quarter
+// as many CTAs (HD 256: half) whose shared memory is what bounds them (4 x 16 records of HD 128 are
+// 33 KB at most).
+template <int HD>
+constexpr int reduce_warps_per_cta() {
+  return HD >= 256 ? 2 : 4;
+}
+
+__device__ __forceinline__ void cp_async8(void* smem_dst, const void* gmem_src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_addr(smem_dst)), "l"(gmem_src) : "memory");
+}
+
+template <int HD>
+__global__ void __launch_bounds__(reduce_warps_per_cta<HD>() * 32) splitk_reduce_by_warps(const ReduceParams rp) {
+  static_assert(HD % 64 == 0, "a lane merges whole pairs of dims in each 64-dim group");
+  constexpr int kWarps = reduce_warps_per_cta<HD>();
+  constexpr int kRecord = HD + 2;  // floats of a record: o[HD], max, sum (an even count: 8-byte pairs)
+  constexpr int kPairs = HD / 64;  // float pairs a lane merges
+  extern __shared__ float2 staged_records[];  // [kWarps][num_splits][kRecord / 2]
+  const int seq = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int head = blockIdx.x * kWarps + warp;
+  const int count = rp.num_splits;
+  chained_kernel_begin();
+  if (head >= rp.num_heads) return;  // the last CTA's spare warps (no CTA-wide barrier follows)
+  const float2* src = reinterpret_cast<const float2*>(
+      rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * count * kRecord);
+  float2* dst = staged_records + warp * count * (kRecord / 2);
+  for (int i = lane; i < count * (kRecord / 2); i += 32) cp_async8(dst + i, src + i);
+  cp_async_commit();
+  cp_async_wait<0>();
+  __syncwarp();  // every lane's copies, visible to the warp
+  const float* recs = reinterpret_cast<const float*>(dst);
+  float max_all = -INFINITY;
+  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, recs[i * kRecord + HD]);
+  float2 value[kPairs];
+#pragma unroll
+  for (int j = 0; j < kPairs; ++j) value[j] = make_float2(0.0f, 0.0f);
+  if (max_all != -INFINITY) {
+    float sum = 0.0f;
+    float2 o[kPairs];
+#pragma unroll
+    for (int j = 0; j < kPairs; ++j) o[j] = make_float2(0.0f, 0.0f);
+    for (int i = 0; i < count; ++i) {
+      const float w = exp2f(recs[i * kRecord + HD] - max_all);
+      sum = __fmaf_rn(recs[i * kRecord + HD + 1], w, sum);
+#pragma unroll
+      for (int j = 0; j < kPairs; ++j) {
+        const float2 x = *reinterpret_cast<const float2*>(recs + i * kRecord + 64 * j + 2 * lane);
+        o[j].x = __fmaf_rn(x.x, w, o[j].x);
+        o[j].y = __fmaf_rn(x.y, w, o[j].y);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < kPairs; ++j) value[j] = make_float2(__fdiv_rn(o[j].x, sum), __fdiv_rn(o[j].y, sum));
+  }
+  __nv_bfloat16* out = rp.out + static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD;
+#pragma unroll
+  for (int j = 0; j < kPairs; ++j) {
+    out[64 * j + 2 * lane] = __float2bfloat16_rn(value[j].x);
+    out[64 * j + 2 * lane + 1] = __float2bfloat16_rn(value[j].y);
+  }
+}
+
 template <int HD>
 cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t stream) {
   const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
                         sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
                         sp.base.split_rule, sp.base.context_lens};
+  if (splitk_reduce_warps() && sp.slices == 1 && sp.base.num_splits <= kMaxReduceSplits) {
+    constexpr int kWarps = reduce_warps_per_cta<HD>();
+    const size_t smem = static_cast<size_t>(kWarps) * sp.base.num_splits * (HD + 2) * sizeof(float);
+    const dim3 grid((sp.base.num_heads + kWarps - 1) / kWarps, num_seqs);
+    return launch_chained_status(splitk_reduce_by_warps<HD>, grid, dim3(kWarps * 32), smem, stream, rp);
+  }
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
 
@@ -307,6 +382,9 @@ namespace {
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
 
+// The reduce by warps (splitk_reduce_by_warps): off until measured against the per-head CTAs.
+std::atomic<bool> g_reduce_warps{false};
+
 // The tensor-copy geometries' K/V requests (set_splitk_kv_l2_promotion, paged_attention.h): no L2
 // promotion. Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion
 // (the default until then) the serve kernels took 4-9% less time at batch 16 (32/8/128 at 4k
@@ -323,6 +401,9 @@ bool set_splitk_kv_l2_promotion(int promotion_bytes) {
 int splitk_kv_l2_promotion() {
   return g_kv_l2_promotion.get();
 }
+
+void set_splitk_reduce_warps(bool enabled) { g_reduce_warps.store(enabled, std::memory_order_relaxed); }
+bool splitk_reduce_warps() { return g_reduce_warps.load(std::memory_order_relaxed); }
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }

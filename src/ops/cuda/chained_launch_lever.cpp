@@ -168,8 +168,12 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
                                        : *rule == target::AttnSplitRule::kAligned ? lathe::cuda::SplitRule::kAligned
                                                                                   : lathe::cuda::SplitRule::kSeed);
   }
-  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}", lathe::cuda::splitk_kernel_variant(),
-               origin, lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()), env_mark(rule.has_value()));
+  const std::optional<bool> reduce_warps = env_lever("LATHE_ATTN_REDUCE_WARPS", target::parse_on_off, "on/off");
+  if (reduce_warps) lathe::cuda::set_splitk_reduce_warps(*reduce_warps);
+  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}, reduce by {}{}",
+               lathe::cuda::splitk_kernel_variant(), origin,
+               lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()), env_mark(rule.has_value()),
+               lathe::cuda::splitk_reduce_warps() ? "warps" : "head CTAs", env_mark(reduce_warps.has_value()));
   return variant.has_value();
 }
 

@@ -411,6 +411,40 @@ TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   cuda::set_splitk_early_kv(saved_early);
 }
 
+// The split reduce by warps (set_splitk_reduce_warps: a warp per head, its records staged whole in
+// shared memory) does the per-head CTA reduce's arithmetic in its order: the same bytes, for the
+// three serve geometries, packed or not, at batch 1 and 8, unsliced (where it runs: auto, pinned 16
+// and 3 splits) and sliced (where the per-head CTAs run either way).
+TEST_P(DecodeArms, SplitReduceByWarpsIsByteNeutral) {
+  const auto [dtype, geo] = GetParam();
+  PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 6565);
+  const int saved_variant = cuda::splitk_kernel_variant();
+  const bool saved_warps = cuda::splitk_reduce_warps();
+  for (const int variant : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide}) {
+    ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
+    for (const auto& [policy, slices] :
+         {std::pair{SplitkPolicy::automatic(), 1}, std::pair{SplitkPolicy::pinned_to(16), 1},
+          std::pair{SplitkPolicy::pinned_to(3), 1}, std::pair{SplitkPolicy::automatic(), 4}}) {
+      for (const bool pack : {false, true}) {
+        for (int32_t batch : {1, 8}) {
+          Step step = c.full_step();
+          step.resize(static_cast<size_t>(batch));
+          const ops::AttentionConfig config = make_config(policy, pack, 132, 64, slices);
+          cuda::set_splitk_reduce_warps(false);
+          const std::vector<uint16_t> by_heads = c.run(ops::Phase::kDecode, step, config);
+          ASSERT_FALSE(any_nan(by_heads));
+          cuda::set_splitk_reduce_warps(true);
+          EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), by_heads)
+              << "variant " << variant << " " << target::splitk_policy_label(policy) << " slices " << slices
+              << (pack ? " packed" : "") << " batch " << batch;
+        }
+      }
+    }
+  }
+  cuda::set_splitk_reduce_warps(saved_warps);
+  cuda::set_splitk_kernel_variant(saved_variant);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, DecodeArms,
     ::testing::Combine(::testing::Values(DType::kBF16, DType::kF8E4M3),
