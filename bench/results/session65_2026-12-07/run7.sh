@@ -5,8 +5,8 @@
 # 1. the whole gpu_attention suite (8 shards) and gpu_golden_qwen3 with the reduce by warps on (the
 #    new SplitReduceByWarpsIsByteNeutral toggles it itself);
 # 2. the serve kernels (auto+pack, both KV dtypes, the three issue shapes, batch 1-64, 1k-64k),
-#    off / on / off / on in four processes: bench/attention/reduce_ab.py (output hashes equal in
-#    every cell, the time of on over off);
+#    off / on / off / on in four processes: bench/attention/compare_runs.py --summary per round
+#    (output hashes equal in every cell; the speed-up of on);
 # 3. decode steps, Qwen3-8B-FP8 and Qwen3-32B-FP8 at 1k, batch 16 and 64, off / on alternated, two
 #    rounds (the time left permitting).
 set -uo pipefail
@@ -25,11 +25,12 @@ for r in 1 2; do
       --policies auto+pack
   done
 done
-python3 bench/attention/reduce_ab.py --a $W/reduce_off_r*/attention_bench.csv --b $W/reduce_on_r*/attention_bench.csv \
-  >$W/reduce_ab.txt 2>&1
-echo "reduce_ab rc=$?" >>$S
-tail -1 $W/reduce_ab.txt >>$S
-grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s" $W/reduce_ab.txt | awk '{print $1, $2, $3, $4, $8, $9}' | head -24 >>$S
+for r in 1 2; do  # speed-up = off's time / on's; the output hashes must agree in every cell
+  python3 bench/attention/compare_runs.py $W/reduce_on_r$r/attention_bench.csv \
+    $W/reduce_off_r$r/attention_bench.csv --summary >$W/reduce_ab_r$r.txt 2>&1
+  echo "compare r$r rc=$? $(tail -1 $W/reduce_ab_r$r.txt)" >>$S
+done
+grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s" $W/reduce_ab_r1.txt | head -24 >>$S
 BATCHES=16,64
 for r in 1 2; do
   for arm in off on; do

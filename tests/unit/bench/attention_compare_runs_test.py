@@ -56,6 +56,15 @@ def main():
             f.write(log_row("bf16", 16.0, 62.5, "00000000000000aa"))
         logged = [line for line in run(new_log, base_log).splitlines()[1:] if line.strip()]
         assert len(logged) == 1 and "1.25" in logged[0] and logged[0].endswith("same"), logged
+
+        # --summary: one closing line, and status 1 when any cell's bytes differ.
+        out = subprocess.run([sys.executable, SCRIPT, new, base, "--summary"], capture_output=True, text=True)
+        assert out.returncode == 1, out
+        last = out.stdout.splitlines()[-1]
+        assert last == "summary: 2 cells, bytes differ in 1; speed-up mean 1.625, min 1.250, max 2.000", last
+        out = subprocess.run([sys.executable, SCRIPT, new, base, "--summary", "--dtype", "bf16"],
+                             capture_output=True, text=True)
+        assert out.returncode == 0 and out.stdout.splitlines()[-1].startswith("summary: 1 cells, bytes differ in 0"), out
     print("compare_runs.py: ok")
 
 
