@@ -185,6 +185,14 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
   return std::nullopt;
 }
 
+std::optional<AttnSplitReduce> parse_attn_split_reduce(std::string_view spelling) {
+  const std::string word = normalise(spelling);
+  if (word == "heads") return AttnSplitReduce::kHeads;
+  if (word == "warps") return AttnSplitReduce::kWarps;
+  if (word == "last") return AttnSplitReduce::kLastCta;
+  return std::nullopt;
+}
+
 Lever<SplitkPolicy> resolve_splitk_policy(std::string_view declared, std::optional<std::string_view> env_raw,
                                           std::string* note) {
   std::string why;

@@ -106,6 +106,13 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
+// LATHE_ATTN_SPLIT_REDUCE (measurement lever; backends/cuda/paged_attention.h set_splitk_reduce_mode):
+// how the split-K records are merged, "heads" (a CTA per sequence and head, the default),
+// "warps" (a warp per sequence and head) or "last" (by the split kernel's last CTA of each group,
+// no separate launch); else nullopt.
+enum class AttnSplitReduce { kHeads, kWarps, kLastCta };
+std::optional<AttnSplitReduce> parse_attn_split_reduce(std::string_view spelling);
+
 // LATHE_ATTN_KV_L2_PROMOTION (measurement lever; backends/cuda/paged_attention.h
 // set_splitk_kv_l2_promotion): the L2 promotion of the split-K tensor copies' K/V requests in
 // bytes, "0" / "none" / "off" -> 0, or "64", "128", "256"; else nullopt.

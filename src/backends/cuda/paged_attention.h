@@ -138,14 +138,22 @@ int splitk_ctas_per_sm();
 void set_splitk_split_rule(SplitRule rule);
 SplitRule splitk_split_rule();
 
-// How the split-K records are merged: a CTA of head_dim threads per (sequence, head) (the
-// default), or, when set, a warp per (sequence, head) with its records copied whole into shared
-// memory, for unsliced launches of at most 16 splits (paged_attention_splitk.cu,
-// splitk_reduce_by_warps). The same arithmetic in the same order, so the same bytes; fewer, fuller
-// CTAs at wide batches. Process-wide, set at backend start (LATHE_ATTN_REDUCE_WARPS, ops/cuda/
-// chained_launch_lever.cpp); a measurement lever until its timings decide the default.
-void set_splitk_reduce_warps(bool enabled);
-bool splitk_reduce_warps();
+// How the split-K records are merged into the BF16 output. kHeadCtas (the default): a reduce
+// launch of one CTA of head_dim threads per (sequence, head). kWarps: a reduce launch of a warp per
+// (sequence, head), its records copied whole into shared memory (splitk_reduce_by_warps; unsliced
+// launches of at most 16 splits). kLastCta: no reduce launch; the split kernel's CTA that writes the
+// last record of a group of query rows merges the group (paged_attention_splitk_last_cta.cuh;
+// unsliced, unclustered launches of at most 16 splits and 65536 (sequence, head) pairs, and one
+// such launch in flight at a time per process, as a serve's decode steps are). All three merge in
+// split order with the same arithmetic, so the bytes are the same (tested); the others fall back
+// to kHeadCtas where theirs do not apply. Process-wide, set at backend start
+// (LATHE_ATTN_SPLIT_REDUCE, ops/cuda/chained_launch_lever.cpp); a measurement lever until its
+// timings decide the default.
+enum class SplitReduce { kHeadCtas, kWarps, kLastCta };
+void set_splitk_reduce_mode(SplitReduce reduce);
+SplitReduce splitk_reduce_mode();
+// "heads", "warps" or "last" (the lever's spellings), for log lines.
+const char* split_reduce_name(SplitReduce reduce);
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------
 // Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position

@@ -134,7 +134,7 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
 }
 
 // The reduce of an unsliced launch of at most kMaxReduceSplits splits (every wide serve's), opt-in
-// (set_splitk_reduce_warps, paged_attention.h): a warp per (sequence, head), reduce_warps_per_cta
+// (SplitReduce::kWarps, paged_attention.h): a warp per (sequence, head), reduce_warps_per_cta
 // heads of one sequence a CTA. The warp copies its head's records whole into shared memory (8-byte
 // asynchronous copies: one round trip, no registers held for them), then each lane merges HD / 32
 // dims (the pairs 64 j + 2 lane, + 1) with splitk_reduce's arithmetic in its order, so the bytes are
@@ -207,7 +207,9 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
                         sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
                         sp.base.split_rule, sp.base.context_lens};
-  if (splitk_reduce_warps() && sp.slices == 1 && sp.base.num_splits <= kMaxReduceSplits) {
+  if (sp.fused_reduce) return cudaSuccess;  // merged by the split kernel's last CTAs
+  if (splitk_reduce_mode() == SplitReduce::kWarps && sp.slices == 1 &&
+      sp.base.num_splits <= kMaxReduceSplits) {
     constexpr int kWarps = reduce_warps_per_cta<HD>();
     const size_t smem = static_cast<size_t>(kWarps) * sp.base.num_splits * (HD + 2) * sizeof(float);
     const dim3 grid((sp.base.num_heads + kWarps - 1) / kWarps, num_seqs);
@@ -382,8 +384,9 @@ namespace {
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
 
-// The reduce by warps (splitk_reduce_by_warps): off until measured against the per-head CTAs.
-std::atomic<bool> g_reduce_warps{false};
+// The per-head CTAs until the reduce by warps (splitk_reduce_by_warps) or the last CTA's merge
+// (paged_attention_splitk_last_cta.cuh) measures faster.
+std::atomic<SplitReduce> g_split_reduce{SplitReduce::kHeadCtas};
 
 // The tensor-copy geometries' K/V requests (set_splitk_kv_l2_promotion, paged_attention.h): no L2
 // promotion. Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion
@@ -402,8 +405,15 @@ int splitk_kv_l2_promotion() {
   return g_kv_l2_promotion.get();
 }
 
-void set_splitk_reduce_warps(bool enabled) { g_reduce_warps.store(enabled, std::memory_order_relaxed); }
-bool splitk_reduce_warps() { return g_reduce_warps.load(std::memory_order_relaxed); }
+void set_splitk_reduce_mode(SplitReduce reduce) {
+  g_split_reduce.store(reduce, std::memory_order_relaxed);
+}
+SplitReduce splitk_reduce_mode() {
+  return g_split_reduce.load(std::memory_order_relaxed);
+}
+const char* split_reduce_name(SplitReduce reduce) {
+  return reduce == SplitReduce::kWarps ? "warps" : reduce == SplitReduce::kLastCta ? "last" : "heads";
+}
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
 bool splitk_early_kv() { return g_early_kv.load(std::memory_order_relaxed); }
@@ -476,6 +486,12 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   }
+  // The last CTA's merge (paged_attention_splitk_last_cta.cuh) where it applies: one record per
+  // split (unsliced), no clusters or slice loops (their CTAs end differently), a split count the
+  // merge holds in registers, and a counter for every (sequence, head) pair.
+  sp.fused_reduce = splitk_reduce_mode() == SplitReduce::kLastCta && sp.slices == 1 && variant != 7 &&
+                    variant != 8 && variant != 12 && num_splits <= sk::kMaxFusedSplits &&
+                    static_cast<int64_t>(rows.num_seqs) * rows.num_heads <= sk::kArrivalSlots;
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);

@@ -168,12 +168,19 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
                                        : *rule == target::AttnSplitRule::kAligned ? lathe::cuda::SplitRule::kAligned
                                                                                   : lathe::cuda::SplitRule::kSeed);
   }
-  const std::optional<bool> reduce_warps = env_lever("LATHE_ATTN_REDUCE_WARPS", target::parse_on_off, "on/off");
-  if (reduce_warps) lathe::cuda::set_splitk_reduce_warps(*reduce_warps);
-  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}, reduce by {}{}",
+  const std::optional<target::AttnSplitReduce> reduce =
+      env_lever("LATHE_ATTN_SPLIT_REDUCE", target::parse_attn_split_reduce, "heads/warps/last");
+  if (reduce) {
+    lathe::cuda::set_splitk_reduce_mode(
+        *reduce == target::AttnSplitReduce::kWarps     ? lathe::cuda::SplitReduce::kWarps
+        : *reduce == target::AttnSplitReduce::kLastCta ? lathe::cuda::SplitReduce::kLastCta
+                                                       : lathe::cuda::SplitReduce::kHeadCtas);
+  }
+  spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}, split reduce {}{}",
                lathe::cuda::splitk_kernel_variant(), origin,
                lathe::cuda::split_rule_name(lathe::cuda::splitk_split_rule()), env_mark(rule.has_value()),
-               lathe::cuda::splitk_reduce_warps() ? "warps" : "head CTAs", env_mark(reduce_warps.has_value()));
+               lathe::cuda::split_reduce_name(lathe::cuda::splitk_reduce_mode()),
+               env_mark(reduce.has_value()));
   return variant.has_value();
 }
 

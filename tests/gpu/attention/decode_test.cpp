@@ -411,37 +411,51 @@ TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
   cuda::set_splitk_early_kv(saved_early);
 }
 
-// The split reduce by warps (set_splitk_reduce_warps: a warp per head, its records staged whole in
-// shared memory) does the per-head CTA reduce's arithmetic in its order: the same bytes, for the
-// three serve geometries, packed or not, at batch 1 and 8, unsliced (where it runs: auto, pinned 16
-// and 3 splits) and sliced (where the per-head CTAs run either way).
-TEST_P(DecodeArms, SplitReduceByWarpsIsByteNeutral) {
+// How the split records are merged (cuda::set_splitk_reduce_mode) never changes a byte: the reduce by
+// warps (a warp per head, its records staged whole in shared memory) and the last CTA's merge (the
+// split kernel's CTA that completes a group merges it; no reduce launch) do the per-head CTA
+// reduce's arithmetic in its order. For the three serve geometries, the wide one per split and on
+// the persistent grid (22, 25's head-row twin; 28, position rows with either KV dtype) and a
+// cluster variant (8, where the last CTA's merge does not apply and the reduce launch stays), packed
+// or not, at batch 1 and 8, unsliced (auto, pinned 16 and 3 splits; pinned 4, which gives the
+// persistent grid 1024 units on 32/8/128 and 32/2/128 unpacked at batch 8) and sliced (where the
+// per-head CTAs run under every setting). Each setting runs twice: the last CTA's counters must be
+// back at zero after every launch, or the next launch would merge at the wrong arrival.
+TEST_P(DecodeArms, SplitReduceIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 6565);
   const int saved_variant = cuda::splitk_kernel_variant();
-  const bool saved_warps = cuda::splitk_reduce_warps();
-  for (const int variant : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide}) {
+  const cuda::SplitReduce saved_reduce = cuda::splitk_reduce_mode();
+  constexpr int kClusterOfFour = 8;
+  for (const int variant : {ops::kSplitkKernelSingle, ops::kSplitkKernelNarrow, ops::kSplitkKernelWide,
+                            kPersistentWide, kPersistentPositionRowsAnyKv, kClusterOfFour}) {
     ASSERT_TRUE(cuda::set_splitk_kernel_variant(variant));
     for (const auto& [policy, slices] :
          {std::pair{SplitkPolicy::automatic(), 1}, std::pair{SplitkPolicy::pinned_to(16), 1},
-          std::pair{SplitkPolicy::pinned_to(3), 1}, std::pair{SplitkPolicy::automatic(), 4}}) {
+          std::pair{SplitkPolicy::pinned_to(3), 1}, std::pair{SplitkPolicy::pinned_to(4), 1},
+          std::pair{SplitkPolicy::automatic(), 4}}) {
       for (const bool pack : {false, true}) {
         for (int32_t batch : {1, 8}) {
           Step step = c.full_step();
           step.resize(static_cast<size_t>(batch));
           const ops::AttentionConfig config = make_config(policy, pack, 132, 64, slices);
-          cuda::set_splitk_reduce_warps(false);
+          cuda::set_splitk_reduce_mode(cuda::SplitReduce::kHeadCtas);
           const std::vector<uint16_t> by_heads = c.run(ops::Phase::kDecode, step, config);
           ASSERT_FALSE(any_nan(by_heads));
-          cuda::set_splitk_reduce_warps(true);
-          EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), by_heads)
-              << "variant " << variant << " " << target::splitk_policy_label(policy) << " slices " << slices
-              << (pack ? " packed" : "") << " batch " << batch;
+          for (const cuda::SplitReduce reduce : {cuda::SplitReduce::kWarps, cuda::SplitReduce::kLastCta}) {
+            cuda::set_splitk_reduce_mode(reduce);
+            for (int run = 0; run < 2; ++run) {
+              EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), by_heads)
+                  << "reduce " << cuda::split_reduce_name(reduce) << " run " << run << " variant " << variant
+                  << " " << target::splitk_policy_label(policy) << " slices " << slices
+                  << (pack ? " packed" : "") << " batch " << batch;
+            }
+          }
         }
       }
     }
   }
-  cuda::set_splitk_reduce_warps(saved_warps);
+  cuda::set_splitk_reduce_mode(saved_reduce);
   cuda::set_splitk_kernel_variant(saved_variant);
 }
 

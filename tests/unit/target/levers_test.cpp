@@ -117,6 +117,15 @@ TEST(LeverGrammar, AttnSplitRule) {
   }
 }
 
+TEST(LeverGrammar, AttnSplitReduce) {
+  EXPECT_EQ(parse_attn_split_reduce("heads"), AttnSplitReduce::kHeads);
+  EXPECT_EQ(parse_attn_split_reduce(" Warps "), AttnSplitReduce::kWarps);
+  EXPECT_EQ(parse_attn_split_reduce("LAST"), AttnSplitReduce::kLastCta);
+  for (const char* bad : {"", "head", "on", "1", "last warps", "fused"}) {
+    EXPECT_FALSE(parse_attn_split_reduce(bad).has_value()) << bad;
+  }
+}
+
 TEST(LeverResolution, SplitkEnvironmentOverridesAndIsMarked) {
   std::string note;
   Lever<SplitkPolicy> lever = resolve_splitk_policy("auto", std::nullopt, &note);

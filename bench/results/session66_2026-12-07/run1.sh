@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Session 66, call 1: the three split reduces (LATHE_ATTN_SPLIT_REDUCE=heads | warps | last) on the
+# GPU. Bundle: `scripts/device-bundle.sh -j 2 --bundle p66-bundle --xz --targets "lathe
+# lathe_bench_attention gpu_attention gpu_golden_qwen3"`.
+# 1. gpu_attention's SplitReduceIsByteNeutral alone (warps and last against heads, byte for byte),
+#    then the whole suite (8 shards) and gpu_golden_qwen3 under `last` (every determinism and
+#    co-batch test with the last CTA's merge);
+# 2. the serve kernels (auto+pack, both KV dtypes, the three issue shapes, batch 1-64, 1k-64k),
+#    heads / warps / last in three processes, two rounds: bench/attention/compare_runs.py --summary
+#    of warps and of last against heads per round (output hashes equal in every cell; speed-up);
+# 3. decode steps, Qwen3-8B-FP8 and Qwen3-32B-FP8 at 1k, batch 16 and 64, heads / last alternated,
+#    two rounds (the time left permitting).
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p66-bundle}"
+export LATHE_TEST_DEVICE=cuda
+SUITE_TIMEOUT=120 gpu_suite reduce_bytes gpu_attention --gtest_filter='*SplitReduceIsByteNeutral*' --gtest_brief=1
+(
+  export LATHE_ATTN_SPLIT_REDUCE=last
+  echo "attention (last) $(scripts/gtest-shards.sh $b/bin/gpu_attention 8 ${SHARD_LIMIT:-200} $W/attention.txt \
+    --gtest_brief=1) $((SECONDS - t0))s" >>$S
+  grep -E '^\[  FAILED  \]|Failure' $W/attention.txt | head -10 >>$S
+  SUITE_TIMEOUT=120 gpu_suite golden gpu_golden_qwen3
+)
+for r in 1 2; do
+  for arm in heads warps last; do
+    LATHE_ATTN_SPLIT_REDUCE=$arm attn_bench "reduce $arm r$r" "$W/reduce_${arm}_r$r" 90 --kernels serve \
+      --policies auto+pack
+  done
+done
+for r in 1 2; do  # speed-up = heads' time / the arm's; the output hashes must agree in every cell
+  for arm in warps last; do
+    python3 bench/attention/compare_runs.py $W/reduce_${arm}_r$r/attention_bench.csv \
+      $W/reduce_heads_r$r/attention_bench.csv --summary >$W/reduce_${arm}_r$r.txt 2>&1
+    echo "compare $arm r$r rc=$? $(tail -1 $W/reduce_${arm}_r$r.txt)" >>$S
+  done
+done
+grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s+1024\s" $W/reduce_last_r1.txt | head -12 >>$S
+BATCHES=16,64
+for r in 1 2; do
+  for arm in heads last; do
+    export LATHE_ATTN_SPLIT_REDUCE=$arm
+    LIMIT=${STEP_LIMIT:-480} step_arm "8b_fp8_${arm}_r$r" Qwen3-8B-FP8 ""
+    LIMIT=${STEP_LIMIT:-480} step_arm "32b_fp8_${arm}_r$r" Qwen3-32B-FP8 ""
+  done
+done
+unset LATHE_ATTN_SPLIT_REDUCE
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
