@@ -12,7 +12,7 @@ the same output bytes (the runs' FNV-1a fingerprints; "-" where a run has none).
 14 against 22, which must give the same bytes).
 --summary ends with one line: the cells compared, how many wrote different bytes, and the speed-up's
 mean, min and max; the exit status is then 1 when any cell's bytes differ (an A/B of a lever that
-must not change them, e.g. LATHE_ATTN_REDUCE_WARPS).
+must not change them, e.g. LATHE_ATTN_SPLIT_REDUCE).
 """
 import argparse
 import csv

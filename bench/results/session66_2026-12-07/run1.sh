@@ -2,9 +2,9 @@
 # Session 66, call 1: the three split reduces (LATHE_ATTN_SPLIT_REDUCE=heads | warps | last) on the
 # GPU. Bundle: `scripts/device-bundle.sh -j 2 --bundle p66-bundle --xz --targets "lathe
 # lathe_bench_attention gpu_attention gpu_golden_qwen3"`.
-# 1. gpu_attention's SplitReduceIsByteNeutral alone (warps and last against heads, byte for byte),
-#    then the whole suite (8 shards) and gpu_golden_qwen3 under `last` (every determinism and
-#    co-batch test with the last CTA's merge);
+# 1. the whole gpu_attention suite (8 shards; its SplitReduceIsByteNeutral sets each reduce itself:
+#    warps and last against heads, byte for byte) and gpu_golden_qwen3 under `last` (every
+#    determinism and co-batch test with the last CTA's merge);
 # 2. the serve kernels (auto+pack, both KV dtypes, the three issue shapes, batch 1-64, 1k-64k),
 #    heads / warps / last in three processes, two rounds: bench/attention/compare_runs.py --summary
 #    of warps and of last against heads per round (output hashes equal in every cell; speed-up);
@@ -13,7 +13,6 @@
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p66-bundle}"
 export LATHE_TEST_DEVICE=cuda
-SUITE_TIMEOUT=120 gpu_suite reduce_bytes gpu_attention --gtest_filter='*SplitReduceIsByteNeutral*' --gtest_brief=1
 (
   export LATHE_ATTN_SPLIT_REDUCE=last
   echo "attention (last) $(scripts/gtest-shards.sh $b/bin/gpu_attention 8 ${SHARD_LIMIT:-200} $W/attention.txt \
