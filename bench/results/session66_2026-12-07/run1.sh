@@ -5,9 +5,11 @@
 # 1. the whole gpu_attention suite (8 shards; its SplitReduceIsByteNeutral sets each reduce itself:
 #    warps and last against heads, byte for byte) and gpu_golden_qwen3 under `last` (every
 #    determinism and co-batch test with the last CTA's merge);
-# 2. the serve kernels (auto+pack, both KV dtypes, the three issue shapes, batch 1-64, 1k-64k),
-#    heads / warps / last in three processes, two rounds: bench/attention/compare_runs.py --summary
-#    of warps and of last against heads per round (output hashes equal in every cell; speed-up);
+# 2. the serve kernels (auto+pack and the declared batch-1 slices, both KV dtypes, the three issue
+#    shapes, batch 1-64, 1k-64k), heads / warps / last in three processes, two rounds:
+#    bench/attention/compare_runs.py --summary of warps and of last against heads per round (output
+#    hashes equal in every cell; speed-up), and the issue-5 tables of heads and of last against
+#    PyTorch SDPA run in the same call;
 # 3. decode steps, Qwen3-8B-FP8 and Qwen3-32B-FP8 at 1k, batch 16 and 64, heads / last alternated,
 #    two rounds (the time left permitting).
 set -uo pipefail
@@ -20,20 +22,38 @@ export LATHE_TEST_DEVICE=cuda
   grep -E '^\[  FAILED  \]|Failure' $W/attention.txt | head -10 >>$S
   SUITE_TIMEOUT=120 gpu_suite golden gpu_golden_qwen3
 )
+# The policies the issue-5 tables take (declared_issue5_tables, scripts/bundle-env.sh): batch 1 as
+# the GPU's target declares it (h200: auto slices for both KV dtypes; h100: FP8 auto:2).
+if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
+  b1_bf16=auto+pack+slices b1_fp8=auto+pack+slices slice_args=()
+else
+  b1_bf16=auto+pack b1_fp8=auto+pack+slicesauto:2 slice_args=(--slices auto:2)
+fi
 for r in 1 2; do
   for arm in heads warps last; do
     LATHE_ATTN_SPLIT_REDUCE=$arm attn_bench "reduce $arm r$r" "$W/reduce_${arm}_r$r" 90 --kernels serve \
-      --policies auto+pack
+      --policies auto+pack,auto+pack+slices "${slice_args[@]}"
   done
 done
+PYTHONUNBUFFERED=1 timeout 90 python3 tools/peers/sdpa_decode.py --out "$W/sdpa.csv" >"$W/sdpa.log" 2>&1
+echo "== sdpa rc=$? $((SECONDS - t0))s" >>"$S"
 for r in 1 2; do  # speed-up = heads' time / the arm's; the output hashes must agree in every cell
   for arm in warps last; do
     python3 bench/attention/compare_runs.py $W/reduce_${arm}_r$r/attention_bench.csv \
       $W/reduce_heads_r$r/attention_bench.csv --summary >$W/reduce_${arm}_r$r.txt 2>&1
     echo "compare $arm r$r rc=$? $(tail -1 $W/reduce_${arm}_r$r.txt)" >>$S
   done
+  for arm in heads last; do  # the issue-5 tables of each arm, SDPA from this call
+    for kv in bf16 fp8; do
+      b1=b1_$kv
+      python3 bench/attention/targets.py "$W/reduce_${arm}_r$r/attention_bench.csv" "$W/sdpa.csv" \
+        --policy auto+pack --b1-policy "${!b1}" --kv $kv >"$W/targets_${arm}_${kv}_r$r.txt" 2>&1
+      echo "== targets $arm $kv r$r" >>"$S"
+      tail -3 "$W/targets_${arm}_${kv}_r$r.txt" >>"$S"
+    done
+  done
 done
-grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s+1024\s" $W/reduce_last_r1.txt | head -12 >>$S
+grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s+1024\s+auto\+pack\s" $W/reduce_last_r1.txt | head -12 >>$S
 BATCHES=16,64
 for r in 1 2; do
   for arm in heads last; do
