@@ -63,18 +63,31 @@ __device__ __forceinline__ void arrive_and_merge(const DecodeParams& p, int seq,
   // A warp per query row. Lane s < S holds split s's max and sum; the max is a warp reduction (fmaxf
   // is exact, so its order does not matter), the sum runs over the splits in order through
   // shuffles (every lane the same value), and lane l merges the dims 64 j + 2 l, + 1, loading the
-  // splits' pairs kChunk at a time.
-  constexpr int kRecord = HD + 2, kPairs = HD / 64, kChunk = 4;
+  // splits' pairs kChunk at a time, the first chunk together with the maxes and sums (one L2
+  // round trip a row for up to kChunk splits).
+  constexpr int kRecord = HD + 2, kPairs = HD / 64, kChunk = HD >= 256 ? 4 : 8;
   const int warp = tid / 32, lane = tid % 32, warps = threads / 32;
   const float* group = p.workspace + (static_cast<int64_t>(seq) * p.num_heads + head0) * splits * kRecord;
   for (int row = warp; row < rows; row += warps) {
     const float* recs = group + static_cast<int64_t>(row) * splits * kRecord;
+    float2 x[kChunk][kPairs];
+    auto load_chunk = [&](int s0) {
+#pragma unroll
+      for (int c = 0; c < kChunk; ++c) {
+#pragma unroll
+        for (int j = 0; j < kPairs; ++j) {
+          x[c][j] = s0 + c < splits
+                        ? __ldcg(reinterpret_cast<const float2*>(recs + (s0 + c) * kRecord + 64 * j + 2 * lane))
+                        : make_float2(0.0f, 0.0f);  // kRecord even: 8-byte aligned
+        }
+      }
+    };
+    load_chunk(0);
     const float m_mine = lane < splits ? __ldcg(recs + lane * kRecord + HD) : -INFINITY;
     const float l_mine = lane < splits ? __ldcg(recs + lane * kRecord + HD + 1) : 0.0f;
     float max_all = m_mine;
 #pragma unroll
-    for (int off = 16; off > 0; off /= 2)
-      max_all = fmaxf(max_all, __shfl_xor_sync(0xffffffffu, max_all, off));
+    for (int off = 16; off > 0; off /= 2) max_all = fmaxf(max_all, __shfl_xor_sync(0xffffffffu, max_all, off));
     float2 value[kPairs];
 #pragma unroll
     for (int j = 0; j < kPairs; ++j) value[j] = make_float2(0.0f, 0.0f);
@@ -85,17 +98,7 @@ __device__ __forceinline__ void arrive_and_merge(const DecodeParams& p, int seq,
 #pragma unroll
       for (int j = 0; j < kPairs; ++j) o[j] = make_float2(0.0f, 0.0f);
       for (int s0 = 0; s0 < splits; s0 += kChunk) {
-        float2 x[kChunk][kPairs];
-#pragma unroll
-        for (int c = 0; c < kChunk; ++c) {
-#pragma unroll
-          for (int j = 0; j < kPairs; ++j) {
-            x[c][j] =
-                s0 + c < splits
-                    ? __ldcg(reinterpret_cast<const float2*>(recs + (s0 + c) * kRecord + 64 * j + 2 * lane))
-                    : make_float2(0.0f, 0.0f);  // kRecord even: 8-byte aligned
-          }
-        }
+        if (s0 > 0) load_chunk(s0);
 #pragma unroll
         for (int c = 0; c < kChunk; ++c) {
           if (s0 + c >= splits) break;
