@@ -76,9 +76,10 @@ __device__ __forceinline__ void arrive_and_merge(const DecodeParams& p, int seq,
       for (int c = 0; c < kChunk; ++c) {
 #pragma unroll
         for (int j = 0; j < kPairs; ++j) {
-          x[c][j] = s0 + c < splits
-                        ? __ldcg(reinterpret_cast<const float2*>(recs + (s0 + c) * kRecord + 64 * j + 2 * lane))
-                        : make_float2(0.0f, 0.0f);  // kRecord even: 8-byte aligned
+          x[c][j] =
+              s0 + c < splits
+                  ? __ldcg(reinterpret_cast<const float2*>(recs + (s0 + c) * kRecord + 64 * j + 2 * lane))
+                  : make_float2(0.0f, 0.0f);  // kRecord even: 8-byte aligned
         }
       }
     };
@@ -87,7 +88,8 @@ __device__ __forceinline__ void arrive_and_merge(const DecodeParams& p, int seq,
     const float l_mine = lane < splits ? __ldcg(recs + lane * kRecord + HD + 1) : 0.0f;
     float max_all = m_mine;
 #pragma unroll
-    for (int off = 16; off > 0; off /= 2) max_all = fmaxf(max_all, __shfl_xor_sync(0xffffffffu, max_all, off));
+    for (int off = 16; off > 0; off /= 2)
+      max_all = fmaxf(max_all, __shfl_xor_sync(0xffffffffu, max_all, off));
     float2 value[kPairs];
 #pragma unroll
     for (int j = 0; j < kPairs; ++j) value[j] = make_float2(0.0f, 0.0f);
