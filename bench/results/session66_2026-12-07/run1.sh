@@ -10,8 +10,8 @@
 #    bench/attention/compare_runs.py --summary of warps and of last against heads per round (output
 #    hashes equal in every cell; speed-up), and the issue-5 tables of heads and of last against
 #    PyTorch SDPA run in the same call;
-# 3. decode steps, Qwen3-8B-FP8 and Qwen3-32B-FP8 at 1k, batch 16 and 64, heads / last alternated,
-#    two rounds (the time left permitting).
+# 3. decode steps, Qwen3-8B-FP8 (and Qwen3-32B-FP8 with WITH_32B=1) at 1k, batch 16 and 64, heads /
+#    last alternated, two rounds (the time left permitting: STEP_LIMIT).
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p66-bundle}"
 export LATHE_TEST_DEVICE=cuda
@@ -54,12 +54,13 @@ for r in 1 2; do  # speed-up = heads' time / the arm's; the output hashes must a
   done
 done
 grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s+1024\s+auto\+pack\s" $W/reduce_last_r1.txt | head -12 >>$S
+tar -C $W -cJf $OUT/work.tar.xz .  # again at the end: what a cut-off run keeps
 BATCHES=16,64
 for r in 1 2; do
   for arm in heads last; do
     export LATHE_ATTN_SPLIT_REDUCE=$arm
     LIMIT=${STEP_LIMIT:-480} step_arm "8b_fp8_${arm}_r$r" Qwen3-8B-FP8 ""
-    LIMIT=${STEP_LIMIT:-480} step_arm "32b_fp8_${arm}_r$r" Qwen3-32B-FP8 ""
+    [[ -n ${WITH_32B:-} ]] && LIMIT=${STEP_LIMIT:-480} step_arm "32b_fp8_${arm}_r$r" Qwen3-32B-FP8 ""
   done
 done
 unset LATHE_ATTN_SPLIT_REDUCE
