@@ -2,26 +2,19 @@
 # Session 66, call 1: the three split reduces (LATHE_ATTN_SPLIT_REDUCE=heads | warps | last) on the
 # GPU. Bundle: `scripts/device-bundle.sh -j 2 --bundle p66-bundle --xz --targets "lathe
 # lathe_bench_attention gpu_attention gpu_golden_qwen3"`.
-# 1. the whole gpu_attention suite (8 shards; its SplitReduceIsByteNeutral sets each reduce itself:
-#    warps and last against heads, byte for byte) and gpu_golden_qwen3 under `last` (every
-#    determinism and co-batch test with the last CTA's merge);
-# 2. the serve kernels (auto+pack and the declared batch-1 slices, both KV dtypes, the three issue
+# 1. the serve kernels (auto+pack and the declared batch-1 slices, both KV dtypes, the three issue
 #    shapes, batch 1-64, 1k-64k), heads / warps / last in three processes, two rounds:
 #    bench/attention/compare_runs.py --summary of warps and of last against heads per round (output
 #    hashes equal in every cell; speed-up), and the issue-5 tables of heads and of last against
 #    PyTorch SDPA run in the same call;
+# 2. the whole gpu_attention suite (8 shards; its SplitReduceIsByteNeutral sets each reduce itself:
+#    warps and last against heads, byte for byte) and gpu_golden_qwen3 under `last` (every
+#    determinism and co-batch test with the last CTA's merge);
 # 3. decode steps, Qwen3-8B-FP8 (and Qwen3-32B-FP8 with WITH_32B=1) at 1k, batch 16 and 64, heads /
 #    last alternated, two rounds (the time left permitting: STEP_LIMIT).
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p66-bundle}"
 export LATHE_TEST_DEVICE=cuda
-(
-  export LATHE_ATTN_SPLIT_REDUCE=last
-  echo "attention (last) $(scripts/gtest-shards.sh $b/bin/gpu_attention 8 ${SHARD_LIMIT:-200} $W/attention.txt \
-    --gtest_brief=1) $((SECONDS - t0))s" >>$S
-  grep -E '^\[  FAILED  \]|Failure' $W/attention.txt | head -10 >>$S
-  SUITE_TIMEOUT=120 gpu_suite golden gpu_golden_qwen3
-)
 # The policies the issue-5 tables take (declared_issue5_tables, scripts/bundle-env.sh): batch 1 as
 # the GPU's target declares it (h200: auto slices for both KV dtypes; h100: FP8 auto:2).
 if nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200; then
@@ -55,6 +48,13 @@ for r in 1 2; do  # speed-up = heads' time / the arm's; the output hashes must a
 done
 grep -E "^\S+\s+(bf16|fp8)\s+(16|64)\s+1024\s+auto\+pack\s" $W/reduce_last_r1.txt | head -12 >>$S
 tar -C $W -cJf $OUT/work.tar.xz .  # again at the end: what a cut-off run keeps
+(
+  export LATHE_ATTN_SPLIT_REDUCE=last
+  echo "attention (last) $(scripts/gtest-shards.sh $b/bin/gpu_attention 8 ${SHARD_LIMIT:-200} $W/attention.txt \
+    --gtest_brief=1) $((SECONDS - t0))s" >>$S
+  grep -E '^\[  FAILED  \]|Failure' $W/attention.txt | head -10 >>$S
+  SUITE_TIMEOUT=120 gpu_suite golden gpu_golden_qwen3
+)
 BATCHES=16,64
 for r in 1 2; do
   for arm in heads last; do
