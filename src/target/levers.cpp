@@ -189,7 +189,6 @@ std::optional<AttnSplitReduce> parse_attn_split_reduce(std::string_view spelling
   const std::string word = normalise(spelling);
   if (word == "heads") return AttnSplitReduce::kHeads;
   if (word == "warps") return AttnSplitReduce::kWarps;
-  if (word == "last") return AttnSplitReduce::kLastCta;
   return std::nullopt;
 }
 

@@ -138,21 +138,16 @@ int splitk_ctas_per_sm();
 void set_splitk_split_rule(SplitRule rule);
 SplitRule splitk_split_rule();
 
-// How the split-K records are merged into the BF16 output. kHeadCtas (the default): a reduce
-// launch of one CTA of head_dim threads per (sequence, head). kWarps: a reduce launch of a warp per
-// (sequence, head), its records copied whole into shared memory (splitk_reduce_by_warps; unsliced
-// launches of at most 16 splits). kLastCta: no reduce launch; the split kernel's CTA that writes the
-// last record of a group of query rows merges the group (paged_attention_splitk_last_cta.cuh;
-// unsliced, unclustered launches of at most 16 splits and 65536 (sequence, head) pairs, and one
-// such launch in flight at a time per process, as a serve's decode steps are). All three merge in
-// split order with the same arithmetic, so the bytes are the same (tested); the others fall back
-// to kHeadCtas where theirs do not apply. Process-wide, set at backend start
-// (LATHE_ATTN_SPLIT_REDUCE, ops/cuda/chained_launch_lever.cpp); a measurement lever until its
-// timings decide the default.
-enum class SplitReduce { kHeadCtas, kWarps, kLastCta };
+// How the split-K records are merged into the BF16 output: a reduce launch of one CTA of head_dim
+// threads per (sequence, head) (kHeadCtas, the default), or of a warp per (sequence, head), 4 heads
+// a CTA, merging in registers (kWarps: splitk_reduce_by_warps, paged_attention_splitk.cu; unsliced
+// launches of at most 16 splits, the per-head CTAs elsewhere). The same arithmetic in the same
+// order, so the same bytes (tested). Process-wide, set at backend start (LATHE_ATTN_SPLIT_REDUCE,
+// ops/cuda/chained_launch_lever.cpp); a measurement lever until its timings decide the default.
+enum class SplitReduce { kHeadCtas, kWarps };
 void set_splitk_reduce_mode(SplitReduce reduce);
 SplitReduce splitk_reduce_mode();
-// "heads", "warps" or "last" (the lever's spellings), for log lines.
+// "heads" or "warps" (the lever's spellings), for log lines.
 const char* split_reduce_name(SplitReduce reduce);
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------

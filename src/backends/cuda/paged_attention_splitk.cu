@@ -10,6 +10,7 @@
 #include "backends/cuda/paged_attention.h"
 #include "backends/cuda/paged_attention_splitk.cuh"
 #include "backends/cuda/paged_attention_splitk_variants.cuh"
+#include "backends/cuda/paged_attention_splitk_warp_merge.cuh"
 #include "backends/cuda/paged_kv_map.h"
 
 namespace lathe::cuda {
@@ -134,72 +135,25 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
 }
 
 // The reduce of an unsliced launch of at most kMaxReduceSplits splits (every wide serve's), opt-in
-// (SplitReduce::kWarps, paged_attention.h): a warp per (sequence, head), reduce_warps_per_cta
-// heads of one sequence a CTA. The warp copies its head's records whole into shared memory (8-byte
-// asynchronous copies: one round trip, no registers held for them), then each lane merges HD / 32
-// dims (the pairs 64 j + 2 lane, + 1) with splitk_reduce's arithmetic in its order, so the bytes are
-// splitk_reduce's. Where that one runs a CTA of HD threads per head (at batch 64 on 64 heads, 4096
-// CTAs in 3.45 waves on an H100; 8.5 us alone under Nsight Compute, session 65), this runs a quarter
-// as many CTAs (HD 256: half) whose shared memory is what bounds them (4 x 16 records of HD 128 are
-// 33 KB at most).
-template <int HD>
-constexpr int reduce_warps_per_cta() {
-  return HD >= 256 ? 2 : 4;
-}
-
-__device__ __forceinline__ void cp_async8(void* smem_dst, const void* gmem_src) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 8;" ::"r"(smem_addr(smem_dst)), "l"(gmem_src) : "memory");
-}
+// (SplitReduce::kWarps, paged_attention.h): a warp per (sequence, head), kReduceWarps heads of one
+// sequence a CTA, each merged in registers by warp_merge_records (splitk_reduce's arithmetic in
+// its order, so its bytes). Where splitk_reduce runs a CTA of HD threads per head (at batch 64 on
+// 64 heads, 4096 CTAs in 3.45 waves on an H100; 8.5 us alone under Nsight Compute, session 65),
+// this runs a quarter as many CTAs, with no shared memory.
+inline constexpr int kReduceWarps = 4;
 
 template <int HD>
-__global__ void __launch_bounds__(reduce_warps_per_cta<HD>() * 32) splitk_reduce_by_warps(const ReduceParams rp) {
-  static_assert(HD % 64 == 0, "a lane merges whole pairs of dims in each 64-dim group");
-  constexpr int kWarps = reduce_warps_per_cta<HD>();
-  constexpr int kRecord = HD + 2;  // floats of a record: o[HD], max, sum (an even count: 8-byte pairs)
-  constexpr int kPairs = HD / 64;  // float pairs a lane merges
-  extern __shared__ float2 staged_records[];  // [kWarps][num_splits][kRecord / 2]
+__global__ void __launch_bounds__(kReduceWarps * 32) splitk_reduce_by_warps(const ReduceParams rp) {
+  static_assert(kMaxReduceSplits <= kMaxWarpMergeSplits, "a lane per split");
   const int seq = blockIdx.y, warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int head = blockIdx.x * kWarps + warp;
-  const int count = rp.num_splits;
+  const int head = blockIdx.x * kReduceWarps + warp;
   chained_kernel_begin();
   if (head >= rp.num_heads) return;  // the last CTA's spare warps (no CTA-wide barrier follows)
-  const float2* src = reinterpret_cast<const float2*>(
-      rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * count * kRecord);
-  float2* dst = staged_records + warp * count * (kRecord / 2);
-  for (int i = lane; i < count * (kRecord / 2); i += 32) cp_async8(dst + i, src + i);
-  cp_async_commit();
-  cp_async_wait<0>();
-  __syncwarp();  // every lane's copies, visible to the warp
-  const float* recs = reinterpret_cast<const float*>(dst);
-  float max_all = -INFINITY;
-  for (int i = 0; i < count; ++i) max_all = fmaxf(max_all, recs[i * kRecord + HD]);
-  float2 value[kPairs];
-#pragma unroll
-  for (int j = 0; j < kPairs; ++j) value[j] = make_float2(0.0f, 0.0f);
-  if (max_all != -INFINITY) {
-    float sum = 0.0f;
-    float2 o[kPairs];
-#pragma unroll
-    for (int j = 0; j < kPairs; ++j) o[j] = make_float2(0.0f, 0.0f);
-    for (int i = 0; i < count; ++i) {
-      const float w = exp2f(recs[i * kRecord + HD] - max_all);
-      sum = __fmaf_rn(recs[i * kRecord + HD + 1], w, sum);
-#pragma unroll
-      for (int j = 0; j < kPairs; ++j) {
-        const float2 x = *reinterpret_cast<const float2*>(recs + i * kRecord + 64 * j + 2 * lane);
-        o[j].x = __fmaf_rn(x.x, w, o[j].x);
-        o[j].y = __fmaf_rn(x.y, w, o[j].y);
-      }
-    }
-#pragma unroll
-    for (int j = 0; j < kPairs; ++j) value[j] = make_float2(__fdiv_rn(o[j].x, sum), __fdiv_rn(o[j].y, sum));
-  }
-  __nv_bfloat16* out = rp.out + static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD;
-#pragma unroll
-  for (int j = 0; j < kPairs; ++j) {
-    out[64 * j + 2 * lane] = __float2bfloat16_rn(value[j].x);
-    out[64 * j + 2 * lane + 1] = __float2bfloat16_rn(value[j].y);
-  }
+  const float* recs =
+      rp.workspace + (static_cast<int64_t>(seq) * rp.num_heads + head) * rp.num_splits * (HD + 2);
+  warp_merge_records<HD>(
+      recs, rp.num_splits, lane,
+      rp.out + static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD);
 }
 
 template <int HD>
@@ -207,13 +161,10 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
                         sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
                         sp.base.split_rule, sp.base.context_lens};
-  if (sp.fused_reduce) return cudaSuccess;  // merged by the split kernel's last CTAs
   if (splitk_reduce_mode() == SplitReduce::kWarps && sp.slices == 1 &&
       sp.base.num_splits <= kMaxReduceSplits) {
-    constexpr int kWarps = reduce_warps_per_cta<HD>();
-    const size_t smem = static_cast<size_t>(kWarps) * sp.base.num_splits * (HD + 2) * sizeof(float);
-    const dim3 grid((sp.base.num_heads + kWarps - 1) / kWarps, num_seqs);
-    return launch_chained_status(splitk_reduce_by_warps<HD>, grid, dim3(kWarps * 32), smem, stream, rp);
+    const dim3 grid((sp.base.num_heads + kReduceWarps - 1) / kReduceWarps, num_seqs);
+    return launch_chained_status(splitk_reduce_by_warps<HD>, grid, dim3(kReduceWarps * 32), 0, stream, rp);
   }
   return launch_chained_status(splitk_reduce<HD>, dim3(sp.base.num_heads, num_seqs), dim3(HD), 0, stream, rp);
 }
@@ -384,8 +335,8 @@ namespace {
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
 
-// The per-head CTAs until the reduce by warps (splitk_reduce_by_warps) or the last CTA's merge
-// (paged_attention_splitk_last_cta.cuh) measures faster.
+// The per-head CTAs until the reduce by warps (splitk_reduce_by_warps) measures faster in the
+// decode step too (session 66: docs/PERFORMANCE.md).
 std::atomic<SplitReduce> g_split_reduce{SplitReduce::kHeadCtas};
 
 // The tensor-copy geometries' K/V requests (set_splitk_kv_l2_promotion, paged_attention.h): no L2
@@ -412,7 +363,7 @@ SplitReduce splitk_reduce_mode() {
   return g_split_reduce.load(std::memory_order_relaxed);
 }
 const char* split_reduce_name(SplitReduce reduce) {
-  return reduce == SplitReduce::kWarps ? "warps" : reduce == SplitReduce::kLastCta ? "last" : "heads";
+  return reduce == SplitReduce::kWarps ? "warps" : "heads";
 }
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }
@@ -486,12 +437,6 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;
   }
-  // The last CTA's merge (paged_attention_splitk_last_cta.cuh) where it applies: one record per
-  // split (unsliced), no clusters or slice loops (their CTAs end differently), a split count the
-  // merge holds in registers, and a counter for every (sequence, head) pair.
-  sp.fused_reduce = splitk_reduce_mode() == SplitReduce::kLastCta && sp.slices == 1 && variant != 7 &&
-                    variant != 8 && variant != 12 && num_splits <= sk::kMaxFusedSplits &&
-                    static_cast<int64_t>(rows.num_seqs) * rows.num_heads <= sk::kArrivalSlots;
   const cudaError_t status = kv.dtype == KvDType::kBF16
                                  ? sk::launch_bf16(variant, kv.head_dim, sp, rows.num_seqs, stream)
                                  : sk::launch_fp8(variant, kv.head_dim, sp, rows.num_seqs, stream);

@@ -75,7 +75,6 @@
 #include "backends/cuda/paged_attention_decode.cuh"
 #include "backends/cuda/paged_attention_fp8_frag.cuh"
 #include "backends/cuda/paged_attention_mma.cuh"
-#include "backends/cuda/paged_attention_splitk_last_cta.cuh"
 #include "backends/cuda/paged_attention_splitk_state.cuh"
 #include "backends/cuda/paged_attention_splitk_tile.cuh"
 #include "backends/cuda/split_length.h"
@@ -96,8 +95,6 @@ struct SplitParams {
                           // c + slice_ctas, ... in turn (the same bytes either way)
   int32_t num_seqs;       // persistent geometry only (paged_attention_splitk_persistent.cuh): the
                           // launch's sequences, whose units its CTAs share out
-  int32_t fused_reduce;   // 1: the last CTA of each group merges its records into `out`, no
-                          // reduce launch follows (paged_attention_splitk_last_cta.cuh)
   // Tensor-copy geometries only (kTensor): K and V as 5-D tensors [num_blocks, kv heads, piece,
   // block_size, 128 bytes] (a row's 128-byte pieces as a dimension of their own) with boxes of
   // 16 rows x tensor_box_pieces pieces, 128-byte swizzle (encoded by the launcher,
@@ -207,9 +204,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       for (int i = tid; i < rows * (HD + 2); i += kThreads) {
         const int row = i / (HD + 2), d = i % (HD + 2);
         record(row)[d] = d == HD ? -INFINITY : 0.0f;
-      }
-      if constexpr (kCluster == 1 && !Cfg::kSliceLoop) {
-        if (sp.fused_reduce) arrive_and_merge<HD>(p, seq, head0, rows, tid, kThreads);
       }
       return;
     }
@@ -423,9 +417,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
               rec[HD + 1] = sum;
             }
           });
-    }
-    if constexpr (kCluster == 1 && !Cfg::kSliceLoop) {
-      if (sp.fused_reduce) arrive_and_merge<HD>(p, seq, head0, rows, tid, kThreads);
     }
     if constexpr (kCluster > 1) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900

@@ -230,7 +230,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
               rec[HD + 1] = sum;
             }
           });
-      if (sp.fused_reduce) arrive_and_merge<HD>(p, who_p.x, who_p.z, rows, tid, kThreads);
       parked_unit = -1;
     }
     if (!work_unit) {
@@ -240,7 +239,6 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm)
           const int row = i / (HD + 2), d = i % (HD + 2);
           record(who_k, row)[d] = d == HD ? -INFINITY : 0.0f;
         }
-        if (sp.fused_reduce) arrive_and_merge<HD>(p, who_k.x, who_k.z, who_k.w & 0xffff, tid, kThreads);
       }
       continue;  // nothing was parked, so no stage is reused before the next barrier
     }

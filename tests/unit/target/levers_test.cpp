@@ -120,8 +120,8 @@ TEST(LeverGrammar, AttnSplitRule) {
 TEST(LeverGrammar, AttnSplitReduce) {
   EXPECT_EQ(parse_attn_split_reduce("heads"), AttnSplitReduce::kHeads);
   EXPECT_EQ(parse_attn_split_reduce(" Warps "), AttnSplitReduce::kWarps);
-  EXPECT_EQ(parse_attn_split_reduce("LAST"), AttnSplitReduce::kLastCta);
-  for (const char* bad : {"", "head", "on", "1", "last warps", "fused"}) {
+  EXPECT_EQ(parse_attn_split_reduce("WARPS"), AttnSplitReduce::kWarps);
+  for (const char* bad : {"", "head", "on", "1", "heads warps", "last"}) {
     EXPECT_FALSE(parse_attn_split_reduce(bad).has_value()) << bad;
   }
 }
