@@ -11,9 +11,11 @@
 // does not see it), the sum runs over the splits in order through shuffles (every lane the same
 // value), and lane l merges the dims 64 j + 2 l, + 1, loading the splits' pairs kChunk at a
 // time, the first chunk together with the maxes and sums: one L2 round trip for up to kChunk
-// splits. No shared memory: a reduce launched chained before a GEMV must not take the shared
-// memory its dependent's CTAs are sized for (session 66: a version staging the records in shared
-// memory lengthened the Qwen3-8B-FP8 decode step by 8% at batch 1, likely that way).
+// splits, which is 16 (every count the policy allows) at head dim 128 and 8 at 256 (session 66's
+// 8 at head dim 128 took two round trips for Qwen3-8B's 9 splits). No shared memory: a reduce
+// launched chained before a GEMV must not take the shared memory its dependent's CTAs are sized
+// for (session 66: a version staging the records in shared memory lengthened the Qwen3-8B-FP8
+// decode step by 8% at batch 1, likely that way).
 #include <cuda_bf16.h>
 
 #include <cstdint>
@@ -27,7 +29,8 @@ template <int HD>
 __device__ __forceinline__ void warp_merge_records(const float* recs, int splits, int lane,
                                                    __nv_bfloat16* out) {
   static_assert(HD % 64 == 0, "a lane merges whole pairs of dims in each 64-dim group");
-  constexpr int kRecord = HD + 2, kPairs = HD / 64, kChunk = HD >= 256 ? 4 : 8;
+  // A chunk is at most 32 pairs a lane in flight (64 registers) and 16 splits.
+  constexpr int kRecord = HD + 2, kPairs = HD / 64, kChunk = 32 / kPairs < 16 ? 32 / kPairs : 16;
   float2 x[kChunk][kPairs];
   auto load_chunk = [&](int s0) {
 #pragma unroll
