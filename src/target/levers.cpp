@@ -187,6 +187,7 @@ std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling) {
 
 std::optional<AttnSplitReduce> parse_attn_split_reduce(std::string_view spelling) {
   const std::string word = normalise(spelling);
+  if (word == "auto") return AttnSplitReduce::kAuto;
   if (word == "heads") return AttnSplitReduce::kHeads;
   if (word == "warps") return AttnSplitReduce::kWarps;
   return std::nullopt;

@@ -106,10 +106,10 @@ std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 enum class AttnSplitRule { kSeed, kEven, kAligned };
 std::optional<AttnSplitRule> parse_attn_split_rule(std::string_view spelling);
 
-// LATHE_ATTN_SPLIT_REDUCE (measurement lever; backends/cuda/paged_attention.h
-// set_splitk_reduce_mode): how the split-K records are merged, "heads" (a CTA per sequence and
-// head, the default) or "warps" (a warp per sequence and head); else nullopt.
-enum class AttnSplitReduce { kHeads, kWarps };
+// LATHE_ATTN_SPLIT_REDUCE (measurement lever; backends/cuda/split_reduce.h): how the split-K
+// records are merged, "auto" (the default: heads for one sequence, warps from two), "heads" (a CTA
+// per sequence and head) or "warps" (a warp per sequence and head); else nullopt.
+enum class AttnSplitReduce { kAuto, kHeads, kWarps };
 std::optional<AttnSplitReduce> parse_attn_split_reduce(std::string_view spelling);
 
 // LATHE_ATTN_KV_L2_PROMOTION (measurement lever; backends/cuda/paged_attention.h

@@ -13,6 +13,7 @@
 #include <cstdint>
 
 #include "backends/cuda/split_length.h"
+#include "backends/cuda/split_reduce.h"
 
 namespace lathe::cuda {
 
@@ -138,17 +139,11 @@ int splitk_ctas_per_sm();
 void set_splitk_split_rule(SplitRule rule);
 SplitRule splitk_split_rule();
 
-// How the split-K records are merged into the BF16 output: a reduce launch of one CTA of head_dim
-// threads per (sequence, head) (kHeadCtas, the default), or of a warp per (sequence, head), 4 heads
-// a CTA, merging in registers (kWarps: splitk_reduce_by_warps, paged_attention_splitk.cu; unsliced
-// launches of at most 16 splits, the per-head CTAs elsewhere). The same arithmetic in the same
-// order, so the same bytes (tested). Process-wide, set at backend start (LATHE_ATTN_SPLIT_REDUCE,
-// ops/cuda/chained_launch_lever.cpp); a measurement lever until its timings decide the default.
-enum class SplitReduce { kHeadCtas, kWarps };
+// How the split-K records are merged into the BF16 output (SplitReduce: auto, the default, heads or
+// warps; split_reduce.h). Process-wide, set at backend start (LATHE_ATTN_SPLIT_REDUCE,
+// ops/cuda/chained_launch_lever.cpp).
 void set_splitk_reduce_mode(SplitReduce reduce);
 SplitReduce splitk_reduce_mode();
-// "heads" or "warps" (the lever's spellings), for log lines.
-const char* split_reduce_name(SplitReduce reduce);
 
 // ---- prefill: any mix of query lengths ------------------------------------------------------
 // Sequence s has rows query_start[s] .. query_start[s + 1] - 1, the last of them at position

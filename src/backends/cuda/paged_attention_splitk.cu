@@ -134,12 +134,12 @@ __global__ void __launch_bounds__(HD) splitk_reduce(const ReduceParams rp) {
   rp.out[static_cast<int64_t>(seq) * rp.out_stride + static_cast<int64_t>(head) * HD + d] = __float2bfloat16_rn(value);
 }
 
-// The reduce of an unsliced launch of at most kMaxReduceSplits splits (every wide serve's), opt-in
-// (SplitReduce::kWarps, paged_attention.h): a warp per (sequence, head), kReduceWarps heads of one
-// sequence a CTA, each merged in registers by warp_merge_records (splitk_reduce's arithmetic in
-// its order, so its bytes). Where splitk_reduce runs a CTA of HD threads per head (at batch 64 on
-// 64 heads, 4096 CTAs in 3.45 waves on an H100; 8.5 us alone under Nsight Compute, session 65),
-// this runs a quarter as many CTAs, with no shared memory.
+// The reduce of an unsliced launch of at most kMaxReduceSplits splits (every wide serve's) where
+// reduce_by_warps says so (split_reduce.h: by default from two sequences a launch): a warp per (sequence,
+// head), kReduceWarps heads of one sequence a CTA, each merged in registers by warp_merge_records
+// (splitk_reduce's arithmetic in its order, so its bytes). Where splitk_reduce runs a CTA of HD threads per
+// head (at batch 64 on 64 heads, 4096 CTAs in 3.45 waves on an H100; 8.5 us alone under Nsight Compute,
+// session 65), this runs a quarter as many CTAs, with no shared memory.
 inline constexpr int kReduceWarps = 4;
 
 template <int HD>
@@ -161,8 +161,7 @@ cudaError_t launch_reduce(const SplitParams& sp, int32_t num_seqs, cudaStream_t 
   const ReduceParams rp{sp.base.workspace,  sp.base.out,         sp.base.out_stride, sp.base.num_heads,
                         sp.base.num_splits, sp.slices,           sp.min_per_slice,   sp.base.min_kv_per_split,
                         sp.base.split_rule, sp.base.context_lens};
-  if (splitk_reduce_mode() == SplitReduce::kWarps && sp.slices == 1 &&
-      sp.base.num_splits <= kMaxReduceSplits) {
+  if (reduce_by_warps(splitk_reduce_mode(), num_seqs, sp.slices, sp.base.num_splits, kMaxReduceSplits)) {
     const dim3 grid((sp.base.num_heads + kReduceWarps - 1) / kReduceWarps, num_seqs);
     return launch_chained_status(splitk_reduce_by_warps<HD>, grid, dim3(kReduceWarps * 32), 0, stream, rp);
   }
@@ -335,9 +334,8 @@ namespace {
 // moved +0.4% (5.897 / 5.878 -> 5.918 / 5.900 ms). docs/PERFORMANCE.md.
 std::atomic<bool> g_early_kv{true};
 
-// The per-head CTAs until the reduce by warps (splitk_reduce_by_warps) measures faster in the
-// decode step too (session 66: docs/PERFORMANCE.md).
-std::atomic<SplitReduce> g_split_reduce{SplitReduce::kHeadCtas};
+// The per-head CTAs at batch 1, the warps from batch 2 (split_reduce.h).
+std::atomic<SplitReduce> g_split_reduce{SplitReduce::kAuto};
 
 // The tensor-copy geometries' K/V requests (set_splitk_kv_l2_promotion, paged_attention.h): no L2
 // promotion. Measured on the H200 (session 38, call 3, same bytes): against 256-byte promotion
@@ -361,9 +359,6 @@ void set_splitk_reduce_mode(SplitReduce reduce) {
 }
 SplitReduce splitk_reduce_mode() {
   return g_split_reduce.load(std::memory_order_relaxed);
-}
-const char* split_reduce_name(SplitReduce reduce) {
-  return reduce == SplitReduce::kWarps ? "warps" : "heads";
 }
 
 void set_splitk_early_kv(bool enabled) { g_early_kv.store(enabled, std::memory_order_relaxed); }

@@ -169,11 +169,12 @@ bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs) {
                                                                                   : lathe::cuda::SplitRule::kSeed);
   }
   const std::optional<target::AttnSplitReduce> reduce =
-      env_lever("LATHE_ATTN_SPLIT_REDUCE", target::parse_attn_split_reduce, "heads/warps");
+      env_lever("LATHE_ATTN_SPLIT_REDUCE", target::parse_attn_split_reduce, "auto/heads/warps");
   if (reduce) {
-    lathe::cuda::set_splitk_reduce_mode(*reduce == target::AttnSplitReduce::kWarps
-                                            ? lathe::cuda::SplitReduce::kWarps
-                                            : lathe::cuda::SplitReduce::kHeadCtas);
+    lathe::cuda::set_splitk_reduce_mode(
+        *reduce == target::AttnSplitReduce::kWarps   ? lathe::cuda::SplitReduce::kWarps
+        : *reduce == target::AttnSplitReduce::kHeads ? lathe::cuda::SplitReduce::kHeadCtas
+                                                     : lathe::cuda::SplitReduce::kAuto);
   }
   spdlog::info("cuda backend: split-K attention kernel variant {}{}, split rule {}{}, split reduce {}{}",
                lathe::cuda::splitk_kernel_variant(), origin,

@@ -118,6 +118,7 @@ TEST(LeverGrammar, AttnSplitRule) {
 }
 
 TEST(LeverGrammar, AttnSplitReduce) {
+  EXPECT_EQ(parse_attn_split_reduce(" Auto"), AttnSplitReduce::kAuto);
   EXPECT_EQ(parse_attn_split_reduce("heads"), AttnSplitReduce::kHeads);
   EXPECT_EQ(parse_attn_split_reduce(" Warps "), AttnSplitReduce::kWarps);
   EXPECT_EQ(parse_attn_split_reduce("WARPS"), AttnSplitReduce::kWarps);
