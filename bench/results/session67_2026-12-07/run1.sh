@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session 67's prepared first call (not run in session 67: no machine was lent). Bundle: main
+# Session 67, call 1 (ran on an H100: call1/). Bundle: main
 # 7e537fe (the reduce by warps loading up to 16 splits a lane in one round trip at head dim 128),
 # `scripts/device-bundle.sh -j 2 --bundle p67-bundle --xz --targets "lathe lathe_bench_attention
 # lathe_bench_kernels gpu_attention gpu_golden_qwen3"` (~22 MiB beside the ~30 MiB tree).
