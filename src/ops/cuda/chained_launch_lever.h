@@ -55,8 +55,9 @@ void configure_prefill_attention();
 // (ops/splitk_policy.h: decode_splitk_kernel), else the compiled default (variant 16); and
 // LATHE_ATTN_SPLIT_RULE (seed | even | aligned), how a sequence is cut into splits (default seed). Both
 // variables are measurement levers whose bytes differ from the default's; an unparseable one
-// keeps the default, with a warning. Also LATHE_ATTN_SPLIT_REDUCE (heads | warps): how the
-// split records are merged (set_splitk_reduce_mode; the same bytes; default heads). Logs the resolved
+// keeps the default, with a warning. Also LATHE_ATTN_SPLIT_REDUCE (auto | heads | warps): how the
+// split records are merged (set_splitk_reduce_mode, backends/cuda/split_reduce.h; the same bytes;
+// default auto). Logs the resolved
 // values. Call before the first split-K launch of a serve (the variant is process-wide; a captured graph
 // keeps the one it captured). Returns true when LATHE_ATTN_SPLITK_KERNEL pinned the variant.
 bool configure_attention_kernel(std::optional<uint32_t> max_decode_seqs = std::nullopt);

@@ -413,11 +413,11 @@ TEST_P(DecodeArms, SplitKEarlyKvIsByteNeutral) {
 
 // How the split records are merged (cuda::set_splitk_reduce_mode) never changes a byte: the reduce by
 // warps (a warp per head merging in registers) does the per-head CTA reduce's arithmetic in its
-// order. For the three serve geometries, the wide one on the persistent grid (22, 25's head-row
-// twin; 28, position rows with either KV dtype) and a cluster variant (8), packed or not, at batch
-// 1 and 8, unsliced (auto, pinned 16 and 3 splits; pinned 4, which gives the persistent grid 1024
-// units on 32/8/128 and 32/2/128 unpacked at batch 8) and sliced (where the per-head CTAs run under
-// either setting).
+// order, and auto (the default) takes either by the batch. For the three serve geometries, the wide one on
+// the persistent grid (22, 25's head-row twin; 28, position rows with either KV dtype) and a cluster variant
+// (8), packed or not, at batch 1 and 8, unsliced (auto, pinned 16 and 3 splits; pinned 4, which gives the
+// persistent grid 1024 units on 32/8/128 and 32/2/128 unpacked at batch 8) and sliced (where the per-head
+// CTAs run under either setting).
 TEST_P(DecodeArms, SplitReduceIsByteNeutral) {
   const auto [dtype, geo] = GetParam();
   PagedCase c(geo.heads, geo.kv_heads, geo.head_dim, dtype, decode_seqs({3001, 200, 1, 4500, 129, 64, 700, 1025}), 6565);
@@ -439,10 +439,13 @@ TEST_P(DecodeArms, SplitReduceIsByteNeutral) {
           cuda::set_splitk_reduce_mode(cuda::SplitReduce::kHeadCtas);
           const std::vector<uint16_t> by_heads = c.run(ops::Phase::kDecode, step, config);
           ASSERT_FALSE(any_nan(by_heads));
-          cuda::set_splitk_reduce_mode(cuda::SplitReduce::kWarps);
-          EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), by_heads)
-              << "variant " << variant << " " << target::splitk_policy_label(policy) << " slices " << slices
-              << (pack ? " packed" : "") << " batch " << batch;
+          for (const cuda::SplitReduce reduce : {cuda::SplitReduce::kWarps, cuda::SplitReduce::kAuto}) {
+            cuda::set_splitk_reduce_mode(reduce);
+            EXPECT_EQ(c.run(ops::Phase::kDecode, step, config), by_heads)
+                << cuda::split_reduce_name(reduce) << " variant " << variant << " "
+                << target::splitk_policy_label(policy) << " slices " << slices << (pack ? " packed" : "")
+                << " batch " << batch;
+          }
         }
       }
     }
