@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Session 67, call 3. Bundle p67b-bundle = 6ae41a1 (the split reduce `auto` by default: the
-# per-head CTAs for one sequence, the warps from two), `scripts/device-bundle.sh -j 2 --bundle
+# Session 67, call 3 (failed to start; for the next session). Bundle p67b-bundle = 7fcfe7d (6ae41a1's
+# split reduce `auto` by default: the per-head CTAs for one sequence, the warps from two; the byte
+# test now checks auto against heads too), `scripts/device-bundle.sh -j 2 --bundle
 # p67b-bundle --xz --targets "lathe gpu_attention gpu_golden_qwen3"`:
 # 1. Qwen3-8B-FP8 decode steps at 1k, batch 1 / 4 / 16 / 64: the default against heads, alternated,
 #    two rounds, and the boot line's split reduce;
