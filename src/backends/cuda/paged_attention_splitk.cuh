@@ -379,48 +379,10 @@ __global__ void __launch_bounds__(Cfg::kThreads, Cfg::kCtasPerSm) paged_decode_s
       float o[HD / 16][4];
 #pragma unroll
       for (int j = 0; j < HD / 16; ++j) o[j][0] = o[j][1] = o[j][2] = o[j][3] = 0.0f;
-      if constexpr (Cfg::kScoresAhead) {
-        // Tile i + 1's scores, then tile i's update: the warp's stages hold tiles i and i + 1 while
-        // i + 2 is in flight (issued into tile i - 1's stage, which both steps are done with).
-        auto arrive = [&](int i) {
-          unsigned char* stage = mine + (i % kStages) * L::kStage;
-          bulk::mbar_wait(bars + i % kStages, (i / kStages) & 1);
-          zero_v_rows_past_len<L>(stage, tile_first(i), len, lane);
-          __syncwarp();
-          return stage;
-        };
-        auto scores = [&](const unsigned char* stage, int i, float(&s)[kTile / 16][4], float& max_a,
-                          float& max_b) {
-          pos_rows_scores<Kv, HD, Cfg>(stage, tile_first(i), max(start, tile_first(i)), tile_end(i), s_mul, qb, s,
-                                       max_a, max_b, lane);
-        };
-        float s_cur[kTile / 16][4], max_a = -INFINITY, max_b = -INFINITY;
-        if (my_tiles > 0) scores(arrive(0), 0, s_cur, max_a, max_b);
-        for (int i = 0; i < my_tiles; ++i) {
-          issue(i + kStages - 1);
-          const bool more = i + 1 < my_tiles;
-          float s_next[kTile / 16][4], next_a = -INFINITY, next_b = -INFINITY;
-          if (more) scores(arrive(i + 1), i + 1, s_next, next_a, next_b);
-          pos_rows_update<Kv, HD, Cfg>(mine + (i % kStages) * L::kStage, s_cur, max_a, max_b, o, m_a, m_b, l_a, l_b,
-                                       lane);
-          __syncwarp();  // tile i's stage is refilled by the next iteration's issue
-          if (more) {
-#pragma unroll
-            for (int mt = 0; mt < kTile / 16; ++mt) {
-#pragma unroll
-              for (int e = 0; e < 4; ++e) s_cur[mt][e] = s_next[mt][e];
-            }
-            max_a = next_a;
-            max_b = next_b;
-          }
-        }
-        __syncthreads();  // every warp is done with its stages: the merge area reuses them
-      } else {
-        stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
-          splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb,
-                                            o, m_a, m_b, l_a, l_b, lane);
-        });
-      }
+      stream_tiles([&](const unsigned char* stage, int tile_start, int i) {
+        splitk_tile_pos_rows<Kv, HD, Cfg>(stage, tile_start, max(start, tile_start), tile_end(i), s_mul, qb,
+                                          o, m_a, m_b, l_a, l_b, lane);
+      });
       store_warp_state_pos_rows<HD, L::kFp8>(o, m_a, m_b, l_a, l_b, lane, rows, mw, HD + 2, mw + HD, HD + 2);
     } else {
       auto load_q = [&](uint32_t(&a)[4], int kk) { load_query_fragment<L, HD>(a, sq, kk, lane); };

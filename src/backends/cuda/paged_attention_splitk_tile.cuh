@@ -20,17 +20,15 @@ inline constexpr int kMaxPosRowHeads = 8;
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
 // cluster size, slice loops, how tiles arrive (kTensorCopies: tensor copies, below) and which
 // operand the positions are (kPositionRows: the MMA rows, splitk_tile_pos_rows; else its columns,
-// splitk_tile), and whether a warp computes its next tile's scores before this tile's update
-// (kNextScoresFirst: position rows with tensor copies; a warp then holds two arrived tiles while a
-// third is in flight, so S >= 3; the same bytes as S = 2 without it).
+// splitk_tile), and whether a position-row tile that moves no running maximum skips the rescale
+// of the warp's state (kSkipUnitRescales; the same bytes: splitk_tile_pos_rows).
 template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
-          bool kTensorCopies = false, bool kPositionRows = false, bool kNextScoresFirst = false>
+          bool kTensorCopies = false, bool kPositionRows = false, bool kSkipUnitRescales = false>
 struct SplitCfg {
   static constexpr bool kTensor = kTensorCopies;
   static constexpr bool kPosRows = kPositionRows;
-  static constexpr bool kScoresAhead = kNextScoresFirst;
-  static_assert(!kNextScoresFirst || (kPositionRows && kTensorCopies && S >= 3),
-                "next scores first: position rows, tensor copies, three stages");
+  static constexpr bool kSkipUnitRescale = kSkipUnitRescales;
+  static_assert(!kSkipUnitRescales || kPositionRows, "the rescale skip is the position-row tile's");
   static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
                 "tensor copies: tiles of one or two 16-row boxes, no clusters");
   // Tensor copies with 32-position tiles: tiles are aligned to 32 positions, the first one masked
@@ -316,22 +314,16 @@ __device__ __forceinline__ void load_query_columns(uint32_t (&qb)[HD / 16][2], c
 // become f16 A fragments in registers with fp8frag's orders: K's rows g and g + 8 of a position
 // tile are splitk_tile's B fragments of column tiles 2mt and 2mt + 1; V^T's rows g and g + 8 of
 // dim tile i are head dims out_dim(2i, g) and out_dim(2i + 1, g).
-//
-// In two steps: pos_rows_scores (the tile's scaled, masked scores from its K rows and their maxima
-// per head; no state) and pos_rows_update (the softmax state and O from those and the tile's V
-// rows).
-// splitk_tile_pos_rows runs them back to back; a geometry with SplitCfg::kScoresAhead computes
-// the next tile's scores before this tile's update instead (the same operations on the same
-// values, so the same bytes), giving each warp two independent chains to interleave.
 template <typename Kv, int HD, typename Cfg>
-__device__ __forceinline__ void pos_rows_scores(const unsigned char* stage, int tile_start, int lo, int end,
-                                                float s_mul, const uint32_t (&qb)[HD / 16][2],
-                                                float (&s)[Cfg::kTile / 16][4], float& max_a, float& max_b,
-                                                int lane) {
+__device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo,
+                                                     int end, float s_mul, const uint32_t (&qb)[HD / 16][2],
+                                                     float (&o)[HD / 16][4], float& m_a, float& m_b,
+                                                     float& l_a, float& l_b, int lane) {
   using L = SplitLayout<Kv, HD, Cfg>;
   static_assert(HD % 32 == 0 && (!L::kFp8 || HD >= 128), "position rows: head dims of whole fragment pairs");
   constexpr int kM = L::kTile / 16;  // m16 tiles of positions
   const int g = lane / 4, t = lane % 4;
+  float s[kM][4];
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) s[mt][0] = s[mt][1] = s[mt][2] = s[mt][3] = 0.0f;
   if constexpr (L::kFp8) {
@@ -366,8 +358,7 @@ __device__ __forceinline__ void pos_rows_scores(const unsigned char* stage, int 
     }
   }
 
-  max_a = -INFINITY;
-  max_b = -INFINITY;
+  float max_a = -INFINITY, max_b = -INFINITY;
 #pragma unroll
   for (int mt = 0; mt < kM; ++mt) {
 #pragma unroll
@@ -385,17 +376,20 @@ __device__ __forceinline__ void pos_rows_scores(const unsigned char* stage, int 
     max_a = fmaxf(max_a, __shfl_xor_sync(0xffffffffu, max_a, offset));
     max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
   }
-}
-
-template <typename Kv, int HD, typename Cfg>
-__device__ __forceinline__ void pos_rows_update(const unsigned char* stage, const float (&s)[Cfg::kTile / 16][4],
-                                                float max_a, float max_b, float (&o)[HD / 16][4], float& m_a,
-                                                float& m_b, float& l_a, float& l_b, int lane) {
-  using L = SplitLayout<Kv, HD, Cfg>;
-  constexpr int kM = L::kTile / 16;
-  [[maybe_unused]] const int g = lane / 4, t = lane % 4;  // the FP8 V rows' fragment coordinates
   const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
-  const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
+  // kSkipUnitRescale: when no lane's maxima moved (and none is still -inf), every alpha is
+  // exp2f(0) = 1, so O * alpha = O and fma(l, alpha, sum) = l + sum: the warp skips the two
+  // exponentials and the HD / 4 multiplies with the same bytes. (A -inf maximum takes the general
+  // path, where exp2f(-inf - -inf) is NaN.) Once a long split's maxima settle, most tiles do.
+  bool unit = false;
+  if constexpr (Cfg::kSkipUnitRescale) {
+    unit = __all_sync(0xffffffffu, new_a == m_a && new_b == m_b && m_a != -INFINITY && m_b != -INFINITY);
+  }
+  float alpha_a = 1.0f, alpha_b = 1.0f;
+  if (!unit) {
+    alpha_a = exp2f(m_a - new_a);
+    alpha_b = exp2f(m_b - new_b);
+  }
   m_a = new_a;
   m_b = new_b;
 
@@ -425,12 +419,14 @@ __device__ __forceinline__ void pos_rows_update(const unsigned char* stage, cons
   }
   l_a = __fmaf_rn(l_a, alpha_a, sum_a);
   l_b = __fmaf_rn(l_b, alpha_b, sum_b);
+  if (!unit) {
 #pragma unroll
-  for (int i = 0; i < HD / 16; ++i) {
-    o[i][0] = __fmul_rn(o[i][0], alpha_a);
-    o[i][1] = __fmul_rn(o[i][1], alpha_b);
-    o[i][2] = __fmul_rn(o[i][2], alpha_a);
-    o[i][3] = __fmul_rn(o[i][3], alpha_b);
+    for (int i = 0; i < HD / 16; ++i) {
+      o[i][0] = __fmul_rn(o[i][0], alpha_a);
+      o[i][1] = __fmul_rn(o[i][1], alpha_b);
+      o[i][2] = __fmul_rn(o[i][2], alpha_a);
+      o[i][3] = __fmul_rn(o[i][3], alpha_b);
+    }
   }
 
   // O^T += V^T P^T: V^T's A fragments are V's rows read transposed.
@@ -474,16 +470,6 @@ __device__ __forceinline__ void pos_rows_update(const unsigned char* stage, cons
       }
     }
   }
-}
-
-template <typename Kv, int HD, typename Cfg>
-__device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage, int tile_start, int lo,
-                                                     int end, float s_mul, const uint32_t (&qb)[HD / 16][2],
-                                                     float (&o)[HD / 16][4], float& m_a, float& m_b,
-                                                     float& l_a, float& l_b, int lane) {
-  float s[Cfg::kTile / 16][4], max_a, max_b;
-  pos_rows_scores<Kv, HD, Cfg>(stage, tile_start, lo, end, s_mul, qb, s, max_a, max_b, lane);
-  pos_rows_update<Kv, HD, Cfg>(stage, s, max_a, max_b, o, m_a, m_b, l_a, l_b, lane);
 }
 
 }  // namespace lathe::cuda::attn::splitk
