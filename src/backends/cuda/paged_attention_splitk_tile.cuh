@@ -20,15 +20,12 @@ inline constexpr int kMaxPosRowHeads = 8;
 // layout is sized for (the __launch_bounds__ minimum), the address-generation mode, the
 // cluster size, slice loops, how tiles arrive (kTensorCopies: tensor copies, below) and which
 // operand the positions are (kPositionRows: the MMA rows, splitk_tile_pos_rows; else its columns,
-// splitk_tile), and whether a position-row tile that moves no running maximum skips the rescale
-// of the warp's state (kSkipUnitRescales; the same bytes: splitk_tile_pos_rows).
+// splitk_tile).
 template <int W, int S, int T, int kMinCtas, bool kPrefetchIds, int C = 1, bool kLoopSlices = false,
-          bool kTensorCopies = false, bool kPositionRows = false, bool kSkipUnitRescales = false>
+          bool kTensorCopies = false, bool kPositionRows = false>
 struct SplitCfg {
   static constexpr bool kTensor = kTensorCopies;
   static constexpr bool kPosRows = kPositionRows;
-  static constexpr bool kSkipUnitRescale = kSkipUnitRescales;
-  static_assert(!kSkipUnitRescales || kPositionRows, "the rescale skip is the position-row tile's");
   static_assert(!kTensorCopies || ((T == 16 || T == 32) && C == 1 && !kLoopSlices),
                 "tensor copies: tiles of one or two 16-row boxes, no clusters");
   // Tensor copies with 32-position tiles: tiles are aligned to 32 positions, the first one masked
@@ -377,19 +374,7 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
     max_b = fmaxf(max_b, __shfl_xor_sync(0xffffffffu, max_b, offset));
   }
   const float new_a = fmaxf(m_a, max_a), new_b = fmaxf(m_b, max_b);
-  // kSkipUnitRescale: when no lane's maxima moved (and none is still -inf), every alpha is
-  // exp2f(0) = 1, so O * alpha = O and fma(l, alpha, sum) = l + sum: the warp skips the two
-  // exponentials and the HD / 4 multiplies with the same bytes. (A -inf maximum takes the general
-  // path, where exp2f(-inf - -inf) is NaN.) Once a long split's maxima settle, most tiles do.
-  bool unit = false;
-  if constexpr (Cfg::kSkipUnitRescale) {
-    unit = __all_sync(0xffffffffu, new_a == m_a && new_b == m_b && m_a != -INFINITY && m_b != -INFINITY);
-  }
-  float alpha_a = 1.0f, alpha_b = 1.0f;
-  if (!unit) {
-    alpha_a = exp2f(m_a - new_a);
-    alpha_b = exp2f(m_b - new_b);
-  }
+  const float alpha_a = exp2f(m_a - new_a), alpha_b = exp2f(m_b - new_b);
   m_a = new_a;
   m_b = new_b;
 
@@ -419,14 +404,12 @@ __device__ __forceinline__ void splitk_tile_pos_rows(const unsigned char* stage,
   }
   l_a = __fmaf_rn(l_a, alpha_a, sum_a);
   l_b = __fmaf_rn(l_b, alpha_b, sum_b);
-  if (!unit) {
 #pragma unroll
-    for (int i = 0; i < HD / 16; ++i) {
-      o[i][0] = __fmul_rn(o[i][0], alpha_a);
-      o[i][1] = __fmul_rn(o[i][1], alpha_b);
-      o[i][2] = __fmul_rn(o[i][2], alpha_a);
-      o[i][3] = __fmul_rn(o[i][3], alpha_b);
-    }
+  for (int i = 0; i < HD / 16; ++i) {
+    o[i][0] = __fmul_rn(o[i][0], alpha_a);
+    o[i][1] = __fmul_rn(o[i][1], alpha_b);
+    o[i][2] = __fmul_rn(o[i][2], alpha_a);
+    o[i][3] = __fmul_rn(o[i][3], alpha_b);
   }
 
   // O^T += V^T P^T: V^T's A fragments are V's rows read transposed.

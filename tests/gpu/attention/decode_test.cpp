@@ -51,10 +51,9 @@ constexpr int kPersistentWide = 22;
 // wide one per split, which 25, the wide serves', runs on the persistent grid), the single-sequence
 // serve geometry of sessions 12-36 (21; its wide one was 22), opt-in since, the opt-in 27 (14
 // with an FP8 cache at head dim 128 and 8 query heads a CTA, else 25), and the opt-in 28 (25 with
-// FP8 KV on the persistent grid too; 24's bytes), and the opt-in 29 (26, or 23 at head dim 256,
-// skipping the state rescale of a tile that moves no running maximum; their bytes).
+// FP8 KV on the persistent grid too; 24's bytes).
 constexpr int kPositionRowsSix = 23, kPositionRowsWide = 24, kFormerSingle = 21,
-              kFp8GroupsOfEightHeadRows = 27, kPersistentPositionRowsAnyKv = 28, kSingleScoresAhead = 29;
+              kFp8GroupsOfEightHeadRows = 27, kPersistentPositionRowsAnyKv = 28;
 
 // Runs body(variant) under the split-K variant the process started with (the compiled default, or
 // LATHE_ATTN_SPLITK_KERNEL), under each geometry a serve may take (ops/splitk_policy.h:
@@ -249,8 +248,7 @@ TEST_P(DecodeArms, SplitKSlicesAgreeAndStayBatchInvariant) {
 // when one CTA per slice would exceed two CTAs per SM) only change when bytes arrive: their outputs
 // must equal variant 5's (make_config slices the splits). Likewise the tensor-copy 15 and 16
 // against 13, 17 and the persistent grid (22) against 14, and the persistent grid with positions as
-// the MMA rows (25, the wide serves', and 28, the same with FP8 KV too) against 24, and 29 (no
-// rescale where no maximum moved) against 26, the single-sequence serves'. The persistent
+// the MMA rows (25, the wide serves', and 28, the same with FP8 KV too) against 24. The persistent
 // grid runs only unsliced launches of at most 8 splits a sequence past one wave
 // (backends/cuda/wave_fill.h, persistent_grid_pays), and make_config slices by default, so
 // pinned 4 with whole splits is here for it: unpacked at batch 8, 32/8/128 and 32/2/128 give it
@@ -271,8 +269,7 @@ TEST_P(DecodeArms, SplitKPipelineDepthIsByteNeutral) {
               std::pair{kTensorCopyNarrow, std::vector<int>{15, 16}},
               std::pair{kTensorCopyWide, std::vector<int>{17, kPersistentWide}},
               std::pair{kPositionRowsWide,
-                        std::vector<int>{ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}},
-              std::pair{ops::kSplitkKernelSingle, std::vector<int>{kSingleScoresAhead}}}) {
+                        std::vector<int>{ops::kSplitkKernelWide, kPersistentPositionRowsAnyKv}}}) {
           ASSERT_TRUE(cuda::set_splitk_kernel_variant(base));
           const std::vector<uint16_t> two_stages =
               c.run(ops::Phase::kDecode, step, make_config(policy, pack, 132, 64, slices));
