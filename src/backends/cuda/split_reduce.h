@@ -12,7 +12,8 @@
 //              H100, Qwen3-8B-FP8 steps at 1k, four rounds each: the warps took batch 1 from
 //              3.627 to 3.651 ms on the mean (+0.7%), batch 4 4.058 -> 4.034, batch 64 9.506 ->
 //              9.410 (-1.0%), batch 16 level, and the serve kernels 1% faster on the mean;
-//              docs/PERFORMANCE.md, "Session 67").
+//              session 68, an H100, auto itself against kHeadCtas: level at batch 1,
+//              1.0-1.3% shorter at 4, 16 and 64; docs/PERFORMANCE.md, "Session 67" and "68").
 namespace lathe::cuda {
 
 enum class SplitReduce { kAuto, kHeadCtas, kWarps };
