@@ -213,6 +213,7 @@ int cp_async_geometry(int variant) {
     case 21:
     case 23:
     case 26:
+    case 29:
       return 4;
     default:
       return variant;
@@ -427,7 +428,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       }
     }
   }
-  // Positions as the MMA rows (23-26, 28): a CTA's query heads are one n8 column tile.
+  // Positions as the MMA rows (23-26, 28, 29): a CTA's query heads are one n8 column tile.
   if (variant >= 23) {
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;

@@ -59,6 +59,9 @@ namespace lathe::cuda::attn::splitk {
 //  28: 25 with FP8 KV on the persistent grid too (HD 128, unsliced; else 24), 24's bytes: opt-in;
 //      level with 24 on the mean (H100, session 58: +2.4 points on 1152/1280-unit grids at 4k,
 //      up to 2.1 slower at batch 4-8)
+//  29: 26 with 16 warps where the cache is FP8 at HD 128 (16 x 2 x 16 at one CTA per SM: an FP8
+//      tile's 4 KB stages leave room for a third more warps, whose batch-1 tiles are bound by
+//      each warp's instruction latency); its own bytes there, 26's elsewhere. Opt-in (session 69)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -85,6 +88,7 @@ struct Variants {
   using V23 = SplitCfg<6, 2, (HD == 256 ? 16 : 32), 1, true, 1, false, true, true>;
   using V24 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true, true>;
   using V26 = SplitCfg<12, 2, 16, 1, true, 1, false, true, true>;
+  using V29 = SplitCfg<16, 2, 16, 1, true, 1, false, true, true>;
 };
 
 // Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
@@ -149,13 +153,17 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 25:
     case 26:
     case 28:
+    case 29:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant >= 23) {  // positions as the MMA rows
           if constexpr (HD == 128) {
-            if (variant == 26) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
+            if constexpr (V::kFp8) {
+              if (variant == 29) return launch_main<Kv, HD, typename V::V29>(sp, num_seqs, stream);
+            }
+            if (variant == 26 || variant == 29) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
           }
-          if (variant == 23 || variant == 26) {
+          if (variant == 23 || variant == 26 || variant == 29) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
           }
           if constexpr (HD == 128) {
