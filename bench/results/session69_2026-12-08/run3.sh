@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Session 69, call 3 (bundle p69-bundle: main 904b5dd + the opt-in variant 29, 26 with 16 warps
+# where the cache is FP8 at head dim 128). On either card:
+# 1. the batch-1 kernel A/B: the serve kernel (26) against 29 at 4k / 16k / 64k, the three shapes,
+#    both KV dtypes (29 runs 26 itself with BF16 KV: its fingerprints must equal 26's), batch 1
+#    as the card's target declares it (H200: auto slices; H100: whole splits and FP8 slices
+#    auto:2) and whole splits, two processes (rounds);
+# 2. its byte tests: the co-batch determinism suite under 29 (both KV dtypes);
+# 3. the Qwen3-8B-FP8 decode step at batch 1 with an FP8 cache at 16k context, default (26)
+#    against LATHE_ATTN_SPLITK_KERNEL=29, alternated, two rounds.
+set -uo pipefail
+source scripts/bundle-env.sh "${BUNDLE:-p69-bundle}"
+rm -rf "$W"
+W=$(mktemp -d)  # outside $OUT: $OUT/work.tar.xz carries it
+slices=(--slices auto:2)
+nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && slices=()
+for r in 1 2; do
+  attn_bench "b1 r$r" "$W/b1_r$r" 120 --kernels serve,29 --policies auto+pack,auto+pack+slices "${slices[@]}" \
+    --batches 1 --contexts 4096,16384,65536
+done
+tar -C $W -cJf $OUT/work.tar.xz .
+echo "variant 29 determinism $(LATHE_TEST_DEVICE=cuda scripts/gtest-shards.sh "$b/bin/gpu_attention" 4 150 \
+  $W/det29.txt --gtest_brief=1 --gtest_filter='OptIn/CoBatch.*variant29*') $((SECONDS - t0))s" >>$S
+grep -E '^\[  FAILED  \]|Failure' $W/det29.txt | head -10 >>$S
+step16k() {
+  local tag=$1
+  shift
+  env "$@" timeout 150 "$b/bin/lathe" bench latency configs/Qwen3-8B-FP8 --load-format dummy --device cuda \
+    --input-len 16384 --batch-sizes 1 --output-len 32 --kv-cache-dtype fp8 --calculate-kv-scales \
+    --out "$W/latency16k_$tag.json" >"$W/latency16k_$tag.txt" 2>&1
+  echo "latency16k $tag rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$W/latency16k_$tag.txt") $((SECONDS - t0))s" >>$S
+}
+for r in 1 2; do
+  step16k default_r$r
+  step16k v29_r$r LATHE_ATTN_SPLITK_KERNEL=29
+done
+tar -C $W -cJf $OUT/work.tar.xz .
+cat $S
