@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
 # Session 69, call 3 (bundle p69-bundle: main 904b5dd + the opt-in variant 29, 26 with 16 warps
 # where the cache is FP8 at head dim 128). On either card:
-# 1. the batch-1 kernel A/B: the serve kernel (26) against 29 at 4k / 16k / 64k, the three shapes,
-#    both KV dtypes (29 runs 26 itself with BF16 KV: its fingerprints must equal 26's), batch 1
-#    as the card's target declares it (H200: auto slices; H100: whole splits and FP8 slices
-#    auto:2) and whole splits, two processes (rounds);
+# 1. the batch-1 kernel A/B with an FP8 cache (29 runs 26 itself with BF16 KV): the serve kernel
+#    (26) against 29 at 4k / 16k / 64k, the three shapes, whole splits and sliced as the card's
+#    target declares batch 1 (H200: auto slices; H100: auto:2), two processes (rounds);
 # 2. its byte tests: the co-batch determinism suite under 29 (both KV dtypes);
 # 3. the Qwen3-8B-FP8 decode step at batch 1 with an FP8 cache at 16k context, default (26)
 #    against LATHE_ATTN_SPLITK_KERNEL=29, alternated, two rounds.
@@ -16,7 +15,7 @@ slices=(--slices auto:2)
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && slices=()
 for r in 1 2; do
   attn_bench "b1 r$r" "$W/b1_r$r" 120 --kernels serve,29 --policies auto+pack,auto+pack+slices "${slices[@]}" \
-    --batches 1 --contexts 4096,16384,65536
+    --batches 1 --contexts 4096,16384,65536 --dtypes fp8
 done
 tar -C $W -cJf $OUT/work.tar.xz .
 echo "variant 29 determinism $(LATHE_TEST_DEVICE=cuda scripts/gtest-shards.sh "$b/bin/gpu_attention" 4 150 \
