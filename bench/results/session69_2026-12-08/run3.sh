@@ -3,24 +3,27 @@
 # where the cache is FP8 at head dim 128). On either card:
 # 1. the batch-1 kernel A/B with an FP8 cache (29 runs 26 itself with BF16 KV): the serve kernel
 #    (26) against 29 at 4k / 16k / 64k, the three shapes, whole splits and sliced as the card's
-#    target declares batch 1 (H200: auto slices; H100: auto:2), two processes (rounds);
+#    target declares batch 1 (H200: auto slices; H100: auto:2), two processes (rounds; the second
+#    while the time gate allows);
 # 2. its byte tests: the co-batch determinism suite under 29 (both KV dtypes);
 # 3. the Qwen3-8B-FP8 decode step at batch 1 with an FP8 cache at 16k context, default (26)
-#    against LATHE_ATTN_SPLITK_KERNEL=29, alternated, two rounds.
+#    against LATHE_ATTN_SPLITK_KERNEL=29, alternated, up to two rounds (time gates: device time).
 set -uo pipefail
 source scripts/bundle-env.sh "${BUNDLE:-p69-bundle}"
 rm -rf "$W"
 W=$(mktemp -d)  # outside $OUT: $OUT/work.tar.xz carries it
 slices=(--slices auto:2)
 nvidia-smi --query-gpu=name --format=csv,noheader | grep -q H200 && slices=()
-for r in 1 2; do
-  attn_bench "b1 r$r" "$W/b1_r$r" 120 --kernels serve,29 --policies auto+pack,auto+pack+slices "${slices[@]}" \
+ab_round() {
+  attn_bench "b1 r$1" "$W/b1_r$1" 90 --kernels serve,29 --policies auto+pack,auto+pack+slices "${slices[@]}" \
     --batches 1 --contexts 4096,16384,65536 --dtypes fp8
-done
-tar -C $W -cJf $OUT/work.tar.xz .
-echo "variant 29 determinism $(LATHE_TEST_DEVICE=cuda scripts/gtest-shards.sh "$b/bin/gpu_attention" 4 150 \
+  tar -C $W -cJf $OUT/work.tar.xz .
+}
+ab_round 1
+echo "variant 29 determinism $(LATHE_TEST_DEVICE=cuda scripts/gtest-shards.sh "$b/bin/gpu_attention" 4 100 \
   $W/det29.txt --gtest_brief=1 --gtest_filter='OptIn/CoBatch.*variant29*') $((SECONDS - t0))s" >>$S
 grep -E '^\[  FAILED  \]|Failure' $W/det29.txt | head -10 >>$S
+(( SECONDS - t0 < 200 )) && ab_round 2
 step16k() {
   local tag=$1
   shift
@@ -30,6 +33,7 @@ step16k() {
   echo "latency16k $tag rc=$? $(awk '$1 ~ /^[0-9]+$/ {printf "B%s %s ms  ", $1, $4}' "$W/latency16k_$tag.txt") $((SECONDS - t0))s" >>$S
 }
 for r in 1 2; do
+  (( SECONDS - t0 < 300 )) || break
   step16k default_r$r
   step16k v29_r$r LATHE_ATTN_SPLITK_KERNEL=29
 done
