@@ -97,7 +97,7 @@ std::optional<int32_t> parse_gemv_early_weights(std::string_view spelling);
 
 // LATHE_ATTN_SPLITK_KERNEL (measurement lever; backends/cuda/paged_attention.h lists the
 // variants): a decimal variant number in 0..kSplitkKernelVariants - 1; else nullopt.
-inline constexpr int32_t kSplitkKernelVariants = 30;
+inline constexpr int32_t kSplitkKernelVariants = 31;
 std::optional<int32_t> parse_splitk_kernel_variant(std::string_view spelling);
 
 // LATHE_ATTN_SPLIT_RULE (measurement lever; backends/cuda/split_length.h): how a sequence's length

@@ -214,6 +214,7 @@ int cp_async_geometry(int variant) {
     case 23:
     case 26:
     case 29:
+    case 30:
       return 4;
     default:
       return variant;
@@ -428,7 +429,7 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
       }
     }
   }
-  // Positions as the MMA rows (23-26, 28, 29): a CTA's query heads are one n8 column tile.
+  // Positions as the MMA rows (23-26, 28-30): a CTA's query heads are one n8 column tile.
   if (variant >= 23) {
     sp.rows_per_cta = std::min(sp.rows_per_cta, sk::kMaxPosRowHeads);
     sp.parts = (sp.group + sp.rows_per_cta - 1) / sp.rows_per_cta;

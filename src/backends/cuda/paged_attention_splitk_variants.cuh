@@ -62,6 +62,9 @@ namespace lathe::cuda::attn::splitk {
 //  29: 26 with 16 warps where the cache is FP8 at HD 128 (16 x 2 x 16 at one CTA per SM: an FP8
 //      tile's 4 KB stages leave room for a third more warps, whose batch-1 tiles are bound by
 //      each warp's instruction latency); its own bytes there, 26's elsewhere. Opt-in (session 69)
+//  30: 26 with 32-position tiles where the cache is FP8 at HD 128 (12 x 2 x 32 at one CTA per
+//      SM: half the online-softmax updates and output rescales a position); its own bytes
+//      there, 26's elsewhere. Opt-in (session 69)
 template <typename Kv, int HD>
 struct Variants {
   static constexpr bool kFp8 = Kv::kDType == KvDType::kFP8E4M3;
@@ -89,6 +92,7 @@ struct Variants {
   using V24 = SplitCfg<V6::kWarps, 2, 16, V6::kCtasPerSm, true, 1, false, true, true>;
   using V26 = SplitCfg<12, 2, 16, 1, true, 1, false, true, true>;
   using V29 = SplitCfg<16, 2, 16, 1, true, 1, false, true, true>;
+  using V30 = SplitCfg<12, 2, 32, 1, true, 1, false, true, true>;
 };
 
 // Whether the tensor-copy geometries (13-21) serve this shape: whole 128-byte pieces per row (HD
@@ -154,16 +158,20 @@ cudaError_t launch_variant(int variant, const SplitParams& sp, int32_t num_seqs,
     case 26:
     case 28:
     case 29:
+    case 30:
       // The launcher passes these only for shapes tensor_copies_ok admits (with the maps encoded).
       if constexpr (HD == 128 || HD == 256) {
         if (variant >= 23) {  // positions as the MMA rows
           if constexpr (HD == 128) {
             if constexpr (V::kFp8) {
               if (variant == 29) return launch_main<Kv, HD, typename V::V29>(sp, num_seqs, stream);
+              if (variant == 30) return launch_main<Kv, HD, typename V::V30>(sp, num_seqs, stream);
             }
-            if (variant == 26 || variant == 29) return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
+            if (variant == 26 || variant == 29 || variant == 30) {
+              return launch_main<Kv, HD, typename V::V26>(sp, num_seqs, stream);
+            }
           }
-          if (variant == 23 || variant == 26 || variant == 29) {
+          if (variant == 23 || variant == 26 || variant == 29 || variant == 30) {
             return launch_main<Kv, HD, typename V::V23>(sp, num_seqs, stream);
           }
           if constexpr (HD == 128) {

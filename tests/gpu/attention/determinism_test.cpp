@@ -61,8 +61,8 @@ struct Policy {
 // sequence's units land on other CTAs in every co-batch), for each KV dtype: one test each, so
 // gtest shards spread them; likewise the opt-in geometries below (the serve geometries of sessions
 // 12-36, 21 and 22, the position-row ones the serves do not take, 23 and 24, 27: 14 with FP8 KV
-// in groups of 8 at head dim 128, else 25, 28: 25 with FP8 KV on the persistent grid too, and 29:
-// 26 with 16 warps for FP8 KV at head dim 128).
+// in groups of 8 at head dim 128, else 25, 28: 25 with FP8 KV on the persistent grid too, and 29
+// and 30: 26 with 16 warps or with 32-position tiles for FP8 KV at head dim 128).
 constexpr int kPerSplitWide = 14;
 class CoBatch : public ::testing::TestWithParam<std::tuple<int, DType>> {};
 
@@ -111,7 +111,7 @@ INSTANTIATE_TEST_SUITE_P(Determinism, CoBatch,
                                   (std::get<1>(param.param) == DType::kBF16 ? "_bf16" : "_fp8");
                          });
 INSTANTIATE_TEST_SUITE_P(OptIn, CoBatch,
-                         ::testing::Combine(::testing::Values(21, 22, 23, 24, 27, 28, 29),
+                         ::testing::Combine(::testing::Values(21, 22, 23, 24, 27, 28, 29, 30),
                                             ::testing::Values(DType::kBF16, DType::kF8E4M3)),
                          [](const ::testing::TestParamInfo<std::tuple<int, DType>>& param) {
                            return "variant" + std::to_string(std::get<0>(param.param)) +

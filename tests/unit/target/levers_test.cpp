@@ -77,8 +77,8 @@ TEST(LeverGrammar, GemvEarlyWeights) {
 TEST(LeverGrammar, SplitkKernelVariant) {
   EXPECT_EQ(parse_splitk_kernel_variant("0"), 0);
   EXPECT_EQ(parse_splitk_kernel_variant(" 5 "), 5);
-  EXPECT_EQ(parse_splitk_kernel_variant("29"), kSplitkKernelVariants - 1);
-  for (const char* bad : {"30", "-1", "", "five", "5.0", "1 2", "0x5"}) {
+  EXPECT_EQ(parse_splitk_kernel_variant("30"), kSplitkKernelVariants - 1);
+  for (const char* bad : {"31", "-1", "", "five", "5.0", "1 2", "0x5"}) {
     EXPECT_FALSE(parse_splitk_kernel_variant(bad).has_value()) << bad;
   }
 }
