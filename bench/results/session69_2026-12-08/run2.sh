@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Session 69, call 2 (bundle p69-bundle, main 904b5dd): the issue-5 tables as the card's target
-# declares them (declared_issue5_tables: the serve kernels, PyTorch SDPA in the same call, the
-# three target counts per KV dtype), then gpu_attention's determinism tests and the golden suite.
+# Session 69's prepared second call (not run in session 69; BUNDLE, p70-bundle by default, holds
+# main's kernels and defaults): the issue-5 tables as the card's target declares them
+# (declared_issue5_tables: the serve kernels, PyTorch SDPA in the same call, the three target
+# counts per KV dtype), then the golden suite and gpu_attention's co-batch determinism tests
+# (every variant the suite lists, 29 and 30 included).
 set -uo pipefail
-source scripts/bundle-env.sh "${BUNDLE:-p69-bundle}"
+source scripts/bundle-env.sh "${BUNDLE:-p70-bundle}"
 rm -rf "$W"
 W=$(mktemp -d)  # outside $OUT: $OUT/work.tar.xz carries it
 declared_issue5_tables
