@@ -92,10 +92,10 @@ cudaError_t launch_paged_decode_splitk(const AttentionRows& rows, const PagedKv&
 // says otherwise (10, 11 and 12 give 5's bytes; 15 and 16 give 13's; 17 and 22 give 14's (22
 // launches 14 itself with FP8 KV, at HD 256 and for sliced launches); 25 and 28 (25 with FP8 KV on
 // the persistent grid too) give 24's; 27 gives 14's with FP8 KV at HD 128 and 8 query heads a
-// CTA, else 25's; 29 and 30 give 26's except with FP8 KV at HD 128; the
-// tensor-copy variants 13, 14, 18, 19, 24 and 25 fall back to their cp.async twins, and so to 5's
-// or 6's bytes, on shapes they do not serve, 20, 21, 23, 26, 29 and 30 to 4), so a serve keeps one for its
-// whole life: the one its configuration picks (ops/splitk_policy.h: decode_splitk_kernel, 26, 16
+// CTA, else 25's; 29 and 30 give 26's except with FP8 KV at HD 128; the tensor-copy variants
+// 13, 14, 18, 19, 24 and 25 fall back to their cp.async twins, and so to 5's or 6's bytes, on
+// shapes they do not serve, 20, 21, 23, 26, 29 and 30 to 4), so a serve keeps one for its whole
+// life: the one its configuration picks (ops/splitk_policy.h: decode_splitk_kernel, 26, 16
 // or 25), or LATHE_ATTN_SPLITK_KERNEL (0..30), applied by ops/cuda (chained_launch_lever.cpp)
 // through set_splitk_kernel_variant, which benchmarks and tests also call (false for a variant
 // that does not exist); 16 until then. A captured graph keeps the variant its launches were
